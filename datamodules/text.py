@@ -1,0 +1,97 @@
+"""Tokenisation and vocabulary: the part of a model that must travel inside its checkpoint."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import torch
+
+PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
+SPECIALS = (PAD, UNK, BOS, EOS)
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """``kind`` is ``moses`` (sacremoses, English) or ``whitespace``; optional lowercasing."""
+
+    kind: str = "moses"
+    lowercase: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("moses", "whitespace"):
+            raise ValueError(f"unknown tokenizer kind {self.kind!r}: use 'moses' or 'whitespace'")
+
+    def __call__(self, text: str) -> list[str]:
+        if self.lowercase:
+            text = text.lower()
+        if self.kind == "whitespace":
+            return text.split()
+        return _moses().tokenize(text, escape=False)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "lowercase": self.lowercase}
+
+
+_MOSES = None
+
+
+def _moses():
+    global _MOSES
+    if _MOSES is None:
+        from sacremoses import MosesTokenizer
+
+        _MOSES = MosesTokenizer(lang="en")
+    return _MOSES
+
+
+@dataclass
+class Vocab:
+    """Index <-> word, with ``<pad>=0 <unk>=1 <s>=2 </s>=3``."""
+
+    itos: list[str]
+    stoi: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if tuple(self.itos[: len(SPECIALS)]) != SPECIALS:
+            raise ValueError(f"a vocabulary must start with {SPECIALS}")
+        self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+    @classmethod
+    def build(cls, counts: Counter, max_size: int | None = None, min_count: int = 1) -> "Vocab":
+        """Most frequent words first, ties broken alphabetically so the result is deterministic."""
+        words = [w for w, c in counts.items() if c >= min_count and w not in SPECIALS]
+        words.sort(key=lambda w: (-counts[w], w))
+        if max_size is not None:
+            words = words[: max(0, max_size - len(SPECIALS))]
+        return cls(list(SPECIALS) + words)
+
+    @classmethod
+    def from_sentences(cls, sentences: Iterable[Sequence[str]], max_size: int | None = None,
+                       min_count: int = 1) -> "Vocab":
+        counts: Counter = Counter()
+        for tokens in sentences:
+            counts.update(tokens)
+        return cls.build(counts, max_size=max_size, min_count=min_count)
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def encode(self, tokens: Sequence[str]) -> list[int]:
+        get = self.stoi.get
+        return [get(t, UNK_ID) for t in tokens]
+
+
+def pad_batch(sequences: Sequence[Sequence[int]], max_len: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad id lists with ``PAD_ID``; returns tokens ``[B, T]`` and lengths ``[B]``.
+
+    Empty sequences get length 1 (one ``<unk>``) so every encoder sees at least one token.
+    """
+    seqs = [list(s[:max_len]) if max_len else list(s) for s in sequences]
+    seqs = [s if s else [UNK_ID] for s in seqs]
+    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+    tokens = torch.full((len(seqs), int(lengths.max()) if seqs else 0), PAD_ID, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        tokens[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return tokens, lengths

