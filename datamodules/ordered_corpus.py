@@ -1,0 +1,70 @@
+"""LightningDataModule over a folder of plain-text documents kept in order (Quick-Thoughts)."""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from lightning import LightningDataModule
+from torch.utils.data import DataLoader
+
+from datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
+from datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
+from datamodules.text import Tokenizer, Vocab
+
+log = logging.getLogger(__name__)
+
+
+class OrderedCorpusDataModule(LightningDataModule):
+    """Sentences of ``train_dir``/``valid_dir`` documents as contiguous batches.
+
+    The vocabulary is built on the training documents; the processed corpus is cached in
+    ``cache_dir`` under a key made of the files and every setting, so a second run starts at once.
+    """
+
+    def __init__(self, train_dir: str, valid_dir: str, cache_dir: str, batch_size: int = 400,
+                 tokenizer: str = "moses", lowercase: bool = True, min_tokens: int = 1,
+                 max_tokens: int = 50, vocab_size: int = 20000, min_count: int = 1,
+                 max_train_sentences: int | None = None, seed: int = 1234, num_workers: int = 0,
+                 preprocess_workers: int | None = None) -> None:
+        super().__init__()
+        self.train_dir, self.valid_dir, self.cache_dir = train_dir, valid_dir, cache_dir
+        self.batch_size, self.seed, self.num_workers = batch_size, seed, num_workers
+        self.max_train_sentences = max_train_sentences
+        self.settings = CorpusSettings(tokenizer, lowercase, min_tokens, max_tokens, vocab_size, min_count)
+        self.preprocess_workers = preprocess_workers if preprocess_workers is not None else min(4, os.cpu_count() or 1)
+        self.vocab: Vocab | None = None
+        self.splits: dict[str, TokenizedCorpus] = {}
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        return Tokenizer(self.settings.tokenizer, self.settings.lowercase)
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.vocab is not None:
+            return
+        self.vocab, self.splits, hit = load_corpus(self.train_dir, self.valid_dir, self.settings,
+                                                   self.cache_dir, self.preprocess_workers)
+        if self.max_train_sentences:
+            self.splits["train"] = _head(self.splits["train"], self.max_train_sentences)
+        log.info("Corpus%s: %d train sentences in %d documents, %d valid sentences, vocabulary %d",
+                 " (cached)" if hit else "", len(self.splits["train"]), self.splits["train"].n_documents,
+                 len(self.splits["valid"]), len(self.vocab))
+
+    def _loader(self, split: str, shuffle: bool) -> DataLoader:
+        chunks = ContiguousChunks(self.splits[split], self.batch_size)
+        if len(chunks) == 0:
+            raise ValueError(f"the {split} corpus has fewer than 2 sentences: add documents to {self.train_dir}")
+        return DataLoader(chunks, batch_size=None, sampler=EpochShuffledSampler(len(chunks), self.seed, shuffle),
+                          num_workers=self.num_workers, persistent_workers=self.num_workers > 0)
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader("train", shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader("valid", shuffle=False)
+
+
+def _head(corpus: TokenizedCorpus, n: int) -> TokenizedCorpus:
+    n = min(n, len(corpus))
+    return TokenizedCorpus(corpus.ids[: corpus.offsets[n]], corpus.offsets[: n + 1], corpus.doc_ids[:n])

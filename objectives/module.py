@@ -1,0 +1,128 @@
+"""One LightningModule that pairs any encoder with any objective."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from hydra.utils import instantiate
+from lightning import LightningModule
+from omegaconf import DictConfig, OmegaConf
+from torch import nn
+
+from datamodules.text import Tokenizer, Vocab, pad_batch
+from encoders.base import SentenceEncoder
+
+
+def _plain(cfg: Any) -> Any:
+    return OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else cfg
+
+
+class EncoderOnly(nn.Module):
+    """No training objective: the embedding is the encoder's output (untrained baselines)."""
+
+    def __init__(self, encoder_factory) -> None:
+        super().__init__()
+        self.f: SentenceEncoder = encoder_factory()
+        self.output_dim = self.f.output_dim
+
+    def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return self.f(tokens, lengths)
+
+
+class SentenceModel(LightningModule):
+    """``encoder`` and ``objective`` are Hydra configs (``_target_``); the objective owns its extra parts.
+
+    The vocabulary and tokenizer travel in the checkpoint, so a loaded model tokenises as in training.
+    """
+
+    def __init__(self, encoder: dict, objective: dict | None, vocab: Vocab | list[str],
+                 tokenizer: dict | None = None, optimizer: dict | None = None) -> None:
+        super().__init__()
+        encoder, objective, optimizer = _plain(encoder), _plain(objective), _plain(optimizer)
+        tokenizer = _plain(tokenizer) or {"kind": "moses", "lowercase": True}
+        self.save_hyperparameters({"encoder": encoder, "objective": objective, "tokenizer": tokenizer,
+                                   "optimizer": optimizer})
+        self.vocab = vocab if isinstance(vocab, Vocab) else Vocab(list(vocab))
+        self.tokenizer = Tokenizer(**tokenizer)
+
+        def encoder_factory() -> SentenceEncoder:
+            # Built through a partial: Hydra would turn a dataclass argument into a config.
+            return instantiate(encoder, _partial_=True)(vocab=self.vocab)
+
+        if objective is None:
+            self.objective: nn.Module = EncoderOnly(encoder_factory)
+        else:
+            self.objective = instantiate(objective, _partial_=True)(encoder_factory=encoder_factory)
+
+    @property
+    def output_dim(self) -> int:
+        return int(self.objective.output_dim)
+
+    # ---- training -------------------------------------------------------------------------
+    def _step(self, batch: dict[str, torch.Tensor], stage: str) -> torch.Tensor:
+        out = self.objective(batch)
+        size = int(batch["lengths"].shape[0])
+        for name, value in out.items():
+            self.log(f"{stage}/{name}", value, prog_bar=name in ("loss", "context_acc", "acc"),
+                     on_step=stage == "train", on_epoch=True, batch_size=size)
+        return out["loss"]
+
+    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        return self._step(batch, "train")
+
+    def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
+        self._step(batch, "val")
+
+    def configure_optimizers(self):
+        if not self.hparams.optimizer:
+            raise ValueError("no optimizer configured: set model.optimizer (e.g. torch.optim.Adam)")
+        params = [p for p in self.parameters() if p.requires_grad]
+        return instantiate(self.hparams.optimizer, params=params)
+
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        checkpoint["vocab"] = self.vocab.itos
+
+    # ---- inference ------------------------------------------------------------------------
+    @classmethod
+    def load_checkpoint(cls, path: str, map_location: str | torch.device | None = None) -> "SentenceModel":
+        """Rebuild a model from a checkpoint written by ``train.py`` (vocabulary included)."""
+        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+        if "vocab" not in ckpt or "hyper_parameters" not in ckpt:
+            raise ValueError(f"{path} is not a checkpoint written by train.py (no vocabulary inside)")
+        model = cls(vocab=ckpt["vocab"], **ckpt["hyper_parameters"])
+        model.load_state_dict(ckpt["state_dict"])
+        device = map_location or ("cuda" if torch.cuda.is_available() else "cpu")
+        return model.to(device).eval()
+
+    @torch.no_grad()
+    def embed_ids(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return self.objective.embed(tokens.to(self.device), lengths.to(self.device))
+
+    @torch.no_grad()
+    def encode(self, sentences: list[str], batch_size: int = 128) -> np.ndarray:
+        """Raw sentences -> float32 ``[n, output_dim]``; batches are length-sorted, order is kept."""
+        was_training = self.training
+        self.eval()
+        ids = [self.vocab.encode(self.tokenizer(s)) for s in sentences]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        out = np.zeros((len(ids), self.output_dim), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            tokens, lengths = pad_batch([ids[i] for i in chunk])
+            out[chunk] = self.embed_ids(tokens, lengths).float().cpu().numpy()
+        self.train(was_training)
+        return out
+
+    def describe(self) -> dict:
+        hp = self.hparams
+        return {"encoder": hp.encoder, "objective": hp.objective, "tokenizer": hp.tokenizer,
+                "vocab_size": len(self.vocab), "output_dim": self.output_dim}
+
+
+def untrained_model(encoder_cfg: Any, vocab: Vocab, tokenizer: Tokenizer, seed: int = 1111) -> SentenceModel:
+    """An encoder with its random initialisation (seeded) and no objective."""
+    torch.manual_seed(seed)
+    model = SentenceModel(encoder=encoder_cfg, objective=None, vocab=vocab, tokenizer=tokenizer.to_dict())
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    return model.to(device).eval()

@@ -1,0 +1,70 @@
+"""Quick-Thoughts (Logeswaran & Lee 2018): classify which in-batch sentences are a sentence's context."""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from encoders.base import SentenceEncoder
+
+
+def context_targets(doc_ids: torch.Tensor, context_size: int = 3) -> torch.Tensor:
+    """Row ``i`` spreads probability uniformly over its neighbours within the window.
+
+    ``context_size`` counts the sentence itself (3: previous and next). Neighbours must lie in
+    the same document; a row without any neighbour is all zeros (and is left out of the loss).
+    """
+    if context_size < 3 or context_size % 2 == 0:
+        raise ValueError(f"context_size={context_size}: use an odd size >= 3 (3 = previous and next sentence)")
+    n = doc_ids.shape[0]
+    idx = torch.arange(n, device=doc_ids.device)
+    offset = idx[None, :] - idx[:, None]
+    window = (context_size - 1) // 2
+    near = (offset.abs() <= window) & (offset != 0) & (doc_ids[None, :] == doc_ids[:, None])
+    targets = near.float()
+    return targets / targets.sum(1, keepdim=True).clamp(min=1.0)
+
+
+def qt_loss(scores: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Softmax cross-entropy of each row of ``scores`` (own column excluded) against ``targets``.
+
+    Returns the mean loss over rows that have a neighbour, and per-row correctness of the argmax.
+    """
+    diag = torch.eye(scores.shape[0], dtype=torch.bool, device=scores.device)
+    scores = scores.masked_fill(diag, float("-inf"))
+    log_probs = F.log_softmax(scores, dim=1)
+    per_row = -torch.where(targets > 0, targets * log_probs, torch.zeros_like(log_probs)).sum(1)
+    has_context = targets.sum(1) > 0
+    loss = per_row[has_context].mean()
+    correct = targets.gather(1, scores.argmax(1, keepdim=True)).squeeze(1) > 0
+    return loss, correct[has_context]
+
+
+class QuickThoughts(nn.Module):
+    """Two encoders f and g (or one shared); scores are f(s_i) . g(s_j) over the batch.
+
+    At test time a sentence is ``[f(s), g(s)]`` (just ``f(s)`` when shared).
+    """
+
+    def __init__(self, encoder_factory: Callable[[], SentenceEncoder], context_size: int = 3,
+                 shared_encoder: bool = False) -> None:
+        super().__init__()
+        self.context_size = context_size
+        self.f = encoder_factory()
+        self.g = self.f if shared_encoder else encoder_factory()
+        self.shared_encoder = shared_encoder
+        self.output_dim = self.f.output_dim * (1 if shared_encoder else 2)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        tokens, lengths = batch["tokens"], batch["lengths"]
+        u = self.f(tokens, lengths)
+        v = u if self.shared_encoder else self.g(tokens, lengths)
+        targets = context_targets(batch["doc_ids"], self.context_size)
+        loss, correct = qt_loss(u @ v.T, targets)
+        return {"loss": loss, "context_acc": correct.float().mean()}
+
+    def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        u = self.f(tokens, lengths)
+        return u if self.shared_encoder else torch.cat([u, self.g(tokens, lengths)], dim=1)

@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+
+from datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
+from datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus, split_sentences
+
+
+def test_split_sentences_joins_wrapped_lines_and_keeps_paragraph_breaks():
+    text = "It was a dark\nnight. The rain fell.\n\nMr. Holmes\nsmiled."
+    assert split_sentences(text) == ["It was a dark night.", "The rain fell.", "Mr. Holmes smiled."]
+
+
+def test_corpus_keeps_document_order_and_is_cached(tiny_corpus, tmp_path):
+    settings = CorpusSettings(max_tokens=6)
+    vocab, splits, hit = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", settings, tmp_path)
+    assert not hit
+    train = splits["train"]
+    assert train.n_documents == 3 and np.all(np.diff(train.doc_ids) >= 0)
+    assert max(len(train.sentence(i)) for i in range(len(train))) <= 6
+    vocab2, splits2, hit2 = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", settings, tmp_path)
+    assert hit2 and vocab2.itos == vocab.itos
+    np.testing.assert_array_equal(splits2["train"].ids, train.ids)
+    np.testing.assert_array_equal(splits2["valid"].offsets, splits["valid"].offsets)
+    # Another setting is another cache entry.
+    _, _, hit3 = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", CorpusSettings(max_tokens=7), tmp_path)
+    assert not hit3 and len(list(tmp_path.glob("corpus-*.npz"))) == 2
+
+
+def test_missing_corpus_folder_names_the_setting(tmp_path):
+    with pytest.raises(FileNotFoundError, match="SENTENCE_DATA"):
+        load_corpus(tmp_path / "nope", tmp_path / "nope", CorpusSettings(), tmp_path)
+
+
+def _corpus(n: int, docs: list[int]) -> TokenizedCorpus:
+    return TokenizedCorpus(np.arange(4, 4 + n, dtype=np.int32), np.arange(n + 1, dtype=np.int64),
+                           np.array(docs, dtype=np.int32))
+
+
+def test_contiguous_chunks_are_consecutive_sentences():
+    chunks = ContiguousChunks(_corpus(7, [0, 0, 0, 1, 1, 1, 1]), batch_size=3)
+    assert len(chunks) == 2  # the last single sentence has no neighbour and is dropped
+    second = chunks[1]
+    assert second["tokens"][:, 0].tolist() == [7, 8, 9]
+    assert second["doc_ids"].tolist() == [1, 1, 1]
+
+
+def test_batch_order_is_shuffled_per_epoch_reproducibly():
+    a, b = EpochShuffledSampler(50, seed=3), EpochShuffledSampler(50, seed=3)
+    first = list(a)
+    assert first == list(b) and sorted(first) == list(range(50)) and first != list(range(50))
+    a.set_epoch(1)
+    assert list(a) != first
+    b.set_epoch(1)
+    assert list(a) == list(b)
+    assert list(EpochShuffledSampler(5, seed=3, shuffle=False)) == [0, 1, 2, 3, 4]

@@ -1,0 +1,67 @@
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from objectives.quick_thoughts import QuickThoughts, context_targets, qt_loss
+
+
+def test_targets_spread_over_previous_and_next_within_a_document():
+    t = context_targets(torch.tensor([0, 0, 0, 1, 1]))
+    expected = torch.tensor([
+        [0, 1, 0, 0, 0],
+        [0.5, 0, 0.5, 0, 0],
+        [0, 1, 0, 0, 0],  # its next sentence starts another document
+        [0, 0, 0, 0, 1],
+        [0, 0, 0, 1, 0],
+    ])
+    assert torch.equal(t, expected)
+    wide = context_targets(torch.zeros(5, dtype=torch.long), context_size=5)
+    assert torch.allclose(wide[2], torch.tensor([0.25, 0.25, 0, 0.25, 0.25]))
+    with pytest.raises(ValueError, match="odd"):
+        context_targets(torch.zeros(3, dtype=torch.long), context_size=4)
+
+
+def test_qt_loss_on_a_hand_computed_four_sentence_batch():
+    ln2 = math.log(2)
+    scores = torch.tensor([
+        [9.0, 0.0, 0.0, 0.0],   # own column excluded: uniform over 3, target {1}: loss ln 3
+        [ln2, 9.0, 0.0, 0.0],   # probs 1/2, 1/4, 1/4 over {0,2,3}; target .5 on 0 and 2: 1.5 ln 2
+        [0.0, 0.0, 9.0, 0.0],   # uniform, target .5 on 1 and 3: ln 3
+        [0.0, 0.0, ln2, 9.0],   # probs 1/4, 1/4, 1/2; target {2}: ln 2
+    ])
+    loss, correct = qt_loss(scores, context_targets(torch.zeros(4, dtype=torch.long)))
+    assert loss.item() == pytest.approx((2 * math.log(3) + 2.5 * ln2) / 4, abs=1e-6)
+    assert correct.tolist() == [True, True, False, True]
+
+
+class FixedEncoder(nn.Module):
+    """Looks its vector up by the first token id."""
+
+    def __init__(self, table: torch.Tensor) -> None:
+        super().__init__()
+        self.table = nn.Parameter(table.clone())
+        self.output_dim = table.shape[1]
+
+    def forward(self, tokens, lengths):
+        return self.table[tokens[:, 0]]
+
+
+def test_quick_thoughts_scores_f_against_g_and_embeds_their_concatenation():
+    f_table, g_table = torch.randn(4, 3), torch.randn(4, 3)
+    tables = iter([f_table, g_table])
+    qt = QuickThoughts(lambda: FixedEncoder(next(tables)))
+    batch = {"tokens": torch.arange(4)[:, None], "lengths": torch.ones(4, dtype=torch.long),
+             "doc_ids": torch.zeros(4, dtype=torch.long)}
+    out = qt(batch)
+    expected, _ = qt_loss(f_table @ g_table.T, context_targets(batch["doc_ids"]))
+    assert out["loss"].item() == pytest.approx(expected.item(), abs=1e-6)
+    assert torch.equal(qt.embed(batch["tokens"], batch["lengths"]), torch.cat([f_table, g_table], 1))
+    out["loss"].backward()
+    assert qt.f.table.grad is not None and qt.g.table.grad is not None
+
+
+def test_shared_encoder_uses_one_set_of_parameters():
+    qt = QuickThoughts(lambda: FixedEncoder(torch.randn(4, 3)), shared_encoder=True)
+    assert qt.f is qt.g and qt.output_dim == 3

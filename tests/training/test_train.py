@@ -1,0 +1,121 @@
+"""train.py end to end on a tiny corpus: every encoder, checkpoints, resume, every config."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+from hydra.core.hydra_config import HydraConfig
+from hydra.utils import instantiate
+from omegaconf import DictConfig, open_dict
+
+from objectives.module import SentenceModel
+from training.run import check_encoder_config, fit
+
+ROOT = Path(__file__).resolve().parents[2]
+CONF = ROOT / "conf"
+TRAINABLE = sorted(p.stem for p in (CONF / "encoder").glob("*.yaml")
+                   if not p.stem.endswith("_paper") and p.stem != "bow_glove")
+SENTENCES = ["The old man saw the river.", "A dog ran", "the cat sat under a red tree with the young woman ."]
+
+
+def make_cfg(tiny_corpus: Path, out: Path, overrides: list[str]) -> DictConfig:
+    base = [f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
+            f"paths.cache_dir={out / 'cache'}", "data.batch_size=8", "data.preprocess_workers=0"]
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("train", overrides=base + overrides, return_hydra_config=True)
+    HydraConfig.instance().set_config(cfg)
+    with open_dict(cfg):
+        cfg.paths.output_dir = str(out)
+        del cfg.hydra
+    return cfg
+
+
+SMALL = ["encoder=bilstm_max", "encoder.embed_dim=16", "encoder.hidden_dim=16", "logger=none",
+         "callbacks=default", "~callbacks.rich_progress_bar", "~callbacks.model_summary"]
+
+
+@pytest.mark.parametrize("encoder", TRAINABLE)
+def test_fast_dev_run_trains_every_encoder(encoder, tiny_corpus, tmp_path):
+    cfg = make_cfg(tiny_corpus, tmp_path, [f"encoder={encoder}", "++trainer.fast_dev_run=true", "logger=none"])
+    trainer, model = fit(cfg)
+    assert trainer.state.finished
+    assert torch.isfinite(trainer.callback_metrics["train/loss"])
+    emb = model.encode(SENTENCES)
+    assert emb.shape == (3, model.output_dim) and emb.dtype == "float32"
+
+
+def test_checkpoint_reloads_with_vocabulary_and_gives_same_embeddings(tiny_corpus, tmp_path):
+    cfg = make_cfg(tiny_corpus, tmp_path, SMALL + ["trainer.max_epochs=1"])
+    _, model = fit(cfg)
+    ckpts = sorted((tmp_path / "checkpoints").glob("*.ckpt"))
+    assert [p.name for p in ckpts] == ["epoch_000.ckpt", "last.ckpt"]
+    loaded = SentenceModel.load_checkpoint(str(tmp_path / "checkpoints" / "last.ckpt"), map_location="cpu")
+    assert loaded.vocab.itos == model.vocab.itos and loaded.tokenizer == model.tokenizer
+    torch.testing.assert_close(torch.from_numpy(loaded.encode(SENTENCES)),
+                               torch.from_numpy(model.cpu().encode(SENTENCES)), rtol=0, atol=1e-6)
+
+
+def test_two_epochs_equal_one_epoch_then_resume(tiny_corpus, tmp_path):
+    _, straight = fit(make_cfg(tiny_corpus, tmp_path / "a", SMALL + ["trainer.max_epochs=2"]))
+    fit(make_cfg(tiny_corpus, tmp_path / "b", SMALL + ["trainer.max_epochs=1"]))
+    last = tmp_path / "b" / "checkpoints" / "last.ckpt"
+    _, resumed = fit(make_cfg(tiny_corpus, tmp_path / "b", SMALL + ["trainer.max_epochs=2", f"ckpt_path={last}"]))
+    a, b = straight.state_dict(), resumed.state_dict()
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+    # ...and training did move the weights.
+    first = torch.load(tmp_path / "b" / "checkpoints" / "epoch_000.ckpt", weights_only=False)["state_dict"]
+    assert any(not torch.equal(first[k], b[k].cpu()) for k in first)
+
+
+def _options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+@pytest.mark.parametrize("group,option", [(g, o) for g in ("encoder", "objective", "data", "trainer", "logger",
+                                                          "callbacks", "experiment") for o in _options(g)])
+def test_every_config_composes_and_instantiates(group, option, tiny_corpus, tmp_path):
+    cfg = make_cfg(tiny_corpus, tmp_path, [f"{group}={option}"])
+    if group == "encoder":
+        from datamodules.text import Vocab
+
+        if str(cfg.encoder._target_).startswith("encoders."):
+            obj = instantiate(cfg.encoder, _partial_=True)(vocab=Vocab(["<pad>", "<unk>", "<s>", "</s>", "a"]))
+        else:  # an evaluation baseline such as bow_glove: a text encoder with no vocabulary argument
+            obj = instantiate(cfg.encoder)
+        assert obj is not None
+    elif group == "objective":
+        model = SentenceModel(encoder=cfg.encoder, objective=cfg.objective,
+                              vocab=["<pad>", "<unk>", "<s>", "</s>", "a"], optimizer=cfg.model.optimizer)
+        assert model.output_dim > 0
+    elif group == "trainer":
+        if cfg.trainer.accelerator == "gpu" and not torch.cuda.is_available():
+            pytest.skip("no GPU here: the gpu trainer config composes but cannot be instantiated")
+        assert instantiate(cfg.trainer) is not None
+    elif group in ("logger", "callbacks"):
+        for entry in (cfg.get(group) or {}).values():
+            assert instantiate(entry) is not None
+    else:  # data, experiment: the composed datamodule config instantiates
+        assert instantiate(cfg.data).batch_size > 0
+
+
+def test_a_baseline_that_cannot_be_trained_is_a_clear_error():
+    cfg = DictConfig({"encoder": {"_target_": "evaluation.baselines.BowGloveEncoder"}})
+    with pytest.raises(ValueError, match="bilstm_max"):
+        check_encoder_config(cfg)
+
+
+def test_train_py_runs_from_the_command_line(tiny_corpus, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, str(ROOT / "train.py"), "++trainer.fast_dev_run=true", "encoder=bow",
+           f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
+           f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={tmp_path / 'logs'}", "data.batch_size=8"]
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert list((tmp_path / "logs" / "train" / "runs").iterdir())

@@ -1,0 +1,19 @@
+"""Train a sentence encoder: ``python train.py encoder=bilstm_max objective=qt``."""
+import os
+from pathlib import Path
+
+os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
+
+import hydra  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="train")
+def main(cfg: DictConfig) -> float | None:
+    from training.run import train
+
+    return train(cfg)
+
+
+if __name__ == "__main__":
+    main()
