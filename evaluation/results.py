@@ -1,0 +1,103 @@
+"""Results on disk: JSON and a Markdown table of main scores, both written atomically."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+
+def atomic_write_text(path: Path | str, text: str) -> None:
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def to_jsonable(value):
+    """numpy scalars/arrays to Python; NaN/inf to None (JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if hasattr(value, "tolist"):
+        return to_jsonable(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.2f}" if abs(value) > 1.5 else f"{value:.4f}"
+    return str(value)
+
+
+def markdown_table(doc: dict) -> str:
+    encoder = doc.get("encoder", {}).get("name", "?")
+    protocol = doc.get("protocol", {}).get("name", "?")
+    lines = [f"SentEval results: encoder `{encoder}`, protocol `{protocol}`", "",
+             "| task | main score | metric | extra | n | seconds (encode + classifier) |",
+             "|---|---|---|---|---|---|"]
+    for task, r in doc.get("results", {}).items():
+        extra = ""
+        if "f1" in r:
+            extra = f"f1 {_fmt(r['f1'])}"
+        elif "spearman" in r and not isinstance(r["spearman"], dict):
+            extra = f"spearman {_fmt(r['spearman'])}"
+        elif isinstance(r.get("all"), dict) and isinstance(r["all"].get("spearman"), dict):
+            extra = f"spearman mean {_fmt(r['all']['spearman'].get('mean'))}"
+        secs = f"{r.get('seconds', 0):.1f} ({r.get('encode_seconds', 0):.1f} + {r.get('classifier_seconds', 0):.1f})"
+        lines.append(f"| {task} | {_fmt(r.get('main_score'))} | {r.get('main_metric', '')} | {extra} | "
+                     f"{r.get('n', '')} | {secs} |")
+    for task, message in doc.get("skipped", {}).items():
+        lines.append(f"| {task} | skipped | | {message.split(':', 1)[-1].strip()[:80]} | | |")
+    for task, message in doc.get("errors", {}).items():
+        lines.append(f"| {task} | error | | {message[:80]} | | |")
+    return "\n".join(lines) + "\n"
+
+
+class ResultsWriter:
+    """Holds the results document and rewrites the JSON and Markdown files after every change."""
+
+    def __init__(self, path: Path | str, meta: dict) -> None:
+        self.path = Path(path)
+        self.markdown_path = self.path.with_suffix(".md")
+        self.doc: dict = {"results": {}, "skipped": {}, "errors": {}, **meta}
+
+    def add_result(self, task: str, result: dict) -> None:
+        self.doc["results"][task] = result
+        self.flush()
+
+    def add_skipped(self, task: str, message: str) -> None:
+        self.doc["skipped"][task] = message
+        self.flush()
+
+    def add_error(self, task: str, message: str) -> None:
+        self.doc["errors"][task] = message
+        self.flush()
+
+    def update(self, **fields) -> None:
+        self.doc.update(fields)
+        self.flush()
+
+    def flush(self) -> None:
+        atomic_write_text(self.path, json.dumps(to_jsonable(self.doc), indent=2) + "\n")
+        atomic_write_text(self.markdown_path, markdown_table(self.doc))

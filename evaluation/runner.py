@@ -1,0 +1,177 @@
+"""Run a list of SentEval tasks with one encoder and write the results as each task ends."""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import platform
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from .embedding_cache import EmbeddingCache
+from .results import ResultsWriter
+from .tasks.base import MissingTaskData, TaskData, TaskDataError
+from .tasks.execute import REGIMES, task_params
+from .tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
+from .text_encoders import EncoderOutputError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LoadedTask:
+    spec: TaskSpec
+    data: TaskData | None = None
+    error: str | None = None
+    missing: bool = False
+
+
+def load_tasks(names, data_dir: Path | str, console=None) -> list[LoadedTask]:
+    """Resolve names (raises ``UnknownTask``) and load each task; data problems become one-line errors."""
+    out = []
+    for name in resolve_tasks(names):
+        spec = TASKS[name]
+        try:
+            out.append(LoadedTask(spec, data=spec.loader(Path(data_dir))))
+        except MissingTaskData as err:
+            out.append(LoadedTask(spec, error=str(err), missing=True))
+        except TaskDataError as err:
+            out.append(LoadedTask(spec, error=f"{name}: {err}"))
+        if out[-1].error and console is not None:
+            console.print(f"[yellow]{out[-1].error}[/yellow]", highlight=False, soft_wrap=True)
+    return out
+
+
+def all_sentences(loaded: list[LoadedTask]) -> list[str]:
+    """The distinct sentences of the loaded tasks, first-seen order."""
+    seen: dict[str, None] = {}
+    for task in loaded:
+        if task.data is not None:
+            seen.update(dict.fromkeys(task.data.sentences()))
+    return list(seen)
+
+
+def params_from_config(cfg: Mapping):
+    """``ProtocolParams`` from the ``evaluation`` config group (``classifier.nhid``/``dropout`` included)."""
+    from .protocol import ProtocolParams
+
+    flat = {k: v for k, v in dict(cfg).items() if k != "classifier"}
+    for key, value in dict(cfg.get("classifier") or {}).items():
+        flat[key] = value
+    known = {f.name: f for f in dataclasses.fields(ProtocolParams)}
+    kwargs = {k: (tuple(float(x) for x in v) if k == "l2_grid" else v) for k, v in flat.items() if k in known}
+    return ProtocolParams(**kwargs)
+
+
+def git_revision(root: Path | None = None) -> str | None:
+    root = root or Path(__file__).resolve().parent.parent
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if rev.returncode != 0:
+        return None
+    return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def library_versions() -> dict:
+    import importlib.metadata as md
+
+    out = {"python": platform.python_version()}
+    for pkg in ("torch", "numpy", "scipy", "scikit-learn", "hydra-core", "omegaconf", "lightning", "sacremoses"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    return out
+
+
+def _summary_line(task: str, result: dict) -> str:
+    score = result.get("main_score")
+    shown = "n/a" if score is None else (f"{score:.2f}" if abs(score) > 1.5 else f"{score:.4f}")
+    extra = f" f1 {result['f1']:.2f}" if "f1" in result else ""
+    return (f"{task:<22} {result['main_metric']} {shown}{extra}  (n={result['n']}, {result['seconds']:.1f}s: "
+            f"encode {result['encode_seconds']:.1f}s, classifier {result['classifier_seconds']:.1f}s)")
+
+
+def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
+    """One task: encode its sentences (cached), run its regime, add main score, size and timings."""
+    spec, data = task.spec, task.data
+    t0, enc0 = time.perf_counter(), cache.seconds
+    cache.embed(data.sentences())  # one length-sorted pass; the regime below only hits the cache
+    run_params = task_params(spec, params)
+    result = REGIMES[spec.regime](spec, data, cache.embed, run_params)
+    seconds = time.perf_counter() - t0
+    encode_seconds = cache.seconds - enc0
+    result.update({
+        "main_score": get_path(result, spec.main_score),
+        "main_metric": spec.main_score,
+        "n": data.n,
+        "seconds": round(seconds, 3),
+        "encode_seconds": round(encode_seconds, 3),
+        "classifier_seconds": round(seconds - encode_seconds, 3),
+        "regime": spec.regime,
+    })
+    if spec.params_override:
+        result["params_override"] = {k: getattr(run_params, k) for k in spec.params_override}
+    if spec.note:
+        result["note"] = spec.note
+    result.update(data.info)
+    return result
+
+
+def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, console=None,
+              encode_batch_size: int = 128) -> dict:
+    """Run every loaded task in order; each result is written as soon as it exists.
+
+    Missing data: recorded under ``skipped``, the run goes on. Any other failure of one task:
+    recorded under ``errors``, the run goes on. A broken encoder (NaN, wrong shape) stops the run
+    with ``EncoderOutputError``, after writing what was done.
+    """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    name = getattr(encoder, "describe", lambda: {})().get("name") if hasattr(encoder, "describe") else None
+    cache = EmbeddingCache(encoder, batch_size=encode_batch_size, name=name or type(encoder).__name__)
+    last_use: dict[str, int] = {}
+    for i, task in enumerate(loaded):
+        if task.data is not None:
+            for s in task.data.sentences():
+                last_use[s] = i
+    for task in loaded:
+        if task.error is not None:
+            (writer.add_skipped if task.missing else writer.add_error)(task.spec.name, task.error)
+    runnable = [(i, t) for i, t in enumerate(loaded) if t.data is not None]
+    started = time.perf_counter()
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                        TimeElapsedColumn(), console=console, transient=True, disable=console is None)
+    with progress:
+        bar = progress.add_task("SentEval", total=len(runnable))
+        for i, task in runnable:
+            name = task.spec.name
+            progress.update(bar, description=f"{name} ({task.spec.regime})")
+            try:
+                result = run_task(task, cache, params)
+            except EncoderOutputError as err:
+                writer.update(aborted=f"{name}: {err}")
+                raise
+            except Exception as err:  # one task's failure must not lose the others
+                log.debug("task %s failed", name, exc_info=True)
+                message = f"{name} failed: {type(err).__name__}: {err}".replace("\n", " ")
+                writer.add_error(name, message)
+                if console is not None:
+                    console.print(f"[red]{message}[/red]", highlight=False, soft_wrap=True)
+            else:
+                writer.add_result(name, result)
+                if console is not None:
+                    progress.console.print(_summary_line(name, result), highlight=False)
+            finally:
+                cache.forget([s for s in task.data.sentences() if last_use.get(s) == i])
+                task.data = None  # free the text too
+            progress.advance(bar)
+    writer.update(total_seconds=round(time.perf_counter() - started, 3),
+                  encode_seconds=round(cache.seconds, 3), sentences_encoded=cache.encoded)
+    return writer.doc

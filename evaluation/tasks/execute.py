@@ -1,0 +1,146 @@
+"""How each regime turns a loaded task and an embedding function into SentEval's result dict.
+
+The classifiers themselves live in ``evaluation.regimes``; this module builds their inputs
+(features in SentEval's order) and computes what SentEval computes around them (MRPC's F1, STS's
+cosine correlations and their means).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+from scipy.stats import pearsonr, spearmanr
+
+from .base import Split, TaskData
+
+Embed = Callable[[list[str]], np.ndarray]
+
+
+def absdiff_prod(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """SentEval's pair features for MRPC, SICK and STS-B: ``[|u - v|, u * v]``."""
+    return np.concatenate([np.abs(u - v), u * v], axis=1)
+
+
+def snli_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """SentEval's SNLI features: ``[u, v, u * v, |u - v|]``."""
+    return np.concatenate([u, v, u * v, np.abs(u - v)], axis=1)
+
+
+FEATURES = {"absdiff_prod": absdiff_prod, "snli": snli_features}
+
+
+def features(split: Split, embed: Embed, kind: str | None) -> np.ndarray:
+    if split.b is None:
+        return embed(split.a)
+    return FEATURES[kind or "absdiff_prod"](embed(split.a), embed(split.b))
+
+
+def task_params(spec, params):
+    """The protocol parameters for one task, with the task's overrides (e.g. WordContent: nhid=0)."""
+    overrides = dict(spec.params_override)
+    known = {f.name for f in dataclasses.fields(params)}
+    overrides = {k: v for k, v in overrides.items() if k in known and getattr(params, k) != v}
+    return dataclasses.replace(params, **overrides) if overrides else params
+
+
+def _clean(result: dict) -> dict:
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in result.items() if k != "yhat"}
+
+
+def run_nested_cv(spec, data: TaskData, embed: Embed, params) -> dict:
+    from evaluation import regimes
+
+    split = data.splits["all"]
+    return _clean(regimes.nested_cv(features(split, embed, spec.features), split.y, params, data.nclasses))
+
+
+def run_kfold_then_test(spec, data: TaskData, embed: Embed, params) -> dict:
+    from evaluation import regimes
+
+    train, test = data.splits["train"], data.splits["test"]
+    result = regimes.kfold_then_test(features(train, embed, spec.features), train.y,
+                                     features(test, embed, spec.features), test.y, params, data.nclasses)
+    out = _clean(result)
+    if "f1" in spec.metrics:
+        from sklearn.metrics import f1_score
+
+        out["f1"] = round(100 * float(f1_score(test.y, np.asarray(result["yhat"]))), 2)
+    return out
+
+
+def run_train_dev_test(spec, data: TaskData, embed: Embed, params) -> dict:
+    from evaluation import regimes
+
+    X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev", "test")}
+    y = {k: data.splits[k].y for k in ("train", "dev", "test")}
+    return _clean(regimes.train_dev_test(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"],
+                                         params, data.nclasses))
+
+
+def run_relatedness(spec, data: TaskData, embed: Embed, params) -> dict:
+    from evaluation import regimes
+
+    X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev", "test")}
+    y = {k: data.splits[k].y.astype(np.float64) for k in ("train", "dev", "test")}
+    out = _clean(regimes.relatedness(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params,
+                                     nclasses=5))
+    for key in ("pearson", "spearman"):  # SentEval sets a NaN correlation to 0
+        if key in out and out[key] != out[key]:
+            out[key] = 0.0
+    return out
+
+
+def cosine_rows(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Row-wise cosine, NaN (zero vectors) set to 0, as SentEval's ``nan_to_num(cosine(...))``."""
+    u = np.nan_to_num(u.astype(np.float64))
+    v = np.nan_to_num(v.astype(np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sims = (u * v).sum(1) / (np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1))
+    return np.nan_to_num(sims)
+
+
+def _corr(fn, x: np.ndarray, y: np.ndarray) -> float:
+    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+        return float("nan")  # undefined (scipy would warn and return NaN too)
+    return float(fn(x, y)[0])
+
+
+def sts_summary(per_dataset: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
+    """SentEval's STS result from (system scores, gold scores) per sub-dataset.
+
+    Per sub-dataset: Pearson, Spearman, number of pairs. ``all``: their plain mean and their mean
+    weighted by pair count. ``pooled`` (not in SentEval): the correlations over all pairs together.
+    """
+    results: dict = {}
+    for name, (sys_scores, gold) in per_dataset.items():
+        results[name] = {"pearson": _corr(pearsonr, sys_scores, gold), "spearman": _corr(spearmanr, sys_scores, gold),
+                         "nsamples": int(len(gold))}
+    names = list(per_dataset)
+    weights = np.array([results[n]["nsamples"] for n in names], dtype=np.float64)
+    summary = {}
+    for key in ("pearson", "spearman"):
+        values = np.array([results[n][key] for n in names], dtype=np.float64)
+        summary[key] = {"mean": float(np.average(values)), "wmean": float(np.average(values, weights=weights))}
+    results["all"] = summary
+    sys_all = np.concatenate([s for s, _ in per_dataset.values()])
+    gold_all = np.concatenate([g for _, g in per_dataset.values()])
+    results["pooled"] = {"pearson": _corr(pearsonr, sys_all, gold_all), "spearman": _corr(spearmanr, sys_all, gold_all),
+                         "nsamples": int(len(gold_all))}
+    return results
+
+
+def run_cosine(spec, data: TaskData, embed: Embed, params) -> dict:
+    per_dataset = {}
+    for name, split in data.splits.items():
+        per_dataset[name] = (cosine_rows(embed(split.a), embed(split.b)), split.y.astype(np.float64))
+    return sts_summary(per_dataset)
+
+
+REGIMES = {
+    "nested_cv": run_nested_cv,
+    "kfold_then_test": run_kfold_then_test,
+    "train_dev_test": run_train_dev_test,
+    "relatedness": run_relatedness,
+    "cosine": run_cosine,
+}

@@ -1,0 +1,104 @@
+"""Every task, declared as data: name, family, loader, regime, features, metrics and main score."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Mapping
+
+from . import binary, mrpc, probing, sick, snli, sst, sts, trec
+from .base import TaskData
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str
+    family: str  # transfer | relatedness | similarity | probing
+    loader: Callable[..., TaskData]  # data_dir -> TaskData
+    regime: str  # a key of evaluation.tasks.execute.REGIMES
+    metrics: tuple[str, ...]  # SentEval's result keys worth showing
+    main_score: str  # dotted path into the result, e.g. "acc" or "all.pearson.mean"
+    features: str | None = None  # pair features: absdiff_prod | snli; None for single sentences
+    params_override: Mapping[str, object] = field(default_factory=dict)
+    note: str = ""
+
+
+_ACC = ("devacc", "acc")
+_REL = ("devpearson", "pearson", "spearman", "mse")
+_STS = ("all.pearson.mean", "all.pearson.wmean", "all.spearman.mean", "all.spearman.wmean", "pooled.spearman")
+
+_TABLE = [
+    TaskSpec("MR", "transfer", binary.load_mr, "nested_cv", _ACC, "acc"),
+    TaskSpec("CR", "transfer", binary.load_cr, "nested_cv", _ACC, "acc"),
+    TaskSpec("SUBJ", "transfer", binary.load_subj, "nested_cv", _ACC, "acc"),
+    TaskSpec("MPQA", "transfer", binary.load_mpqa, "nested_cv", _ACC, "acc"),
+    TaskSpec("SST2", "transfer", sst.load_sst2, "train_dev_test", _ACC, "acc"),
+    TaskSpec("SST5", "transfer", sst.load_sst5, "train_dev_test", _ACC, "acc"),
+    TaskSpec("TREC", "transfer", trec.load_trec, "kfold_then_test", _ACC, "acc"),
+    TaskSpec("MRPC", "transfer", mrpc.load_mrpc, "kfold_then_test", _ACC + ("f1",), "acc", features="absdiff_prod"),
+    TaskSpec("SICKEntailment", "transfer", sick.load_sick_entailment, "train_dev_test", _ACC, "acc",
+             features="absdiff_prod"),
+    # SentEval's SNLI sets noreg: one L2 value, 1e-9
+    TaskSpec("SNLI", "transfer", snli.load_snli, "train_dev_test", _ACC, "acc", features="snli",
+             params_override=MappingProxyType({"l2_grid": (1e-9,)}), note="no L2 search (SentEval's noreg)"),
+    TaskSpec("SICKRelatedness", "relatedness", sick.load_sick_relatedness, "relatedness", _REL, "pearson",
+             features="absdiff_prod"),
+    TaskSpec("STSBenchmark", "relatedness", sts.load_sts_benchmark, "relatedness", _REL, "pearson",
+             features="absdiff_prod"),
+    *[TaskSpec(name, "similarity", getattr(sts, f"load_{name.lower()}"), "cosine", _STS, "all.pearson.mean")
+      for name in ("STS12", "STS13", "STS14", "STS15", "STS16")],
+    *[TaskSpec(name, "probing", probing.LOADERS[name], "train_dev_test", _ACC, "acc",
+               params_override=MappingProxyType({"nhid": 0}) if name == "WordContent" else MappingProxyType({}),
+               note="nhid forced to 0 (SentEval)" if name == "WordContent" else "")
+      for name in probing.PROBING_FILES],
+]
+
+TASKS: Mapping[str, TaskSpec] = MappingProxyType({spec.name: spec for spec in _TABLE})
+
+GROUPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "transfer": tuple(s.name for s in _TABLE if s.family in ("transfer", "relatedness")),
+    "sts": tuple(s.name for s in _TABLE if s.family == "similarity")
+    + tuple(s.name for s in _TABLE if s.family == "relatedness"),
+    "relatedness": tuple(s.name for s in _TABLE if s.family == "relatedness"),
+    "similarity": tuple(s.name for s in _TABLE if s.family == "similarity"),
+    "probing": tuple(s.name for s in _TABLE if s.family == "probing"),
+    "all": tuple(s.name for s in _TABLE),
+})
+
+
+class UnknownTask(ValueError):
+    pass
+
+
+def valid_names_message() -> str:
+    return f"tasks: {', '.join(TASKS)}; groups: {', '.join(GROUPS)}"
+
+
+def resolve_tasks(names) -> list[str]:
+    """Task and group names (any case; a comma-separated string or a list) -> task names, in order, no repeats."""
+    if isinstance(names, str):
+        names = [n for n in names.replace("[", "").replace("]", "").split(",")]
+    lookup = {n.lower(): n for n in TASKS}
+    out: list[str] = []
+    for raw in names:
+        name = str(raw).strip()
+        if not name:
+            continue
+        if name.lower() in GROUPS:
+            expanded = GROUPS[name.lower()]
+        elif name.lower() in lookup:
+            expanded = (lookup[name.lower()],)
+        else:
+            raise UnknownTask(f"unknown task {name!r}: valid {valid_names_message()}")
+        out.extend(t for t in expanded if t not in out)
+    if not out:
+        raise UnknownTask(f"no task given: valid {valid_names_message()}")
+    return out
+
+
+def get_path(result: dict, dotted: str):
+    value = result
+    for part in dotted.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value

@@ -1,0 +1,27 @@
+"""TREC question types (SentEval ``trec.py``): ``COARSE:fine question``, latin-1, 6 coarse classes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import MalformedData, TaskData, int_split, iter_lines, join_tokens, require
+
+TREC_LABELS = {"ABBR": 0, "DESC": 1, "ENTY": 2, "HUM": 3, "LOC": 4, "NUM": 5}
+
+
+def _load_file(path: Path) -> tuple[list[str], list[int]]:
+    sentences, labels = [], []
+    for lineno, line in iter_lines(path, "latin-1"):
+        parts = line.strip().split(":", 1)
+        if len(parts) != 2 or parts[0] not in TREC_LABELS or " " not in parts[1]:
+            raise MalformedData(path, lineno, f"expected 'COARSE:fine question' with COARSE in {sorted(TREC_LABELS)}")
+        sentences.append(join_tokens(parts[1].split(" ", 1)[1]))
+        labels.append(TREC_LABELS[parts[0]])
+    return sentences, labels
+
+
+def load_trec(data_dir: Path) -> TaskData:
+    root = Path(data_dir) / "senteval" / "TREC"
+    train, test = root / "train_5500.label", root / "TREC_10.label"
+    require("TREC", train, test)
+    return TaskData(splits={"train": int_split(*_load_file(train)), "test": int_split(*_load_file(test))},
+                    nclasses=6, info={"labels": TREC_LABELS})

@@ -1,0 +1,47 @@
+"""The adapter protocol the evaluation suite speaks: text in, float32 vectors out."""
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class TextEncoder(Protocol):
+    """Anything with ``encode(sentences) -> float32 [n, d]`` and ``describe() -> dict``.
+
+    Sentences arrive as strings whose tokens are separated by single spaces (SentEval's
+    pre-tokenised text). A trained ``SentenceModel`` satisfies this protocol as it is.
+    """
+
+    def encode(self, sentences: list[str]) -> np.ndarray: ...
+
+    def describe(self) -> dict: ...
+
+
+class EncoderOutputError(RuntimeError):
+    """The encoder returned something the suite cannot use (wrong shape, NaN, inf)."""
+
+
+def check_output(vectors, sentences: list[str], dim: int | None, name: str = "encoder") -> np.ndarray:
+    """Validate one batch of encoder output and return it as float32 ``[len(sentences), d]``."""
+    if hasattr(vectors, "detach"):  # a torch tensor slipped through
+        vectors = vectors.detach().cpu().numpy()
+    arr = np.asarray(vectors)
+    n = len(sentences)
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise EncoderOutputError(
+            f"{name}.encode returned shape {arr.shape} for {n} sentences: it must return an array [n, d], one row a sentence")
+    if dim is not None and arr.shape[1] != dim:
+        raise EncoderOutputError(
+            f"{name}.encode returned {arr.shape[1]}-d vectors after {dim}-d ones: every call must return the same width")
+    if not np.issubdtype(arr.dtype, np.number):
+        raise EncoderOutputError(f"{name}.encode returned dtype {arr.dtype}: it must return float vectors")
+    arr = arr.astype(np.float32, copy=False)
+    bad = ~np.isfinite(arr).all(axis=1)
+    if bad.any():
+        first = sentences[int(np.flatnonzero(bad)[0])]
+        raise EncoderOutputError(
+            f"{name}.encode returned NaN/inf for {int(bad.sum())} of {n} sentences (first: {first[:60]!r}): "
+            "check the checkpoint and the encoder's numerics (e.g. a mean over zero tokens)")
+    return arr

@@ -1,0 +1,81 @@
+"""evaluate.py end to end on fixtures: the JSON and Markdown it writes, and its one-line errors."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _evaluate(data_root: Path, *overrides: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SENTENCE_DATA": str(data_root), "PROJECT_ROOT": str(cwd)}
+    return subprocess.run([sys.executable, str(ROOT / "evaluate.py"), *overrides], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cli_bow_glove_writes_results(senteval_root, tmp_path):
+    out = tmp_path / "res" / "results.json"
+    proc = _evaluate(senteval_root, "encoder=bow_glove", "tasks=[MR,STS14,SICKRelatedness,TopConstituents]",
+                     "evaluation.kfold=2", "evaluation.max_epoch=4", "evaluation.l2_grid=[1e-3]",
+                     f"results_file={out}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    assert set(doc["results"]) == {"MR", "STS14", "SICKRelatedness"}
+    assert {"acc", "devacc", "main_score", "n", "seconds"} <= set(doc["results"]["MR"])
+    assert doc["results"]["MR"]["n"] == 80
+    assert set(doc["results"]["STS14"]["all"]["spearman"]) == {"mean", "wmean"}
+    assert 0 <= doc["results"]["SICKRelatedness"]["mse"]
+    assert "TopConstituents" in doc["skipped"]
+    assert doc["protocol"]["kfold"] == 2 and doc["protocol"]["name"] == "prototype"
+    assert doc["encoder"]["name"] == "bow_glove" and "torch" in doc["versions"] and "git_revision" in doc
+    md = out.with_suffix(".md").read_text()
+    assert "| MR |" in md and "| MR |" in proc.stdout
+
+
+def test_cli_default_results_file_in_run_dir(senteval_root, tmp_path):
+    proc = _evaluate(senteval_root, "tasks=STS13", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = list((tmp_path / "logs" / "evaluate").rglob("results.json"))
+    assert len(found) == 1 and "STS13" in json.loads(found[0].read_text())["results"]
+
+
+def test_cli_unknown_task_lists_valid_names(senteval_root, tmp_path):
+    proc = _evaluate(senteval_root, "tasks=[MR,Bogus]", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Bogus" in proc.stderr and "CoordinationInversion" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_full_config_and_mlp_key(senteval_root, tmp_path):
+    out = tmp_path / "r.json"
+    proc = _evaluate(senteval_root, "tasks=STS13", "evaluation=full", "evaluation.classifier.nhid=50",
+                     f"results_file={out}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    protocol = json.loads(out.read_text())["protocol"]
+    assert (protocol["name"], protocol["kfold"], protocol["optim"], protocol["nhid"]) == ("full", 10, "adam", 50)
+
+
+@pytest.mark.real_data
+def test_real_data_counts():
+    root = os.environ.get("SENTENCE_DATA")
+    if not root:
+        pytest.skip("SENTENCE_DATA not set")
+    from evaluation.tasks import TASKS
+
+    root = Path(root)
+    expected = {"MR": {"all": 10662}, "CR": {"all": 3775}, "SUBJ": {"all": 10000}, "MPQA": {"all": 10606},
+                "TREC": {"train": 5452, "test": 500}, "SST2": {"train": 67349, "dev": 872, "test": 1821},
+                "SST5": {"train": 8544, "dev": 1101, "test": 2210}, "MRPC": {"train": 4076, "test": 1725},
+                "SICKEntailment": {"train": 4500, "dev": 500, "test": 4927},
+                "SICKRelatedness": {"train": 4500, "dev": 500, "test": 4927},
+                "STSBenchmark": {"train": 5749, "dev": 1500, "test": 1379}}
+    for task, sizes in expected.items():
+        data = TASKS[task].loader(root)
+        assert {k: len(v) for k, v in data.splits.items()} == sizes, task
+    sts_totals = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186}
+    for task, total in sts_totals.items():
+        assert TASKS[task].loader(root).n == total, task
