@@ -1,0 +1,70 @@
+"""BiLSTM encoders: max-pooling over time, or the last forward/backward states."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
+
+from encoders.base import SentenceEncoder, length_mask
+from encoders.embedding import WordEmbedding, trim_to_longest
+
+if TYPE_CHECKING:
+    from datamodules.text import Vocab
+
+
+class _BiLSTMEncoder(SentenceEncoder):
+    """Shared part: embeddings and a bidirectional LSTM run over packed sequences.
+
+    ``output_dim = 2 * hidden_dim``; subclasses decide how to turn the states into one vector.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        embed_dim: int,
+        hidden_dim: int,
+        num_layers: int = 1,
+        embedding_init: str = "random",
+        freeze_embeddings: bool = False,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.embedding = WordEmbedding(vocab, embed_dim, embedding_init, freeze_embeddings, dropout)
+        self.lstm = nn.LSTM(
+            embed_dim,
+            hidden_dim,
+            num_layers=num_layers,
+            bidirectional=True,
+            batch_first=True,
+            dropout=dropout if num_layers > 1 else 0.0,
+        )
+        self.output_dim = 2 * hidden_dim
+
+    def _run(self, tokens: torch.Tensor, lengths: torch.Tensor) -> tuple[PackedSequence, torch.Tensor]:
+        packed = pack_padded_sequence(
+            self.embedding(tokens), lengths.cpu(), batch_first=True, enforce_sorted=False
+        )
+        states, (h_n, _) = self.lstm(packed)
+        return states, h_n
+
+
+class BiLSTMMaxEncoder(_BiLSTMEncoder):
+    """BiLSTM with max-pooling over time of the top layer's states (padding masked to -inf)."""
+
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        tokens = trim_to_longest(tokens, lengths)
+        packed_states, _ = self._run(tokens, lengths)
+        states, _ = pad_packed_sequence(packed_states, batch_first=True, total_length=tokens.size(1))
+        mask = length_mask(lengths, tokens.size(1)).unsqueeze(-1)
+        return states.masked_fill(~mask, float("-inf")).max(dim=1).values
+
+
+class BiLSTMLastEncoder(_BiLSTMEncoder):
+    """BiLSTM whose vector is [forward state at position length-1; backward state at position 0]."""
+
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        tokens = trim_to_longest(tokens, lengths)
+        _, h_n = self._run(tokens, lengths)  # [num_layers * 2, B, H], in input order
+        return torch.cat([h_n[-2], h_n[-1]], dim=-1)

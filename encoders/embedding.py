@@ -1,0 +1,84 @@
+"""The word-embedding layer every encoder starts with, plus the keyword args they all share."""
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Callable
+
+import torch
+from torch import nn
+
+from datamodules.text import PAD_ID
+from encoders.glove import GLOVE_DIM, glove_matrix_for
+
+if TYPE_CHECKING:
+    from datamodules.text import Vocab
+
+log = logging.getLogger(__name__)
+
+RANDOM_INIT_RANGE = 0.1
+
+
+def _random_init(words: list[str], embed_dim: int) -> torch.Tensor:
+    """Uniform U[-0.1, 0.1] rows."""
+    return torch.empty(len(words), embed_dim).uniform_(-RANDOM_INIT_RANGE, RANDOM_INIT_RANGE)
+
+
+def _glove_init(words: list[str], embed_dim: int) -> torch.Tensor:
+    """Random rows, overwritten by GloVe 6B 50d for every word GloVe knows."""
+    if embed_dim != GLOVE_DIM:
+        raise ValueError(
+            f"embedding_init=glove needs embed_dim={GLOVE_DIM} (GloVe 6B is {GLOVE_DIM}-d) but embed_dim={embed_dim}: "
+            f"override encoder.embed_dim={GLOVE_DIM}"
+        )
+    random_rows = _random_init(words, embed_dim).numpy()
+    matrix, found = glove_matrix_for(words, fallback=random_rows)
+    log.info("GloVe init: %d of %d vocabulary words found in GloVe 6B %dd", found, len(words), GLOVE_DIM)
+    return torch.from_numpy(matrix)
+
+
+EMBEDDING_INITS: dict[str, Callable[[list[str], int], torch.Tensor]] = {
+    "random": _random_init,
+    "glove": _glove_init,
+}
+
+
+class WordEmbedding(nn.Module):
+    """Token ids ``[B, T]`` -> vectors ``[B, T, embed_dim]``; the pad row is zero and never trained.
+
+    ``embedding_init`` is ``random`` (U[-0.1, 0.1]) or ``glove`` (GloVe 6B 50d where known, needs
+    ``embed_dim=50``); ``freeze_embeddings`` keeps the table fixed; ``dropout`` applies to the output.
+    Only ``vocab.itos`` is read, so a vocabulary that Hydra turned into a DictConfig (which happens
+    with ``instantiate(cfg, vocab=vocab)``) works too; ``instantiate(cfg, _partial_=True)(vocab=vocab)``
+    avoids that slow conversion.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        embed_dim: int,
+        embedding_init: str = "random",
+        freeze_embeddings: bool = False,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        if embedding_init not in EMBEDDING_INITS:
+            raise ValueError(
+                f"unknown embedding_init {embedding_init!r}: use one of {sorted(EMBEDDING_INITS)}"
+            )
+        weight = EMBEDDING_INITS[embedding_init](list(vocab.itos), embed_dim).float()
+        weight[PAD_ID] = 0.0
+        self.embed_dim = embed_dim
+        self.embedding = nn.Embedding.from_pretrained(weight, freeze=freeze_embeddings, padding_idx=PAD_ID)
+        self.dropout = nn.Dropout(dropout)
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.embedding.weight
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.embedding(tokens))
+
+
+def trim_to_longest(tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Drop padding columns beyond the longest sentence in the batch."""
+    return tokens[:, : int(lengths.max())] if tokens.size(1) else tokens

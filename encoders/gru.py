@@ -1,0 +1,55 @@
+"""GRU encoder: the final hidden state (both directions concatenated when bidirectional)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence
+
+from encoders.base import SentenceEncoder
+from encoders.embedding import WordEmbedding, trim_to_longest
+
+if TYPE_CHECKING:
+    from datamodules.text import Vocab
+
+
+class GRUEncoder(SentenceEncoder):
+    """GRU over packed sequences; ``output_dim = hidden_dim * (2 if bidirectional else 1)``.
+
+    The vector is the top layer's state after the last real token (and, when bidirectional, the
+    backward state after reading back to the first token).
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        embed_dim: int,
+        hidden_dim: int,
+        num_layers: int = 1,
+        bidirectional: bool = False,
+        embedding_init: str = "random",
+        freeze_embeddings: bool = False,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.embedding = WordEmbedding(vocab, embed_dim, embedding_init, freeze_embeddings, dropout)
+        self.gru = nn.GRU(
+            embed_dim,
+            hidden_dim,
+            num_layers=num_layers,
+            bidirectional=bidirectional,
+            batch_first=True,
+            dropout=dropout if num_layers > 1 else 0.0,
+        )
+        self.num_directions = 2 if bidirectional else 1
+        self.output_dim = hidden_dim * self.num_directions
+
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        tokens = trim_to_longest(tokens, lengths)
+        packed = pack_padded_sequence(
+            self.embedding(tokens), lengths.cpu(), batch_first=True, enforce_sorted=False
+        )
+        _, h_n = self.gru(packed)  # [num_layers * num_directions, B, H], in input order
+        top_layer = h_n[-self.num_directions:]
+        return torch.cat(list(top_layer), dim=-1)
