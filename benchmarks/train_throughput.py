@@ -1,0 +1,133 @@
+"""Quick-Thoughts training throughput per encoder on this machine.
+
+For every encoder config it prints: sentences/s through Lightning, sentences/s of the same model on the
+same batches in a bare PyTorch loop (Adam, clipping), Lightning's overhead in %, the FLOPs of one
+training step (torch's FlopCounterMode) and the achieved FLOP/s as a fraction of this CPU's float32
+matmul peak, measured in the same run.
+
+    python benchmarks/train_throughput.py [--batches 20] [--batch-size 100] [--encoders bow,gru,...]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("PROJECT_ROOT", str(ROOT))
+
+import lightning as L  # noqa: E402
+import torch  # noqa: E402
+from omegaconf import OmegaConf  # noqa: E402
+from torch.utils.data import DataLoader  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+from datamodules.contiguous import ContiguousChunks  # noqa: E402
+from datamodules.corpus import CorpusSettings, load_corpus  # noqa: E402
+from objectives.module import SentenceModel  # noqa: E402
+
+ENCODERS = ("bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv")
+
+
+def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
+    """Best float32 FLOP/s of an n x n matmul on this device."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t)
+    return 2 * n**3 / best
+
+
+def make_model(encoder: str, vocab) -> SentenceModel:
+    torch.manual_seed(0)
+    enc = OmegaConf.load(ROOT / "conf" / "encoder" / f"{encoder}.yaml")
+    obj = OmegaConf.load(ROOT / "conf" / "objective" / "qt.yaml")
+    return SentenceModel(encoder=enc, objective=obj, vocab=vocab,
+                         optimizer={"_target_": "torch.optim.Adam", "lr": 5e-4})
+
+
+def step_flops(model: SentenceModel, batch: dict) -> int:
+    counter = FlopCounterMode(display=False)
+    with counter:
+        model.objective(batch)["loss"].backward()
+    model.zero_grad(set_to_none=True)
+    return counter.get_total_flops()
+
+
+def bare_loop(model: SentenceModel, batches: list[dict], warmup: int) -> float:
+    """Seconds for the timed batches of the same training steps, no Lightning."""
+    opt = model.configure_optimizers()
+    model.train()
+    for i, batch in enumerate(batches):
+        if i == warmup:
+            start = time.perf_counter()
+        loss = model.objective(batch)["loss"]
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        opt.step()
+    return time.perf_counter() - start
+
+
+class Timer(L.Callback):
+    def __init__(self, warmup: int) -> None:
+        self.warmup, self.start, self.end = warmup, None, None
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        if batch_idx == self.warmup:
+            self.start = time.perf_counter()
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        self.end = time.perf_counter()
+
+
+def lightning_loop(model: SentenceModel, chunks: ContiguousChunks, n: int, warmup: int) -> float:
+    timer = Timer(warmup)
+    trainer = L.Trainer(accelerator="cpu", devices=1, max_steps=n, limit_val_batches=0, logger=False,
+                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                        gradient_clip_val=5.0, deterministic=True, callbacks=[timer])
+    loader = DataLoader(chunks, batch_size=None, shuffle=False)
+    trainer.fit(model, train_dataloaders=loader)
+    return timer.end - timer.start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=20, help="timed batches per encoder")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--encoders", default=",".join(ENCODERS))
+    args = parser.parse_args()
+
+    vocab, splits, _ = load_corpus(ROOT / "assets/books/train", ROOT / "assets/books/valid", CorpusSettings(),
+                                   ROOT / ".cache" / "corpus")
+    chunks = ContiguousChunks(splits["train"], args.batch_size)
+    n = args.warmup + args.batches
+    batches = [chunks[i] for i in range(n)]
+    sentences = args.batches * args.batch_size
+    peak = matmul_peak()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; float32 matmul peak "
+          f"{peak / 1e9:.1f} GFLOP/s; QT batches of {args.batch_size} consecutive book sentences, "
+          f"{args.batches} timed after {args.warmup} warm-up")
+    print(f"{'encoder':<12} {'params':>8} {'Lightning s/s':>14} {'bare s/s':>10} {'overhead':>9} "
+          f"{'GFLOP/step':>11} {'GFLOP/s':>8} {'of peak':>8}")
+    for name in args.encoders.split(","):
+        flops = step_flops(make_model(name, vocab), batches[0])
+        bare = bare_loop(make_model(name, vocab), batches, args.warmup)
+        model = make_model(name, vocab)
+        params = sum(p.numel() for p in model.parameters())
+        light = lightning_loop(model, chunks, n, args.warmup)
+        achieved = flops * args.batches / bare
+        print(f"{name:<12} {params / 1e6:>7.2f}M {sentences / light:>14.1f} {sentences / bare:>10.1f} "
+              f"{100 * (light - bare) / bare:>8.1f}% {flops / 1e9:>11.2f} {achieved / 1e9:>8.1f} "
+              f"{100 * achieved / peak:>7.1f}%")
+
+
+if __name__ == "__main__":
+    main()
