@@ -1,0 +1,646 @@
+"""The classifier engine of the SentEval protocol: many classifiers trained as one batched model.
+
+SentEval (``senteval/tools/classifier.py``) trains its logistic-regression / MLP probes one after
+another. Every probe of a task (each fold x each L2 value) is independent and starts from the
+same seed, so here they are trained together:
+
+* members are laid out on a grid ``[G, L]``: ``G`` *groups* share a training set, a dev set and
+  therefore (same seed, same training-set size) the very same minibatch sequence; ``L`` members
+  of a group differ only in their L2 value. A group's minibatch is gathered once and multiplied
+  with the stacked weights of its ``L`` members (``bmm``).
+* each member's shuffling equals SentEval's: SentEval reseeds numpy's global RNG in every
+  classifier's constructor, then draws the 5% validation split (when it has no dev set) and one
+  permutation per epoch. That stream only depends on (seed, training-set size, split), so one
+  ``np.random.RandomState(seed)`` per distinct stream serves all groups that share it.
+* ragged epochs (groups of different sizes) are handled with padded index tensors, a row mask and
+  a per-group batch count; a group whose epoch is over, or a member that early-stopped, does not
+  update (parameters, optimizer state and step counter are all frozen).
+* the gradient of the mean cross-entropy is written by hand and Adam / RMSprop / SGD apply
+  torch's per-element update (``torch/optim/{adam,rmsprop,sgd}.py``, single-tensor path) with a
+  per-member weight decay and step counter, so batched training equals sequential training
+  up to float rounding.
+
+:func:`fit_sequential` is the plain reference: one ``torch.nn`` model and ``torch.optim``
+optimizer per member, trained the way SentEval's ``PyTorchClassifier.fit`` trains it.
+Both return a :class:`FitResult`.
+
+Dropout > 0 is supported by the batched engine, but its masks come from a different random
+stream than SentEval's (which draws them from torch's global generator, member after member),
+so with dropout the two engines agree in distribution only.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from evaluation.protocol import ProtocolParams, parse_optim, resolve_device
+
+__all__ = [
+    "Group",
+    "FitResult",
+    "fit_members",
+    "fit_batched",
+    "fit_sequential",
+    "init_torch_model",
+    "SequentialClassifier",
+]
+
+# Upper bound on the number of floats materialised at once when scoring dev / test sets.
+_EVAL_BUDGET = 1 << 24
+
+
+@dataclass
+class Group:
+    """A training set shared by ``L`` members (one per L2 value).
+
+    ``train_idx`` indexes rows of ``X``. ``dev_idx`` indexes rows of ``Xdev`` (or of ``X`` when no
+    ``Xdev`` is given); ``None`` means SentEval's ``validation_split``: a random
+    ``int(validation_split * n)`` of the training rows are held out for early stopping.
+    """
+
+    train_idx: np.ndarray
+    dev_idx: np.ndarray | None = None
+    validation_split: float = 0.05
+
+
+@dataclass
+class FitResult:
+    """Best (early-stopping) weights and dev scores of a ``[G, L]`` grid of members.
+
+    ``weights`` use the engine's stacked layout: nhid == 0: ``W [G, d, L, C]``, ``b [G, L, C]``;
+    nhid > 0: ``W1 [G, d, L, h]``, ``b1 [G, L, h]``, ``W2 [G, L, h, C]``, ``b2 [G, L, C]``.
+    """
+
+    weights: list[torch.Tensor]
+    best_correct: np.ndarray  # [G, L] dev examples right with the kept weights
+    ndev: np.ndarray  # [G]
+    nepoch: np.ndarray  # [G, L] epochs trained when the member stopped
+    nhid: int
+    nclasses: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return tuple(self.best_correct.shape)  # type: ignore[return-value]
+
+    def dev_accuracy(self) -> np.ndarray:
+        """SentEval's ``clf.score(devX, devy)`` (a fraction) per member, ``[G, L]``."""
+        return self.best_correct / np.maximum(self.ndev, 1)[:, None]
+
+    def member_weights(self, g: int, l: int) -> list[torch.Tensor]:
+        """The member's weights with group and member axes of size 1 (engine layout)."""
+        if self.nhid == 0:
+            W, b = self.weights
+            return [W[g : g + 1, :, l : l + 1], b[g : g + 1, l : l + 1]]
+        W1, b1, W2, b2 = self.weights
+        return [W1[g : g + 1, :, l : l + 1], b1[g : g + 1, l : l + 1], W2[g : g + 1, l : l + 1], b2[g : g + 1, l : l + 1]]
+
+    @torch.no_grad()
+    def predict(self, X: np.ndarray, g: int = 0, l: int = 0) -> np.ndarray:
+        """Class ids (int64) predicted by member ``(g, l)`` for the rows of ``X``."""
+        w = self.member_weights(g, l)
+        Xt = _as_tensor(X, w[0].dtype, w[0].device)
+        out = []
+        step = max(1, _EVAL_BUDGET // max(1, Xt.shape[1], self.nhid, self.nclasses))
+        for i in range(0, len(Xt), step):
+            logits = _forward(Xt[i : i + step].unsqueeze(0), w, self.nhid)  # [1, n, 1, C]
+            out.append(logits[0, :, 0].argmax(-1))
+        if not out:
+            return np.zeros(0, dtype=np.int64)
+        return torch.cat(out).cpu().numpy().astype(np.int64)
+
+    def score(self, X: np.ndarray, y: np.ndarray, g: int = 0, l: int = 0) -> float:
+        """SentEval's ``clf.score``: fraction of rows predicted right."""
+        yhat = self.predict(X, g, l)
+        return 1.0 * int((yhat == np.asarray(y)).sum()) / len(yhat)
+
+
+# ----------------------------------------------------------------------------------------------
+# Shared pieces
+# ----------------------------------------------------------------------------------------------
+def init_torch_model(inputdim: int, nclasses: int, nhid: int, dropout: float, seed: int | None) -> nn.Sequential:
+    """SentEval's MLP right after ``torch.manual_seed(seed)`` (built on the CPU, like SentEval).
+
+    With ``seed=None`` the model is drawn from torch's current global generator (caller seeds).
+    """
+    def build():
+        if nhid == 0:
+            return nn.Sequential(nn.Linear(inputdim, nclasses))
+        return nn.Sequential(
+            nn.Linear(inputdim, nhid), nn.Dropout(p=dropout), nn.Sigmoid(), nn.Linear(nhid, nclasses)
+        )
+
+    if seed is None:
+        return build()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return build()
+
+
+def _as_tensor(X, dtype, device) -> torch.Tensor:
+    if isinstance(X, torch.Tensor):
+        return X.to(device=device, dtype=dtype)
+    return torch.as_tensor(np.asarray(X), device=device).to(dtype)
+
+
+def _forward(Xb: torch.Tensor, w: Sequence[torch.Tensor], nhid: int) -> torch.Tensor:
+    """Eval-mode logits ``[G, B, L, C]`` of inputs ``[G, B, d]`` (no dropout)."""
+    G, B, d = Xb.shape
+    if nhid == 0:
+        W, b = w
+        L, C = W.shape[2], W.shape[3]
+        return torch.bmm(Xb, W.reshape(G, d, L * C)).view(G, B, L, C) + b.unsqueeze(1)
+    W1, b1, W2, b2 = w
+    L, h = W1.shape[2], W1.shape[3]
+    a = torch.sigmoid(torch.bmm(Xb, W1.reshape(G, d, L * h)).view(G, B, L, h) + b1.unsqueeze(1))
+    return torch.einsum("gblh,glhc->gblc", a, W2) + b2.unsqueeze(1)
+
+
+def _member_view(t: torch.Tensor, param: torch.Tensor, kind: str) -> torch.Tensor:
+    """Broadcast a per-member ``[G, L]`` tensor against a parameter of the given layout kind."""
+    if kind == "in":  # [G, d, L, o]
+        return t[:, None, :, None]
+    if kind == "bias":  # [G, L, o]
+        return t[:, :, None]
+    return t[:, :, None, None]  # "out": [G, L, h, C]
+
+
+class _Stream:
+    """SentEval's numpy draws for one (seed, n, validation_split): split, then one perm per epoch."""
+
+    def __init__(self, seed: int, n_total: int, split: float | None):
+        self.rs = np.random.RandomState(seed)
+        if split is not None:
+            perm = self.rs.permutation(n_total)
+            cut = int(split * n_total)
+            self.train_pos, self.dev_pos = perm[cut:], perm[0:cut]
+            self.n = n_total - cut
+        else:
+            self.train_pos = self.dev_pos = None
+            self.n = n_total
+        self._epoch = -1
+        self._perm: np.ndarray | None = None
+
+    def perm(self, epoch: int) -> np.ndarray:
+        # All users of a stream are in lockstep, so epochs are asked for in increasing order.
+        while self._epoch < epoch:
+            self._perm = self.rs.permutation(self.n)
+            self._epoch += 1
+        assert self._epoch == epoch and self._perm is not None
+        return self._perm
+
+
+def _resolve_groups(groups: Sequence[Group], seed: int):
+    """Per group: global train indices, dev indices and the shared permutation stream."""
+    streams: dict[tuple, _Stream] = {}
+    out = []
+    for grp in groups:
+        tr = np.asarray(grp.train_idx, dtype=np.int64)
+        split = None if grp.dev_idx is not None else float(grp.validation_split)
+        key = (len(tr), split)
+        if key not in streams:
+            streams[key] = _Stream(seed, len(tr), split)
+        st = streams[key]
+        if split is None:
+            train, dev = tr, np.asarray(grp.dev_idx, dtype=np.int64)
+        else:
+            train, dev = tr[st.train_pos], tr[st.dev_pos]
+        out.append((train, dev, st))
+    return out
+
+
+def _check_l2(l2, G: int) -> np.ndarray:
+    l2 = np.asarray(l2, dtype=np.float64)
+    if l2.ndim == 1:
+        l2 = np.broadcast_to(l2[None, :], (G, len(l2)))
+    if l2.shape[0] != G:
+        raise ValueError(f"l2 has {l2.shape[0]} rows for {G} groups")
+    return np.array(l2, dtype=np.float64, copy=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# Batched engine
+# ----------------------------------------------------------------------------------------------
+class _Optim:
+    """torch's Adam / RMSprop / SGD update, element-wise, with per-member weight decay and step."""
+
+    def __init__(self, method: str, hp: dict, params: list[torch.Tensor], kinds: list[str], wd: torch.Tensor):
+        self.method, self.hp, self.kinds = method, hp, kinds
+        self.wd = wd  # [G, L]
+        self.step_t = torch.zeros(wd.shape, dtype=torch.float64, device=wd.device)
+        self.state: list[list[torch.Tensor]] = []
+        for p in params:
+            if method == "adam":
+                self.state.append([torch.zeros_like(p), torch.zeros_like(p)])
+            elif method == "rmsprop":
+                st = [torch.zeros_like(p)]
+                if hp["momentum"] > 0:
+                    st.append(torch.zeros_like(p))
+                if hp["centered"]:
+                    st.append(torch.zeros_like(p))
+                self.state.append(st)
+            else:
+                self.state.append([torch.zeros_like(p)] if hp["momentum"] != 0 else [])
+
+    def select(self, keep: torch.Tensor) -> None:
+        self.wd = self.wd[keep]
+        self.step_t = self.step_t[keep]
+        self.state = [[s[keep] for s in st] for st in self.state]
+
+    def step(self, params: list[torch.Tensor], grads: list[torch.Tensor], upd: torch.Tensor | None) -> None:
+        """Update in place; members with ``upd == False`` keep parameters, state and step."""
+        if upd is not None:
+            saved = [p.clone() for p in params] + [s.clone() for st in self.state for s in st]
+            self.step_t += upd.to(self.step_t.dtype)
+        else:
+            self.step_t += 1
+        hp, dt = self.hp, params[0].dtype
+        if self.method == "adam":
+            b1, b2 = hp["beta1"], hp["beta2"]
+            step_size = (hp["lr"] / (1 - b1**self.step_t)).to(dt)
+            bc2_sqrt = torch.sqrt(1 - b2**self.step_t).to(dt)
+        wd = self.wd.to(dt)
+        for p, g, kind, st in zip(params, grads, self.kinds, self.state):
+            g = g.add(p * _member_view(wd, p, kind))
+            if self.method == "adam":
+                m, v = st
+                m.lerp_(g, 1 - b1)
+                v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                denom = (v.sqrt() / _member_view(bc2_sqrt, p, kind)).add_(hp["eps"])
+                p.sub_((m / denom) * _member_view(step_size, p, kind))
+            elif self.method == "rmsprop":
+                v = st[0]
+                alpha = hp["alpha"]
+                v.mul_(alpha).addcmul_(g, g, value=1 - alpha)
+                if hp["centered"]:
+                    ga = st[-1]
+                    ga.lerp_(g, 1 - alpha)
+                    avg = v.addcmul(ga, ga, value=-1).sqrt_()
+                else:
+                    avg = v.sqrt()
+                avg = avg.add_(hp["eps"])
+                if hp["momentum"] > 0:
+                    buf = st[1]
+                    buf.mul_(hp["momentum"]).addcdiv_(g, avg)
+                    p.add_(buf, alpha=-hp["lr"])
+                else:
+                    p.addcdiv_(g, avg, value=-hp["lr"])
+            else:  # sgd
+                if hp["momentum"] != 0:
+                    buf = st[0]
+                    first = _member_view(self.step_t == 1, p, kind)
+                    buf.copy_(torch.where(first, g, buf * hp["momentum"] + g * (1 - hp["dampening"])))
+                    g = g.add(buf, alpha=hp["momentum"]) if hp["nesterov"] else buf
+                p.add_(g, alpha=-hp["lr"])
+        if upd is not None:
+            live = [p for p in params] + [s for st in self.state for s in st]
+            kinds = list(self.kinds) + [k for k, st in zip(self.kinds, self.state) for _ in st]
+            for t, old, kind in zip(live, saved, kinds):
+                t.copy_(torch.where(_member_view(upd, t, kind), t, old))
+
+
+def _grads(Xb, yb, coef, w, nhid, dropout, gen):
+    """Gradients of sum over members of the member's mean cross-entropy on its batch."""
+    G, B, d = Xb.shape
+    if nhid == 0:
+        W, b = w
+        L, C = W.shape[2], W.shape[3]
+        logits = torch.bmm(Xb, W.reshape(G, d, L * C)).view(G, B, L, C) + b.unsqueeze(1)
+    else:
+        W1, b1, W2, b2 = w
+        L, h = W1.shape[2], W1.shape[3]
+        z1 = torch.bmm(Xb, W1.reshape(G, d, L * h)).view(G, B, L, h) + b1.unsqueeze(1)
+        if dropout > 0:
+            keep = (torch.rand(z1.shape, generator=gen, device=z1.device, dtype=z1.dtype) >= dropout).to(z1.dtype)
+            keep = keep / (1 - dropout)
+            z1 = z1 * keep
+        a = torch.sigmoid(z1)
+        C = W2.shape[3]
+        logits = torch.einsum("gblh,glhc->gblc", a, W2) + b2.unsqueeze(1)
+    dl = torch.softmax(logits, dim=-1)
+    dl.scatter_add_(-1, yb.view(G, B, 1, 1).expand(G, B, L, 1), torch.full((G, B, L, 1), -1.0, dtype=dl.dtype, device=dl.device))
+    dl.mul_(coef.reshape(G, B, 1, 1))
+    if nhid == 0:
+        gW = torch.bmm(Xb.transpose(1, 2), dl.reshape(G, B, L * C)).view(G, d, L, C)
+        return [gW, dl.sum(1)]
+    gW2 = torch.einsum("gblh,gblc->glhc", a, dl)
+    gb2 = dl.sum(1)
+    dz = torch.einsum("gblc,glhc->gblh", dl, W2).mul_(a * (1 - a))
+    if dropout > 0:
+        dz.mul_(keep)
+    gW1 = torch.bmm(Xb.transpose(1, 2), dz.reshape(G, B, L * h)).view(G, d, L, h)
+    return [gW1, dz.sum(1), gW2, gb2]
+
+
+@torch.no_grad()
+def _count_correct(w, nhid, Xsrc, ysrc, dev_idx: torch.Tensor, dev_mask: torch.Tensor) -> torch.Tensor:
+    """Dev examples right per member ``[G, L]``; dev sets are padded ``[G, Nd]`` index rows."""
+    G, Nd = dev_idx.shape
+    L = w[0].shape[2]
+    width = max(Xsrc.shape[1], L * (nhid or 1), L * w[-1].shape[-1])
+    chunk = max(1, _EVAL_BUDGET // max(1, Nd * width))
+    out = []
+    for s in range(0, G, chunk):
+        sl = slice(s, s + chunk)
+        logits = _forward(Xsrc[dev_idx[sl]], [t[sl] for t in w], nhid)  # [g, Nd, L, C]
+        right = logits.argmax(-1) == ysrc[dev_idx[sl]].unsqueeze(-1)
+        out.append((right & dev_mask[sl].unsqueeze(-1)).sum(1))
+    return torch.cat(out) if out else torch.zeros((0, L), dtype=torch.long, device=Xsrc.device)
+
+
+def _pad_rows(rows: list[np.ndarray], width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    width = max((len(r) for r in rows), default=0) if width is None else width
+    idx = np.zeros((len(rows), width), dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=bool)
+    for i, r in enumerate(rows):
+        idx[i, : len(r)] = r
+        mask[i, : len(r)] = True
+    return idx, mask
+
+
+def fit_batched(
+    X,
+    y,
+    groups: Sequence[Group],
+    l2,
+    params: ProtocolParams,
+    nclasses: int,
+    *,
+    Xdev=None,
+    ydev=None,
+    dtype: torch.dtype = torch.float32,
+    device: str | None = None,
+) -> FitResult:
+    """Train the ``[G, L]`` grid of SentEval classifiers at once.
+
+    ``l2`` is ``[L]`` (same values for every group) or ``[G, L]``.
+    """
+    G = len(groups)
+    l2 = _check_l2(l2, G)
+    L = l2.shape[1]
+    dev = torch.device(resolve_device(device or params.device))
+    method, hp = parse_optim(params.optim)
+    nhid, B = int(params.nhid), int(params.batch_size)
+
+    Xt = _as_tensor(X, dtype, dev)
+    yt = torch.as_tensor(np.asarray(y), device=dev).long()
+    if Xdev is not None:
+        Xd, yd = _as_tensor(Xdev, dtype, dev), torch.as_tensor(np.asarray(ydev), device=dev).long()
+    else:
+        Xd, yd = Xt, yt
+    d = Xt.shape[1]
+
+    resolved = _resolve_groups(groups, params.seed)
+    g_train = [r[0] for r in resolved]
+    g_stream = [r[2] for r in resolved]
+    ndev = np.array([len(r[1]) for r in resolved], dtype=np.int64)
+    dev_idx_np, dev_mask_np = _pad_rows([r[1] for r in resolved])
+    dev_idx_all = torch.as_tensor(dev_idx_np, device=dev)
+    dev_mask_all = torch.as_tensor(dev_mask_np, device=dev)
+
+    # Identical initial weights for every member (SentEval reseeds torch in each constructor).
+    model = init_torch_model(d, nclasses, nhid, float(params.dropout), params.seed)
+    lins = [m for m in model if isinstance(m, nn.Linear)]
+    if nhid == 0:
+        w0 = [lins[0].weight.detach().t(), lins[0].bias.detach()]
+        kinds = ["in", "bias"]
+        shapes = [(G, d, L, nclasses), (G, L, nclasses)]
+        views = [w0[0][None, :, None, :], w0[1][None, None, :]]
+    else:
+        w0 = [lins[0].weight.detach().t(), lins[0].bias.detach(), lins[1].weight.detach().t(), lins[1].bias.detach()]
+        kinds = ["in", "bias", "out", "bias"]
+        shapes = [(G, d, L, nhid), (G, L, nhid), (G, L, nhid, nclasses), (G, L, nclasses)]
+        views = [w0[0][None, :, None, :], w0[1][None, None, :], w0[2][None, None], w0[3][None, None, :]]
+    w = [v.to(device=dev, dtype=dtype).expand(s).contiguous() for v, s in zip(views, shapes)]
+    best_w = [t.clone() for t in w]
+
+    opt = _Optim(method, hp, w, kinds, torch.as_tensor(l2, device=dev))
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(params.seed)
+
+    alive = np.ones((G, L), dtype=bool)
+    best = np.full((G, L), -1, dtype=np.int64)
+    count = np.zeros((G, L), dtype=np.int64)
+    nepoch_stop = np.zeros((G, L), dtype=np.int64)
+    live = np.arange(G)  # groups with at least one member still training
+    live_t = torch.as_tensor(live, device=dev)
+    nepoch = 0
+    while alive.any() and nepoch <= params.max_epoch:
+        alive_live = torch.as_tensor(alive[live], device=dev)
+        for epoch in range(nepoch, nepoch + params.epoch_size):
+            perms = {}
+            rows = []
+            for g in live:
+                st = g_stream[g]
+                if id(st) not in perms:
+                    perms[id(st)] = st.perm(epoch)
+                rows.append(g_train[g][perms[id(st)]])
+            nmax = max(len(r) for r in rows)
+            S = -(-nmax // B)
+            idx_np, mask_np = _pad_rows(rows, S * B)
+            cnt_np = mask_np.reshape(len(live), S, B).sum(-1)  # [Ga, S]
+            coef_np = mask_np.reshape(len(live), S, B) / np.maximum(cnt_np, 1)[:, :, None]
+            idx = torch.as_tensor(idx_np, device=dev).view(len(live), S, B)
+            coef = torch.as_tensor(coef_np, device=dev, dtype=dtype)
+            has_batch = cnt_np > 0  # [Ga, S]
+            all_alive = bool(alive[live].all())
+            for s in range(S):
+                bi = idx[:, s]
+                grads = _grads(Xt[bi], yt[bi], coef[:, s], w, nhid, float(params.dropout), gen)
+                if all_alive and has_batch[:, s].all():
+                    opt.step(w, grads, None)
+                else:
+                    upd = alive_live & torch.as_tensor(has_batch[:, s], device=dev)[:, None]
+                    opt.step(w, grads, upd)
+        nepoch += params.epoch_size
+
+        correct = _count_correct(w, nhid, Xd, yd, dev_idx_all[live_t], dev_mask_all[live_t]).cpu().numpy()
+        a_live = alive[live]
+        improved = a_live & (correct > best[live])
+        if improved.any():
+            imp_t = torch.as_tensor(improved, device=dev)
+            for bw, cw, kind in zip(best_w, w, kinds):
+                bw[live_t] = torch.where(_member_view(imp_t, cw, kind), cw, bw[live_t])
+        best[live] = np.where(improved, correct, best[live])
+        nonimp = a_live & ~improved
+        stop = nonimp & (count[live] >= params.tenacity)
+        count[live] += nonimp
+        alive[live] = a_live & ~stop
+        nepoch_stop[live] = np.where(a_live, nepoch, nepoch_stop[live])
+
+        keep = alive[live].any(1)
+        if not keep.all() and keep.any():
+            keep_t = torch.as_tensor(keep, device=dev)
+            w = [t[keep_t] for t in w]
+            opt.select(keep_t)
+            live = live[keep]
+            live_t = torch.as_tensor(live, device=dev)
+        elif not keep.any():
+            break
+
+    return FitResult(best_w, best, ndev, nepoch_stop, nhid, nclasses)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sequential reference engine
+# ----------------------------------------------------------------------------------------------
+def _torch_optimizer(method: str, hp: dict, parameters, l2reg: float):
+    if method == "adam":
+        return torch.optim.Adam(parameters, lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"], weight_decay=l2reg)
+    if method == "rmsprop":
+        return torch.optim.RMSprop(
+            parameters, lr=hp["lr"], alpha=hp["alpha"], eps=hp["eps"], weight_decay=l2reg,
+            momentum=hp["momentum"], centered=bool(hp["centered"]),
+        )
+    return torch.optim.SGD(
+        parameters, lr=hp["lr"], momentum=hp["momentum"], dampening=hp["dampening"],
+        weight_decay=l2reg, nesterov=bool(hp["nesterov"]),
+    )
+
+
+class SequentialClassifier:
+    """One SentEval ``MLP`` probe, trained exactly as ``PyTorchClassifier.fit`` trains it.
+
+    Differences are only in plumbing: numpy draws come from a private ``RandomState(seed)``
+    (SentEval reseeds the global one in the constructor: same numbers), torch's global generator
+    is forked so callers are not disturbed, and tensors live on ``device``.
+    """
+
+    def __init__(self, inputdim: int, nclasses: int, l2reg: float, params: ProtocolParams,
+                 dtype: torch.dtype = torch.float32, device: str | None = None):
+        self.params, self.l2reg, self.nclasses = params, l2reg, nclasses
+        self.device = torch.device(resolve_device(device or params.device))
+        self.dtype = dtype
+        self.rs = np.random.RandomState(params.seed)
+        self._torch_state = None
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(params.seed)
+            self.model = init_torch_model(inputdim, nclasses, params.nhid, params.dropout, None)
+            self._torch_state = torch.get_rng_state()
+        self.model = self.model.to(device=self.device, dtype=dtype)
+        method, hp = parse_optim(params.optim)
+        self.optimizer = _torch_optimizer(method, hp, self.model.parameters(), l2reg)
+        self.loss_fn = nn.CrossEntropyLoss()
+
+    def fit(self, X, y, validation_data=None, validation_split=None):
+        p = self.params
+        if validation_data is not None:
+            trainX, trainy = X, y
+            devX, devy = validation_data
+        else:
+            permutation = self.rs.permutation(len(X))
+            cut = int(validation_split * len(X))
+            trainidx, devidx = permutation[cut:], permutation[0:cut]
+            trainX, trainy, devX, devy = X[trainidx], y[trainidx], X[devidx], y[devidx]
+        trainX = _as_tensor(trainX, self.dtype, self.device)
+        trainy = torch.as_tensor(np.asarray(trainy), device=self.device).long()
+        self.nepoch = 0
+        bestaccuracy = -1
+        stop_train = False
+        early_stop_count = 0
+        bestmodel = copy.deepcopy(self.model)
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(self._torch_state)  # dropout masks continue SentEval's stream
+            while not stop_train and self.nepoch <= p.max_epoch:
+                self._trainepoch(trainX, trainy, p.epoch_size)
+                accuracy = self.score(devX, devy)
+                if accuracy > bestaccuracy:
+                    bestaccuracy = accuracy
+                    bestmodel = copy.deepcopy(self.model)
+                else:
+                    if early_stop_count >= p.tenacity:
+                        stop_train = True
+                    early_stop_count += 1
+        self.model = bestmodel
+        self.bestaccuracy = bestaccuracy
+        return bestaccuracy
+
+    def _trainepoch(self, X, y, epoch_size):
+        self.model.train()
+        B = self.params.batch_size
+        for _ in range(epoch_size):
+            permutation = torch.as_tensor(self.rs.permutation(len(X)), device=self.device)
+            for i in range(0, len(X), B):
+                idx = permutation[i : i + B]
+                loss = self.loss_fn(self.model(X[idx]), y[idx])
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+        self.nepoch += epoch_size
+
+    @torch.no_grad()
+    def predict(self, X) -> np.ndarray:
+        self.model.eval()
+        Xt = _as_tensor(X, self.dtype, self.device)
+        out = [self.model(Xt[i : i + self.params.batch_size]).argmax(1) for i in range(0, len(Xt), self.params.batch_size)]
+        return torch.cat(out).cpu().numpy().astype(np.int64) if out else np.zeros(0, np.int64)
+
+    def score(self, X, y) -> float:
+        yhat = self.predict(X)
+        return 1.0 * int((yhat == np.asarray(y)).sum()) / len(yhat)
+
+
+def fit_sequential(
+    X,
+    y,
+    groups: Sequence[Group],
+    l2,
+    params: ProtocolParams,
+    nclasses: int,
+    *,
+    Xdev=None,
+    ydev=None,
+    dtype: torch.dtype = torch.float32,
+    device: str | None = None,
+) -> FitResult:
+    """Reference engine: each member is its own :class:`SequentialClassifier`, one at a time."""
+    G = len(groups)
+    l2 = _check_l2(l2, G)
+    L = l2.shape[1]
+    X = np.asarray(X)
+    y = np.asarray(y)
+    Xd, yd = (X, y) if Xdev is None else (np.asarray(Xdev), np.asarray(ydev))
+    members = [[None] * L for _ in range(G)]
+    best = np.zeros((G, L), dtype=np.int64)
+    nep = np.zeros((G, L), dtype=np.int64)
+    ndev = np.zeros(G, dtype=np.int64)
+    for g, grp in enumerate(groups):
+        tr = np.asarray(grp.train_idx)
+        for l in range(L):
+            clf = SequentialClassifier(X.shape[1], nclasses, float(l2[g, l]), params, dtype, device)
+            if grp.dev_idx is not None:
+                dv = np.asarray(grp.dev_idx)
+                acc = clf.fit(X[tr], y[tr], validation_data=(Xd[dv], yd[dv]))
+                ndev[g] = len(dv)
+            else:
+                acc = clf.fit(X[tr], y[tr], validation_split=grp.validation_split)
+                ndev[g] = int(grp.validation_split * len(tr))
+            best[g, l] = int(round(acc * ndev[g]))
+            nep[g, l] = clf.nepoch
+            members[g][l] = clf
+    # Stack into the engine layout.
+    lin = lambda c: [m for m in c.model if isinstance(m, nn.Linear)]  # noqa: E731
+    if params.nhid == 0:
+        W = torch.stack([torch.stack([lin(c)[0].weight.detach().t() for c in row], 1) for row in members])
+        b = torch.stack([torch.stack([lin(c)[0].bias.detach() for c in row]) for row in members])
+        weights = [W, b]
+    else:
+        W1 = torch.stack([torch.stack([lin(c)[0].weight.detach().t() for c in row], 1) for row in members])
+        b1 = torch.stack([torch.stack([lin(c)[0].bias.detach() for c in row]) for row in members])
+        W2 = torch.stack([torch.stack([lin(c)[1].weight.detach().t() for c in row]) for row in members])
+        b2 = torch.stack([torch.stack([lin(c)[1].bias.detach() for c in row]) for row in members])
+        weights = [W1, b1, W2, b2]
+    return FitResult(weights, best, ndev, nep, params.nhid, nclasses)
+
+
+def fit_members(X, y, groups, l2, params, nclasses, *, engine: str = "batched", **kw) -> FitResult:
+    """Dispatch to :func:`fit_batched` (default) or the sequential reference :func:`fit_sequential`."""
+    if engine == "batched":
+        return fit_batched(X, y, groups, l2, params, nclasses, **kw)
+    if engine == "sequential":
+        return fit_sequential(X, y, groups, l2, params, nclasses, **kw)
+    raise ValueError(f"unknown engine {engine!r}")

@@ -1,0 +1,74 @@
+"""Parameters of the SentEval classifier protocol (prototyping and paper-comparable sets).
+
+See /work/shared/docs/senteval-protocol.md. The optimizer string follows SentEval's
+``get_optimizer`` syntax: ``"adam"`` or ``"adam,lr=0.001"``; unspecified hyper-parameters
+take torch's defaults, exactly as SentEval constructs ``optim_fn(params, **optim_params)``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["ProtocolParams", "PROTOTYPE", "FULL", "parse_optim", "resolve_device", "OPTIM_DEFAULTS"]
+
+
+@dataclass(frozen=True)
+class ProtocolParams:
+    name: str = "prototype"  # or "full"
+    kfold: int = 5  # full: 10
+    optim: str = "rmsprop"  # full: "adam"
+    batch_size: int = 128  # full: 64
+    tenacity: int = 3  # full: 5
+    epoch_size: int = 2  # full: 4
+    max_epoch: int = 200
+    nhid: int = 0  # >0: Linear -> Dropout -> Sigmoid -> Linear
+    dropout: float = 0.0
+    seed: int = 1111
+    l2_grid: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
+    device: str = "auto"  # auto -> cuda if available else cpu
+
+
+PROTOTYPE = ProtocolParams()
+FULL = ProtocolParams(name="full", kfold=10, optim="adam", batch_size=64, tenacity=5, epoch_size=4)
+
+# torch.optim defaults of the optimizers the batched engine implements (torch 2.x).
+OPTIM_DEFAULTS: dict[str, dict[str, float]] = {
+    "adam": {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0},
+    "rmsprop": {"lr": 1e-2, "alpha": 0.99, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.0, "centered": 0.0},
+    "sgd": {"lr": float("nan"), "momentum": 0.0, "dampening": 0.0, "weight_decay": 0.0, "nesterov": 0.0},
+}
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
+
+
+def parse_optim(spec: str) -> tuple[str, dict[str, float]]:
+    """Parse SentEval's optimizer string into (method, full hyper-parameter dict).
+
+    ``"rmsprop"`` -> ("rmsprop", torch defaults); ``"sgd,lr=0.1"`` -> lr overridden.
+    The weight decay is always overwritten by the protocol's L2 value afterwards, as in SentEval.
+    """
+    spec = spec.strip()
+    method, _, rest = spec.partition(",")
+    method = method.strip().lower()
+    if method not in OPTIM_DEFAULTS:
+        raise ValueError(f"optimizer {method!r} not supported (supported: {sorted(OPTIM_DEFAULTS)})")
+    values = dict(OPTIM_DEFAULTS[method])
+    if rest:
+        for item in rest.split(","):
+            key, eq, val = item.partition("=")
+            key, val = key.strip(), val.strip()
+            if not eq or _NUMBER.match(val) is None:
+                raise ValueError(f"bad optimizer parameter {item!r} in {spec!r}")
+            if key not in values:
+                raise ValueError(f"unexpected parameter {key!r} for {method}: expected {sorted(values)}")
+            values[key] = float(val)
+    if method == "sgd" and values["lr"] != values["lr"]:
+        raise ValueError("sgd needs an explicit lr, as in SentEval: 'sgd,lr=0.1'")
+    return method, values
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device

@@ -1,0 +1,153 @@
+"""The SentEval regimes on small synthetic data, and their fold assignment."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.model_selection import StratifiedKFold
+
+from evaluation import regimes
+from evaluation.protocol import ProtocolParams
+from evaluation.regimes import (kfold_folds, kfold_then_test, nested_cv, nested_folds, relatedness,
+                                tai_target, train_dev_test)
+
+FAST = ProtocolParams(kfold=3, max_epoch=30)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def _blobs(n, d=5, nclasses=2, sep=6.0, seed=0):
+    rs = np.random.RandomState(seed)
+    y = np.arange(n) % nclasses
+    centers = rs.randn(nclasses, d) * sep
+    return (centers[y] + rs.randn(n, d)).astype(np.float32), y
+
+
+# ---------------------------------------------------------------------------- folds
+def test_nested_folds_are_stratified_kfold_on_the_given_order():
+    y = np.array([0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1, 1, 0, 1, 1, 0, 0])
+    folds = nested_folds(y, 3)
+    ref = list(StratifiedKFold(3, shuffle=True, random_state=1111).split(np.zeros(len(y)), y))
+    assert len(folds) == 3
+    for (tr, te, inner), (rtr, rte) in zip(folds, ref):
+        np.testing.assert_array_equal(tr, rtr)
+        np.testing.assert_array_equal(te, rte)
+        rin = list(StratifiedKFold(3, shuffle=True, random_state=1111).split(np.zeros(len(rtr)), y[rtr]))
+        for (itr, ite), (a, b) in zip(inner, rin):
+            np.testing.assert_array_equal(itr, rtr[a])
+            np.testing.assert_array_equal(ite, rtr[b])
+
+
+def test_kfold_folds_use_the_seed():
+    y = np.arange(30) % 3
+    ref = list(StratifiedKFold(5, shuffle=True, random_state=42).split(np.zeros(30), y))
+    for (a, b), (c, e) in zip(kfold_folds(y, 5, 42), ref):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, e)
+
+
+# ---------------------------------------------------------------------------- Tai target
+def test_tai_target_hand_computed():
+    got = tai_target(np.array([3.6, 1.0, 5.0, 4.5, 2.25]))
+    want = np.array([
+        [0, 0, 0.4, 0.6, 0],
+        [1, 0, 0, 0, 0],
+        [0, 0, 0, 0, 1],
+        [0, 0, 0, 0.5, 0.5],
+        [0, 0.75, 0.25, 0, 0],
+    ], dtype=np.float32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, atol=1e-6)
+
+
+def test_tai_target_outside_range_as_senteval():
+    # STS-B scores lie in 0..5: floor 0 only fills class 0 with y itself (the row sums to y).
+    got = tai_target([0.0, 0.4, 0.999, 5.5, -0.5])
+    np.testing.assert_allclose(got[0], [0, 0, 0, 0, 0])
+    np.testing.assert_allclose(got[1], [0.4, 0, 0, 0, 0], atol=1e-6)
+    np.testing.assert_allclose(got[2], [0.999, 0, 0, 0, 0], atol=1e-6)
+    np.testing.assert_allclose(got[3], [0, 0, 0, 0, 0.5], atol=1e-6)
+    np.testing.assert_allclose(got[4], [0, 0, 0, 0, 0])
+
+
+def test_tai_target_equals_encode_labels_loop():
+    scores = np.random.RandomState(3).uniform(-0.5, 5.5, size=200)
+    scores[:20] = np.round(scores[:20])
+    ref = np.zeros((len(scores), 5), dtype=np.float32)
+    for j, y in enumerate(scores):  # SentEval's encode_labels, transcribed as a loop
+        for i in range(5):
+            if i + 1 == np.floor(y) + 1:
+                ref[j, i] = y - np.floor(y)
+            if i + 1 == np.floor(y):
+                ref[j, i] = np.floor(y) - y + 1
+    np.testing.assert_array_equal(tai_target(scores), ref)
+
+
+# ---------------------------------------------------------------------------- regimes
+def test_nested_cv_separable_and_random():
+    X, y = _blobs(150)
+    res = nested_cv(X, y, FAST, 2)
+    assert set(res) == {"devacc", "acc", "ndev", "ntest"}
+    assert res["acc"] >= 99 and res["devacc"] >= 99
+    assert res["ndev"] == res["ntest"] == 150
+    yr = np.random.RandomState(1).randint(0, 2, size=150)
+    res = nested_cv(np.random.RandomState(2).randn(150, 5).astype(np.float32), yr, FAST, 2)
+    assert 30 <= res["acc"] <= 70
+
+
+def test_nested_cv_batched_equals_sequential():
+    X, y = _blobs(90, sep=0.8, seed=4)
+    p = ProtocolParams(kfold=3, max_epoch=10, batch_size=16)
+    a = nested_cv(X, y, p, 2)
+    b = nested_cv(X, y, p, 2, engine="sequential")
+    assert a == b
+
+
+def test_kfold_then_test_multiclass():
+    X, y = _blobs(180, nclasses=3)
+    Xt, yt = _blobs(60, nclasses=3)
+    res = kfold_then_test(X, y, Xt, yt, FAST, 3)
+    assert set(res) == {"devacc", "acc", "ndev", "ntest", "yhat"}
+    assert res["yhat"].shape == (60,) and res["yhat"].dtype == np.int64
+    assert res["acc"] >= 99 and res["ndev"] == 180 and res["ntest"] == 60
+    seq = kfold_then_test(X, y, Xt, yt, ProtocolParams(kfold=3, max_epoch=6), 3, engine="sequential")
+    bat = kfold_then_test(X, y, Xt, yt, ProtocolParams(kfold=3, max_epoch=6), 3)
+    np.testing.assert_array_equal(seq.pop("yhat"), bat.pop("yhat"))
+    assert seq == bat
+
+
+def test_train_dev_test():
+    X, y = _blobs(200, nclasses=2, sep=0.5, seed=5)
+    args = (X[:120], y[:120], X[120:160], y[120:160], X[160:], y[160:])
+    res = train_dev_test(*args, FAST, 2)
+    assert set(res) == {"devacc", "acc", "ndev", "ntest"}
+    assert res["ndev"] == 40 and res["ntest"] == 40
+    assert res == train_dev_test(*args, FAST, 2, engine="sequential")  # sequential refits
+    Xs, ys = _blobs(200, nclasses=2, sep=8, seed=6)
+    assert train_dev_test(Xs[:120], ys[:120], Xs[120:160], ys[120:160], Xs[160:], ys[160:], FAST, 2)["acc"] == 100
+
+
+def test_relatedness_learns_and_matches_reference_loop():
+    rs = np.random.RandomState(0)
+    n, d = 160, 6
+    X = rs.randn(n, d).astype(np.float32)
+    scores = np.clip(3 + 1.5 * np.tanh(X[:, 0] + X[:, 1]) + 0.2 * rs.randn(n), 1, 5)
+    tr, dv, te = slice(0, 100), slice(100, 130), slice(130, 160)
+    res = relatedness(X[tr], scores[tr], X[dv], scores[dv], X[te], scores[te], FAST)
+    assert set(res) == {"devpearson", "pearson", "spearman", "mse", "yhat", "ndev", "ntest"}
+    assert res["ndev"] == 30 and res["ntest"] == 30 and res["yhat"].shape == (30,)
+    assert res["pearson"] > 0.8 and res["devpearson"] > 0.8 and res["mse"] < 0.5
+    ref = relatedness(X[tr], scores[tr], X[dv], scores[dv], X[te], scores[te], FAST, engine="sequential")
+    np.testing.assert_allclose(res["yhat"], ref["yhat"], atol=1e-4)
+    assert abs(res["devpearson"] - ref["devpearson"]) < 1e-5
+
+
+def test_regimes_module_exports():
+    for name in ("nested_cv", "kfold_then_test", "train_dev_test", "relatedness", "tai_target"):
+        assert callable(getattr(regimes, name))
