@@ -23,7 +23,7 @@ def build_encoder(cfg: DictConfig, sentences_fn):
         if not path.is_file():
             raise FileNotFoundError(f"checkpoint not found: {path}: pass ckpt_path=<run dir>/checkpoints/<file>.ckpt")
         model = SentenceModel.load_checkpoint(str(path), map_location="cpu").eval()
-        return model, {**model.describe(), "source": f"checkpoint {path}"}
+        return model, {"name": f"checkpoint:{path.stem}", **model.describe(), "source": f"checkpoint {path}"}
     target = cfg.encoder.get("_target_")
     if not target:
         raise ValueError("encoder config has no _target_: pick one of conf/encoder/*.yaml, e.g. encoder=bow_glove")
@@ -40,7 +40,7 @@ def build_encoder(cfg: DictConfig, sentences_fn):
     sentences = sentences_fn()
     vocab = Vocab.from_sentences(tokenizer(s) for s in sentences)
     model = untrained_model(cfg.encoder, vocab, tokenizer, seed=int(cfg.seed)).eval()
-    return model, {**model.describe(), "source": "untrained",
+    return model, {"name": f"{target.rsplit('.', 1)[-1]}-untrained", **model.describe(), "source": "untrained",
                    "untrained": f"random init (seed {cfg.seed}); vocabulary of {len(vocab)} words built from the "
                                 f"{len(sentences)} distinct sentences of the requested tasks, tokenizer "
                                 f"{tokenizer.to_dict()}",

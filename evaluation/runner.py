@@ -167,7 +167,7 @@ def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, 
             else:
                 writer.add_result(name, result)
                 if console is not None:
-                    progress.console.print(_summary_line(name, result), highlight=False)
+                    progress.console.print(_summary_line(name, result), highlight=False, soft_wrap=True)
             finally:
                 cache.forget([s for s in task.data.sentences() if last_use.get(s) == i])
                 task.data = None  # free the text too

@@ -79,3 +79,35 @@ def test_real_data_counts():
     sts_totals = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186}
     for task, total in sts_totals.items():
         assert TASKS[task].loader(root).n == total, task
+
+
+def test_cli_untrained_neural_encoder(senteval_root, tmp_path):
+    pytest.importorskip("objectives.module")
+    out = tmp_path / "r.json"
+    proc = _evaluate(senteval_root, "encoder=bow", "encoder.embed_dim=8", "tasks=[STS13]", f"results_file={out}",
+                     cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    enc = json.loads(out.read_text())["encoder"]
+    assert enc["source"] == "untrained" and "random init" in enc["untrained"] and enc["output_dim"] == 8
+
+
+def test_cli_checkpoint(senteval_root, tmp_path):
+    module = pytest.importorskip("objectives.module")
+    import torch
+
+    from datamodules.text import Tokenizer, Vocab
+
+    tok = Tokenizer(kind="whitespace", lowercase=True)
+    vocab = Vocab.from_sentences([["good", "movie"], ["bad", "film"]])
+    cfg = {"_target_": "encoders.bow.BagOfWordsEncoder", "embed_dim": 8, "pooling": "mean",
+           "embedding_init": "random", "freeze_embeddings": False, "dropout": 0.0}
+    model = module.untrained_model(cfg, vocab, tok, seed=3)
+    ckpt = tmp_path / "m.ckpt"
+    torch.save({"vocab": vocab.itos, "hyper_parameters": dict(model.hparams), "state_dict": model.state_dict()}, ckpt)
+    out = tmp_path / "r.json"
+    proc = _evaluate(senteval_root, f"ckpt_path={ckpt}", "tasks=[STS13]", f"results_file={out}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    assert doc["encoder"]["source"].startswith("checkpoint") and "STS13" in doc["results"]
+    bad = _evaluate(senteval_root, f"ckpt_path={tmp_path / 'nope.ckpt'}", "tasks=[STS13]", cwd=tmp_path)
+    assert bad.returncode == 2 and "checkpoint not found" in bad.stderr and "Traceback" not in bad.stderr
