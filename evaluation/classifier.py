@@ -304,7 +304,10 @@ class _Optim:
 
 
 def _grads(Xb, yb, coef, w, nhid, dropout, gen):
-    """Gradients of sum over members of the member's mean cross-entropy on its batch."""
+    """Gradients of sum over members of the member's mean cross-entropy on its batch.
+
+    ``yb`` is the one-hot target ``[G, B, C]``; ``coef`` is ``mask / rows`` ``[G, B]``.
+    """
     G, B, d = Xb.shape
     if nhid == 0:
         W, b = w
@@ -321,8 +324,11 @@ def _grads(Xb, yb, coef, w, nhid, dropout, gen):
         a = torch.sigmoid(z1)
         C = W2.shape[3]
         logits = torch.einsum("gblh,glhc->gblc", a, W2) + b2.unsqueeze(1)
-    dl = torch.softmax(logits, dim=-1)
-    dl.scatter_add_(-1, yb.view(G, B, 1, 1).expand(G, B, L, 1), torch.full((G, B, L, 1), -1.0, dtype=dl.dtype, device=dl.device))
+    # softmax(logits) - onehot(y), scaled by 1 / (rows in the member's batch); torch.softmax is
+    # slow over a last dimension of 2, so spell it out.
+    dl = (logits - logits.amax(-1, keepdim=True)).exp_()
+    dl.div_(dl.sum(-1, keepdim=True))
+    dl.sub_(yb.unsqueeze(2))
     dl.mul_(coef.reshape(G, B, 1, 1))
     if nhid == 0:
         gW = torch.bmm(Xb.transpose(1, 2), dl.reshape(G, B, L * C)).view(G, d, L, C)
@@ -388,6 +394,7 @@ def fit_batched(
 
     Xt = _as_tensor(X, dtype, dev)
     yt = torch.as_tensor(np.asarray(y), device=dev).long()
+    onehot = torch.nn.functional.one_hot(yt, nclasses).to(dtype)
     if Xdev is not None:
         Xd, yd = _as_tensor(Xdev, dtype, dev), torch.as_tensor(np.asarray(ydev), device=dev).long()
     else:
@@ -450,7 +457,7 @@ def fit_batched(
             all_alive = bool(alive[live].all())
             for s in range(S):
                 bi = idx[:, s]
-                grads = _grads(Xt[bi], yt[bi], coef[:, s], w, nhid, float(params.dropout), gen)
+                grads = _grads(Xt[bi], onehot[bi], coef[:, s], w, nhid, float(params.dropout), gen)
                 if all_alive and has_batch[:, s].all():
                     opt.step(w, grads, None)
                 else:

@@ -109,8 +109,10 @@ def kfold_then_test(Xtrain, ytrain, Xtest, ytest, params: ProtocolParams, nclass
 
 
 def train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclasses: int, *,
-                   engine: str = "batched", **kw) -> dict:
+                   engine: str = "batched", noreg: bool = False, **kw) -> dict:
     """Train on train for each L2, early-stop on dev, pick by dev accuracy, report test accuracy.
+
+    ``noreg=True`` is SentEval's ``config['noreg']`` (SNLI): the grid becomes ``[1e-9]``.
 
     SentEval refits the chosen L2 value from scratch on the same data with the same seed, which
     reproduces the member trained in the sweep; the batched engine reuses that member
@@ -118,7 +120,7 @@ def train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclas
     """
     Xtr, Xdev, Xte = np.asarray(Xtr), np.asarray(Xdev), np.asarray(Xte)
     ytr, ydev, yte = _labels(ytr), _labels(ydev), _labels(yte)
-    regs = list(params.l2_grid)
+    regs = [1e-9] if noreg else list(params.l2_grid)
     group = [Group(np.arange(len(ytr)), np.arange(len(ydev)))]
     res: FitResult = fit_members(Xtr, ytr, group, regs, params, nclasses, engine=engine, Xdev=Xdev,
                                  ydev=ydev, **kw)

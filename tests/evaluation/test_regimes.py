@@ -129,6 +129,8 @@ def test_train_dev_test():
     assert set(res) == {"devacc", "acc", "ndev", "ntest"}
     assert res["ndev"] == 40 and res["ntest"] == 40
     assert res == train_dev_test(*args, FAST, 2, engine="sequential")  # sequential refits
+    noreg = train_dev_test(*args, FAST, 2, noreg=True)  # SNLI: the grid is [1e-9]
+    assert noreg == train_dev_test(*args, ProtocolParams(kfold=3, max_epoch=30, l2_grid=(1e-9,)), 2)
     Xs, ys = _blobs(200, nclasses=2, sep=8, seed=6)
     assert train_dev_test(Xs[:120], ys[:120], Xs[120:160], ys[120:160], Xs[160:], ys[160:], FAST, 2)["acc"] == 100
 
