@@ -1,0 +1,176 @@
+"""SentEvalCallback: per-epoch SentEval scores in TensorBoard and JSON, on fixture tasks and a tiny corpus."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+from hydra.core.hydra_config import HydraConfig
+from hydra.utils import instantiate
+from omegaconf import open_dict
+
+import evaluation.callback as callback_module
+from evaluation.callback import SentEvalCallback
+from evaluation.results import ResultsWriter
+from evaluation.runner import load_tasks, params_from_config, run_tasks
+from evaluation.tasks import UnknownTask
+
+ROOT = Path(__file__).resolve().parents[2]
+CONF = ROOT / "conf"
+FAST = {"name": "prototype", "l2_grid": [1e-3], "max_epoch": 6, "seed": 1111, "device": "cpu"}
+
+
+def _train_cfg(tiny_corpus: Path, out: Path, overrides: list[str]):
+    """As tests/training/test_train.py's make_cfg: the train config on the tiny corpus, writing to ``out``."""
+    base = [f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
+            f"paths.cache_dir={out / 'cache'}", "data.batch_size=8", "data.preprocess_workers=0",
+            "encoder=bow", "encoder.embed_dim=16"]
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("train", overrides=base + overrides, return_hydra_config=True)
+    HydraConfig.instance().set_config(cfg)
+    with open_dict(cfg):
+        cfg.paths.output_dir = str(out)
+        del cfg.hydra
+    return cfg
+
+
+def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root, tmp_path, monkeypatch):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from training.run import fit
+
+    loads = []
+    monkeypatch.setattr(callback_module, "load_tasks", lambda *a, **k: loads.append(a) or load_tasks(*a, **k))
+    cfg = _train_cfg(tiny_corpus, tmp_path / "run", [
+        "trainer.max_epochs=2", "logger=tensorboard", "callbacks=senteval",
+        "~callbacks.rich_progress_bar", "~callbacks.model_summary",
+        "callbacks.senteval.tasks=[Length,WordContent,TopConstituents]",  # no TopConstituents in the fixtures
+        f"callbacks.senteval.data_dir={senteval_root}",
+        "callbacks.senteval.params.l2_grid=[1e-3]", "callbacks.senteval.params.max_epoch=6"])
+    trainer, model = fit(cfg)
+    assert trainer.state.finished and trainer.current_epoch == 2
+    assert len(loads) == 1  # task data read once, at setup
+    # The evaluation leaves training alone: the same weights as a run without the callback.
+    _, plain = fit(_train_cfg(tiny_corpus, tmp_path / "plain", ["trainer.max_epochs=2", "logger=none",
+                                                                "callbacks=none"]))
+    for key, value in plain.state_dict().items():
+        assert torch.equal(value, model.state_dict()[key]), key
+
+    out = tmp_path / "run" / "senteval"
+    assert sorted(p.name for p in out.iterdir()) == ["epoch_000.json", "epoch_000.md", "epoch_001.json", "epoch_001.md"]
+    docs = [json.loads((out / f"epoch_{e:03d}.json").read_text()) for e in (0, 1)]
+    for epoch, doc in enumerate(docs):
+        assert set(doc["results"]) == {"Length", "WordContent"}
+        assert "TopConstituents" in doc["skipped"] and not doc["errors"]
+        assert doc["epoch"] == epoch and doc["encoder"]["epoch"] == epoch
+        assert doc["protocol"]["name"] == "prototype" and doc["protocol"]["l2_grid"] == [1e-3]
+        assert doc["protocol"]["max_examples_per_split"] is None and "subsample" not in doc
+        assert 0 <= doc["results"]["Length"]["main_score"] <= 100
+    assert "| Length |" in (out / "epoch_001.md").read_text()
+
+    events = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
+    events.Reload()
+    assert {"senteval/Length", "senteval/WordContent"} <= set(events.Tags()["scalars"])
+    assert "senteval/TopConstituents" not in events.Tags()["scalars"]
+    for task in ("Length", "WordContent"):
+        scalars = events.Scalars(f"senteval/{task}")
+        assert [s.step for s in scalars] == [0, 1]
+        np.testing.assert_allclose([s.value for s in scalars], [d["results"][task]["main_score"] for d in docs],
+                                   rtol=1e-6)
+
+
+class _Model(torch.nn.Module):
+    """A stand-in LightningModule: ``encode`` from the fixture's HashEncoder, a dropout to see the mode."""
+
+    def __init__(self, encoder) -> None:
+        super().__init__()
+        self.dropout = torch.nn.Dropout(0.5)
+        self.encoder = encoder
+        self.modes: list[bool] = []
+
+    def encode(self, sentences):
+        self.modes.append(self.training)
+        return self.encoder.encode(sentences)
+
+
+def _trainer(tmp_path: Path, epoch: int = 0):
+    logger = SimpleNamespace(metrics=[], log_metrics=lambda m, step: logger.metrics.append((step, m)))
+    return SimpleNamespace(current_epoch=epoch, global_step=10 * (epoch + 1), sanity_checking=False,
+                           is_global_zero=True, world_size=1, loggers=[logger], default_root_dir=str(tmp_path))
+
+
+def test_construction_reads_no_data_and_rejects_unknown_tasks(tmp_path):
+    cb = SentEvalCallback(data_dir=tmp_path / "nowhere", params=FAST)
+    assert cb._loaded is None and len(cb.task_names) == 10
+    with pytest.raises(UnknownTask):
+        SentEvalCallback(tasks=["Length", "Bogus"])
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("train", overrides=["callbacks=senteval"])
+    assert isinstance(instantiate(cfg.callbacks.senteval, data_dir=str(tmp_path / "nowhere"),
+                                  output_dir=str(tmp_path)), SentEvalCallback)
+
+
+def test_scores_match_the_runner_every_time_and_state_is_restored(senteval_root, hash_encoder, tmp_path):
+    cb = SentEvalCallback(tasks=["Length", "MR", "STS13"], data_dir=senteval_root, params=FAST,
+                          output_dir=tmp_path / "se")
+    model = _Model(hash_encoder).train()
+    trainer = _trainer(tmp_path)
+    cb.setup(trainer, model, "fit")
+    torch.manual_seed(5)
+    expected_rng = torch.get_rng_state()
+    cb.on_train_epoch_end(trainer, model)
+    trainer.current_epoch = 1
+    cb.on_train_epoch_end(trainer, model)
+    assert model.training and model.dropout.training and model.modes and not any(model.modes)
+    assert torch.equal(torch.get_rng_state(), expected_rng)  # the probes' seeding does not touch training's RNG
+    # The same scores at both epochs (same encoder: the loaded data is reused intact) as evaluate.py's runner.
+    fresh = run_tasks(load_tasks(["Length", "MR", "STS13"], senteval_root), hash_encoder, params_from_config(FAST),
+                      ResultsWriter(tmp_path / "fresh.json", {}))
+    want = {t: r["main_score"] for t, r in fresh["results"].items()}
+    assert cb.history == {0: want, 1: want}
+    logged = trainer.loggers[0].metrics
+    assert [step for step, _ in logged] == [0, 1]
+    assert logged[0][1] == {f"senteval/{t}": pytest.approx(s) for t, s in want.items()}
+
+
+def test_every_n_epochs(senteval_root, hash_encoder, tmp_path):
+    cb = SentEvalCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path, every_n_epochs=2)
+    model, trainer = _Model(hash_encoder), _trainer(tmp_path)
+    for epoch in range(4):
+        trainer.current_epoch = epoch
+        cb.on_train_epoch_end(trainer, model)
+    assert sorted(cb.history) == [1, 3]
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["epoch_001.json", "epoch_003.json"]
+
+
+def test_a_failing_encoder_or_task_never_stops_training(senteval_root, hash_encoder, tmp_path, caplog):
+    class Broken:
+        def encode(self, sentences):
+            return np.full((len(sentences), 4), np.nan, dtype=np.float32)
+
+    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
+    model, trainer = _Model(Broken()), _trainer(tmp_path)
+    cb.on_train_epoch_end(trainer, model)  # NaN embeddings: logged, recorded, no exception
+    doc = json.loads((tmp_path / "epoch_000.json").read_text())
+    assert "aborted" in doc and not doc["results"]
+    assert any("epoch 0" in r.getMessage() for r in caplog.records if r.levelname == "ERROR")
+    assert trainer.loggers[0].metrics == []
+
+    cb._loaded[1].data.splits["all"].y = cb._loaded[1].data.splits["all"].y[:3]  # MR now broken: an error
+    cb.on_train_epoch_end(trainer, _Model(hash_encoder))
+    doc = json.loads((tmp_path / "epoch_000.json").read_text())
+    assert set(doc["results"]) == {"Length"} and "MR" in doc["errors"]
+
+
+def test_subsampling_is_recorded(senteval_root, hash_encoder, tmp_path):
+    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path,
+                          max_examples_per_split=30)
+    cb.on_train_epoch_end(_trainer(tmp_path), _Model(hash_encoder))
+    doc = json.loads((tmp_path / "epoch_000.json").read_text())
+    assert doc["protocol"]["max_examples_per_split"] == 30 and "not SentEval's protocol" in doc["subsample"]["note"]
+    assert doc["results"]["MR"]["n"] == 30 and doc["results"]["MR"]["subsampled"] == {"all": "30 of 80"}
+    assert doc["results"]["Length"]["subsampled"]["train"].startswith("30 of ")
