@@ -5,17 +5,17 @@ from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from encoders.base import SentenceEncoder, length_mask
 from encoders.embedding import WordEmbedding, trim_to_longest
+from encoders.rnn import run_rnn
 
 if TYPE_CHECKING:
     from datamodules.text import Vocab
 
 
 class _BiLSTMEncoder(SentenceEncoder):
-    """Shared part: embeddings and a bidirectional LSTM run over packed sequences.
+    """Shared part: embeddings and a bidirectional LSTM (run as on packed sequences, see ``encoders.rnn``).
 
     ``output_dim = 2 * hidden_dim``; subclasses decide how to turn the states into one vector.
     """
@@ -42,12 +42,9 @@ class _BiLSTMEncoder(SentenceEncoder):
         )
         self.output_dim = 2 * hidden_dim
 
-    def _run(self, tokens: torch.Tensor, lengths: torch.Tensor) -> tuple[PackedSequence, torch.Tensor]:
-        packed = pack_padded_sequence(
-            self.embedding(tokens), lengths.cpu(), batch_first=True, enforce_sorted=False
-        )
-        states, (h_n, _) = self.lstm(packed)
-        return states, h_n
+    def _run(self, tokens: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Top-layer states ``[B, T, 2H]`` and final states ``[B, 2H]``."""
+        return run_rnn(self.lstm, self.embedding(tokens), lengths)
 
 
 class BiLSTMMaxEncoder(_BiLSTMEncoder):
@@ -55,8 +52,7 @@ class BiLSTMMaxEncoder(_BiLSTMEncoder):
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         tokens = trim_to_longest(tokens, lengths)
-        packed_states, _ = self._run(tokens, lengths)
-        states, _ = pad_packed_sequence(packed_states, batch_first=True, total_length=tokens.size(1))
+        states, _ = self._run(tokens, lengths)
         mask = length_mask(lengths, tokens.size(1)).unsqueeze(-1)
         return states.masked_fill(~mask, float("-inf")).max(dim=1).values
 
@@ -66,5 +62,5 @@ class BiLSTMLastEncoder(_BiLSTMEncoder):
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         tokens = trim_to_longest(tokens, lengths)
-        _, h_n = self._run(tokens, lengths)  # [num_layers * 2, B, H], in input order
-        return torch.cat([h_n[-2], h_n[-1]], dim=-1)
+        _, final = self._run(tokens, lengths)
+        return final

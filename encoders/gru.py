@@ -5,17 +5,17 @@ from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence
 
 from encoders.base import SentenceEncoder
 from encoders.embedding import WordEmbedding, trim_to_longest
+from encoders.rnn import run_rnn
 
 if TYPE_CHECKING:
     from datamodules.text import Vocab
 
 
 class GRUEncoder(SentenceEncoder):
-    """GRU over packed sequences; ``output_dim = hidden_dim * (2 if bidirectional else 1)``.
+    """GRU (run as on packed sequences, see ``encoders.rnn``); ``output_dim = hidden_dim * (2 if bidirectional else 1)``.
 
     The vector is the top layer's state after the last real token (and, when bidirectional, the
     backward state after reading back to the first token).
@@ -47,9 +47,5 @@ class GRUEncoder(SentenceEncoder):
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         tokens = trim_to_longest(tokens, lengths)
-        packed = pack_padded_sequence(
-            self.embedding(tokens), lengths.cpu(), batch_first=True, enforce_sorted=False
-        )
-        _, h_n = self.gru(packed)  # [num_layers * num_directions, B, H], in input order
-        top_layer = h_n[-self.num_directions:]
-        return torch.cat(list(top_layer), dim=-1)
+        _, final = run_rnn(self.gru, self.embedding(tokens), lengths)
+        return final

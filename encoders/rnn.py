@@ -1,0 +1,62 @@
+"""Run a torch RNN over right-padded sentences, exactly as over packed ones, but faster on CPU.
+
+Packed sequences force PyTorch's step-by-step RNN kernel. Here each direction runs on the padded
+batch instead (which takes oneDNN's fused RNN kernels on CPU): the forward direction reads the real
+tokens before any padding, and the backward direction reads each sentence reversed *within its
+length*, so padding again only comes after the real tokens. Real positions therefore get exactly
+the states that packing gives; padded positions hold values nobody may read.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def reversal_index(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
+    """``[B, T]`` time index that reverses positions ``0..len-1`` of each row and keeps the padding."""
+    t = torch.arange(max_len, device=lengths.device)[None, :]
+    lengths = lengths.to(t.device)[:, None]
+    return torch.where(t < lengths, lengths - 1 - t, t)
+
+
+def _gather_time(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    return x.gather(1, index[:, :, None].expand(-1, -1, x.size(2)))
+
+
+def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """States ``[B, T, D*H]`` of the top layer and the final state ``[B, D*H]`` of each direction.
+
+    The final forward state is the one after the last real token; the final backward state is the
+    one after reading back to the first token; both as ``rnn`` would give on packed input.
+    """
+    if rnn.proj_size if isinstance(rnn, nn.LSTM) else False:
+        raise ValueError("LSTM projections (proj_size) are not supported by run_rnn")
+    is_lstm = isinstance(rnn, nn.LSTM)
+    kernel = torch._VF.lstm if is_lstm else torch._VF.gru
+    directions = 2 if rnn.bidirectional else 1
+    batch, max_len, _ = x.shape
+    hidden = rnn.hidden_size
+    weights = rnn._flat_weights
+    per_direction = len(weights) // (rnn.num_layers * directions)
+    reverse = reversal_index(lengths, max_len) if directions == 2 else None
+    layer_input = x
+    for layer in range(rnn.num_layers):
+        outputs = []
+        for direction in range(directions):
+            start = (layer * directions + direction) * per_direction
+            params = weights[start : start + per_direction]
+            inp = layer_input if direction == 0 else _gather_time(layer_input, reverse)
+            h0 = x.new_zeros(1, batch, hidden)
+            hx = (h0, h0) if is_lstm else h0
+            out = kernel(inp, hx, params, rnn.bias, 1, 0.0, rnn.training, False, True)[0]
+            outputs.append(out if direction == 0 else _gather_time(out, reverse))
+        layer_input = torch.cat(outputs, dim=2) if directions == 2 else outputs[0]
+        if rnn.dropout and rnn.training and layer < rnn.num_layers - 1:
+            layer_input = F.dropout(layer_input, rnn.dropout, training=True)
+    states = layer_input
+    last = (lengths.to(states.device) - 1)[:, None, None].expand(-1, 1, hidden)
+    final = [states[:, :, :hidden].gather(1, last).squeeze(1)]
+    if directions == 2:
+        final.append(states[:, 0, hidden:])
+    return states, torch.cat(final, dim=1)
