@@ -58,6 +58,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import hashlib
 import json
 import logging
 import os
@@ -238,7 +239,9 @@ def main(argv=None) -> int:
     ap.add_argument("--reference", default=None, help="folder holding SentEval's senteval/ package")
     ap.add_argument("--data", default=os.environ.get("SENTENCE_DATA") or "/work/shared/data",
                     help="data root holding senteval/<TASK> (default: $SENTENCE_DATA or /work/shared/data)")
-    ap.add_argument("--tasks", default=",".join(TASKS), help="comma-separated subset of: " + ",".join(TASKS))
+    ap.add_argument("--tasks", default=",".join(TASKS),
+                    help="comma-separated subset of: " + ",".join(TASKS) + " (run in the order given; "
+                         "the table follows the order above)")
     ap.add_argument("--params", choices=["full", "prototype"], default="full")
     ap.add_argument("--threads", type=int, default=1, help="torch.set_num_threads for both sides (default 1)")
     ap.add_argument("--ours-only", action="store_true", help="do not run SentEval (use --reference-json figures)")
@@ -268,6 +271,7 @@ def main(argv=None) -> int:
     warnings.filterwarnings("ignore")
 
     from evaluation.baselines import BowGloveEncoder
+    from evaluation.runner import git_revision
 
     p = protocol(args.params)
     data_dir = Path(args.data)
@@ -278,7 +282,13 @@ def main(argv=None) -> int:
 
     store = {"meta": {"params": dataclasses.asdict(p), "threads": args.threads, "torch": torch.__version__,
                       "numpy": np.__version__, "python": platform.python_version(), "encoder": "bow_glove",
-                      "reference": args.reference, "data": str(data_dir)}, "tasks": {}}
+                      "reference": args.reference, "data": str(data_dir), "git_revision": git_revision(),
+                      "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                      # the working-tree files our side ran with (others may be editing them)
+                      "ours_sha256": {f: hashlib.sha256((ROOT / f).read_bytes()).hexdigest()[:16] for f in
+                                      ("evaluation/classifier.py", "evaluation/regimes.py",
+                                       "evaluation/relatedness.py", "evaluation/tasks/execute.py")}},
+             "tasks": {}}
     for path in filter(None, (args.reference_json or "").split(",")):
         if Path(path).is_file():
             saved = json.loads(Path(path).read_text())
@@ -289,7 +299,7 @@ def main(argv=None) -> int:
             store["tasks"].update(saved["tasks"])
     save_path = Path(args.save_reference or (args.reference_json or "").split(",")[0]
                      or f"/tmp/compare_senteval_{p.name}_t{args.threads}.json")
-    ours_store = {"meta": store["meta"], "tasks": {}}
+    ours_store = {"meta": dict(store["meta"]), "tasks": {}}
     for path in filter(None, (args.ours_json or "").split(",")):
         ours_store["tasks"].update(json.loads(Path(path).read_text())["tasks"])
 
@@ -310,7 +320,7 @@ def main(argv=None) -> int:
                 json.dumps(ours_store, indent=1))
     if reference is not None:
         print(f"reference results: {save_path}", flush=True)
-    passed = table(tasks, store["tasks"], ours_store["tasks"], p.name, args.threads)
+    passed = table([t for t in TASKS if t in tasks], store["tasks"], ours_store["tasks"], p.name, args.threads)
     return 0 if passed else 1
 
 
