@@ -88,8 +88,8 @@ def timed(fn):
 
 def report(name, ours, ref, t_ours, t_ref, keys):
     print(f"\n== {name}")
-    print(f"  ours      : " + "  ".join(f"{k}={ours[k]}" for k in keys) + f"   {t_ours:8.2f} s")
-    print(f"  SentEval  : " + "  ".join(f"{k}={ref[k]}" for k in keys) + f"   {t_ref:8.2f} s")
+    print("  ours      : " + "  ".join(f"{k}={ours[k]}" for k in keys) + f"   {t_ours:8.2f} s")
+    print("  SentEval  : " + "  ".join(f"{k}={ref[k]}" for k in keys) + f"   {t_ref:8.2f} s")
     same = all(ours[k] == ref[k] for k in keys)
     print(f"  identical : {same}   speed-up: {t_ref / max(t_ours, 1e-9):.1f}x")
 

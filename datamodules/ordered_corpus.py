@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 
 from lightning import LightningDataModule
 from torch.utils.data import DataLoader

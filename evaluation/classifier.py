@@ -31,7 +31,7 @@ so with dropout the two engines agree in distribution only.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np

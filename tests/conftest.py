@@ -35,3 +35,4 @@ def tiny_corpus(tmp_path_factory) -> Path:
     write_corpus(root / "train", n_docs=3, sentences_per_doc=40, seed=0)
     write_corpus(root / "valid", n_docs=1, sentences_per_doc=24, seed=1)
     return root
+

@@ -7,6 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny tensors: OpenMP threads only add contention on a small shared machine."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
 
 FILLER = "the a movie film story plot actor scene music time people day way man world life work".split()
 POS, NEG = "good great fine nice happy".split(), "bad awful poor sad ugly".split()

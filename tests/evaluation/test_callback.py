@@ -9,15 +9,14 @@ import numpy as np
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
-from hydra.core.hydra_config import HydraConfig
 from hydra.utils import instantiate
-from omegaconf import open_dict
 
 import evaluation.callback as callback_module
 from evaluation.callback import SentEvalCallback
 from evaluation.results import ResultsWriter
 from evaluation.runner import load_tasks, params_from_config, run_tasks
 from evaluation.tasks import UnknownTask
+from train_config import compose_train_cfg
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
@@ -25,17 +24,7 @@ FAST = {"name": "prototype", "l2_grid": [1e-3], "max_epoch": 6, "seed": 1111, "d
 
 
 def _train_cfg(tiny_corpus: Path, out: Path, overrides: list[str]):
-    """As tests/training/test_train.py's make_cfg: the train config on the tiny corpus, writing to ``out``."""
-    base = [f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
-            f"paths.cache_dir={out / 'cache'}", "data.batch_size=8", "data.preprocess_workers=0",
-            "encoder=bow", "encoder.embed_dim=16"]
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("train", overrides=base + overrides, return_hydra_config=True)
-    HydraConfig.instance().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.output_dir = str(out)
-        del cfg.hydra
-    return cfg
+    return compose_train_cfg(tiny_corpus, out, ["encoder=bow", "encoder.embed_dim=16", *overrides])
 
 
 def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root, tmp_path, monkeypatch):

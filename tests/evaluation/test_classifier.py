@@ -10,13 +10,6 @@ from evaluation.classifier import Group, fit_batched, fit_sequential, init_torch
 from evaluation.protocol import FULL, PROTOTYPE, ProtocolParams, parse_optim
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # Tiny tensors: OpenMP threads only add contention on the shared 2-core machine.
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 def _data(n=240, d=6, nclasses=2, seed=0):

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-import torch
 from sklearn.model_selection import StratifiedKFold
 
 from evaluation import regimes
@@ -14,12 +12,6 @@ from evaluation.regimes import (kfold_folds, kfold_then_test, nested_cv, nested_
 FAST = ProtocolParams(kfold=3, max_epoch=30)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 def _blobs(n, d=5, nclasses=2, sep=6.0, seed=0):

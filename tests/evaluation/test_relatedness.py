@@ -13,12 +13,6 @@ from evaluation.protocol import ProtocolParams
 from evaluation.relatedness import relatedness, tai_target
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 def _data(n, d, seed=0, lo=1.0):

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
-from hydra.core.hydra_config import HydraConfig
 from hydra.utils import instantiate
-from omegaconf import DictConfig, open_dict
+from omegaconf import DictConfig
 
 from objectives.module import SentenceModel
 from training.run import check_encoder_config, fit
+
+from train_config import compose_train_cfg
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
@@ -23,16 +23,7 @@ TRAINABLE = sorted(p.stem for p in (CONF / "encoder").glob("*.yaml")
 SENTENCES = ["The old man saw the river.", "A dog ran", "the cat sat under a red tree with the young woman ."]
 
 
-def make_cfg(tiny_corpus: Path, out: Path, overrides: list[str]) -> DictConfig:
-    base = [f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
-            f"paths.cache_dir={out / 'cache'}", "data.batch_size=8", "data.preprocess_workers=0"]
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("train", overrides=base + overrides, return_hydra_config=True)
-    HydraConfig.instance().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.output_dir = str(out)
-        del cfg.hydra
-    return cfg
+make_cfg = compose_train_cfg
 
 
 SMALL = ["encoder=bilstm_max", "encoder.embed_dim=16", "encoder.hidden_dim=16", "logger=none",
