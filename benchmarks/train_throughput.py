@@ -22,7 +22,7 @@ os.environ.setdefault("PROJECT_ROOT", str(ROOT))
 import lightning as L  # noqa: E402
 import torch  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
-from torch.utils.data import DataLoader  # noqa: E402
+from torch.utils.data import DataLoader, Subset  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from datamodules.contiguous import ContiguousChunks  # noqa: E402
@@ -52,19 +52,36 @@ def make_model(encoder: str, vocab) -> SentenceModel:
                          optimizer={"_target_": "torch.optim.Adam", "lr": 5e-4})
 
 
+def _mkldnn_rnn_flops(input_shape, w_ih_shape, w_hh_shape, *args, **kwargs) -> int:
+    """oneDNN's fused RNN layer (CPU LSTM), which FlopCounterMode does not know: 2 FLOPs per MAC of
+    both gate projections at every (padded) position."""
+    positions = input_shape[0] * input_shape[1]
+    return 2 * positions * w_ih_shape[0] * (w_ih_shape[1] + w_hh_shape[1])
+
+
+def _mkldnn_rnn_backward_flops(input_shape, w_ih_shape, w_hh_shape, *args, **kwargs) -> int:
+    return 2 * _mkldnn_rnn_flops(input_shape, w_ih_shape, w_hh_shape)  # input and weight gradients
+
+
+CUSTOM_FLOPS = {}
+if hasattr(torch.ops.aten, "mkldnn_rnn_layer"):
+    CUSTOM_FLOPS[torch.ops.aten.mkldnn_rnn_layer] = _mkldnn_rnn_flops
+    CUSTOM_FLOPS[torch.ops.aten.mkldnn_rnn_layer_backward] = _mkldnn_rnn_backward_flops
+
+
 def step_flops(model: SentenceModel, batch: dict) -> int:
-    counter = FlopCounterMode(display=False)
+    counter = FlopCounterMode(display=False, custom_mapping=CUSTOM_FLOPS)
     with counter:
         model.objective(batch)["loss"].backward()
     model.zero_grad(set_to_none=True)
     return counter.get_total_flops()
 
 
-def bare_loop(model: SentenceModel, batches: list[dict], warmup: int) -> float:
-    """Seconds for the timed batches of the same training steps, no Lightning."""
+def bare_loop(model: SentenceModel, loader: DataLoader, warmup: int) -> float:
+    """Seconds for the timed batches of the same training steps (same loader), no Lightning."""
     opt = model.configure_optimizers()
     model.train()
-    for i, batch in enumerate(batches):
+    for i, batch in enumerate(loader):
         if i == warmup:
             start = time.perf_counter()
         loss = model.objective(batch)["loss"]
@@ -87,43 +104,56 @@ class Timer(L.Callback):
         self.end = time.perf_counter()
 
 
-def lightning_loop(model: SentenceModel, chunks: ContiguousChunks, n: int, warmup: int) -> float:
+def lightning_loop(model: SentenceModel, loader: DataLoader, n: int, warmup: int) -> float:
+    """The same batches, in the same order, through ``Trainer.fit``."""
     timer = Timer(warmup)
     trainer = L.Trainer(accelerator="cpu", devices=1, max_steps=n, limit_val_batches=0, logger=False,
                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                         gradient_clip_val=5.0, deterministic=True, callbacks=[timer])
-    loader = DataLoader(chunks, batch_size=None, shuffle=False)
     trainer.fit(model, train_dataloaders=loader)
     return timer.end - timer.start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=20, help="timed batches per encoder")
+    parser.add_argument("--batches", type=int, default=20, help="timed batches per encoder (at least)")
+    parser.add_argument("--min-seconds", type=float, default=3.0,
+                        help="fast encoders get more timed batches, so each loop runs at least this long")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=100)
     parser.add_argument("--encoders", default=",".join(ENCODERS))
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads (default: torch's choice); use 1 when another job holds a core, "
+                             "since OpenMP threads waiting on a busy core make every op slow")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    # Both loops run as the default trainer config does (deterministic=True sets this for Lightning).
+    torch.use_deterministic_algorithms(True)
 
     vocab, splits, _ = load_corpus(ROOT / "assets/books/train", ROOT / "assets/books/valid", CorpusSettings(),
                                    ROOT / ".cache" / "corpus")
     chunks = ContiguousChunks(splits["train"], args.batch_size)
-    n = args.warmup + args.batches
-    batches = [chunks[i] for i in range(n)]
-    sentences = args.batches * args.batch_size
     peak = matmul_peak()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; float32 matmul peak "
           f"{peak / 1e9:.1f} GFLOP/s; QT batches of {args.batch_size} consecutive book sentences, "
-          f"{args.batches} timed after {args.warmup} warm-up")
+          f"at least {args.batches} timed (and {args.min_seconds:.0f} s) after {args.warmup} warm-up")
     print(f"{'encoder':<12} {'params':>8} {'Lightning s/s':>14} {'bare s/s':>10} {'overhead':>9} "
           f"{'GFLOP/step':>11} {'GFLOP/s':>8} {'of peak':>8}")
     for name in args.encoders.split(","):
-        flops = step_flops(make_model(name, vocab), batches[0])
-        bare = bare_loop(make_model(name, vocab), batches, args.warmup)
+        probe = make_model(name, vocab)
+        start = time.perf_counter()
+        flops = step_flops(probe, chunks[0])
+        step_seconds = time.perf_counter() - start
+        timed = max(args.batches, int(args.min_seconds / max(step_seconds, 1e-4)))
+        n = args.warmup + timed
+        loader = DataLoader(Subset(chunks, [i % len(chunks) for i in range(n)]), batch_size=None, shuffle=False)
+        sentences = timed * args.batch_size
+        bare = bare_loop(make_model(name, vocab), loader, args.warmup)
         model = make_model(name, vocab)
         params = sum(p.numel() for p in model.parameters())
-        light = lightning_loop(model, chunks, n, args.warmup)
-        achieved = flops * args.batches / bare
+        light = lightning_loop(model, loader, n, args.warmup)
+        achieved = flops * timed / bare
         print(f"{name:<12} {params / 1e6:>7.2f}M {sentences / light:>14.1f} {sentences / bare:>10.1f} "
               f"{100 * (light - bare) / bare:>8.1f}% {flops / 1e9:>11.2f} {achieved / 1e9:>8.1f} "
               f"{100 * achieved / peak:>7.1f}%")

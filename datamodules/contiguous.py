@@ -1,6 +1,7 @@
 """Batches of consecutive sentences (Quick-Thoughts), shuffled by batch, reproducibly per epoch."""
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch.utils.data import Dataset, Sampler
 
@@ -28,9 +29,17 @@ class ContiguousChunks(Dataset):
     def __getitem__(self, k: int) -> dict[str, torch.Tensor]:
         start = k * self.batch_size
         stop = min(start + self.batch_size, len(self.corpus))
-        tokens, lengths = pad_batch([self.corpus.sentence(i) for i in range(start, stop)])
-        doc_ids = torch.from_numpy(self.corpus.doc_ids[start:stop].astype("int64"))
-        return {"tokens": tokens, "lengths": lengths, "doc_ids": doc_ids}
+        offsets = self.corpus.offsets
+        lengths = np.diff(offsets[start : stop + 1])
+        if lengths.min() == 0:  # never produced by the corpus builder; keep pad_batch's rule for empties
+            tokens, lengths_t = pad_batch([self.corpus.sentence(i) for i in range(start, stop)])
+        else:
+            # One vectorised fill: row-major order of the mask is the order of the flat ids.
+            grid = np.zeros((stop - start, int(lengths.max())), dtype=np.int64)
+            grid[np.arange(grid.shape[1])[None, :] < lengths[:, None]] = self.corpus.ids[offsets[start] : offsets[stop]]
+            tokens, lengths_t = torch.from_numpy(grid), torch.from_numpy(lengths.astype(np.int64))
+        doc_ids = torch.from_numpy(self.corpus.doc_ids[start:stop].astype(np.int64))
+        return {"tokens": tokens, "lengths": lengths_t, "doc_ids": doc_ids}
 
 
 class EpochShuffledSampler(Sampler[int]):

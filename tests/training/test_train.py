@@ -35,7 +35,7 @@ def test_fast_dev_run_trains_every_encoder(encoder, tiny_corpus, tmp_path):
     cfg = make_cfg(tiny_corpus, tmp_path, [f"encoder={encoder}", "++trainer.fast_dev_run=true", "logger=none"])
     trainer, model = fit(cfg)
     assert trainer.state.finished
-    assert torch.isfinite(trainer.callback_metrics["train/loss"])
+    assert torch.isfinite(trainer.callback_metrics["train/loss_epoch"])
     emb = model.encode(SENTENCES)
     assert emb.shape == (3, model.output_dim) and emb.dtype == "float32"
 
@@ -110,3 +110,20 @@ def test_train_py_runs_from_the_command_line(tiny_corpus, tmp_path):
     done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert list((tmp_path / "logs" / "train" / "runs").iterdir())
+
+
+def test_logged_epoch_metrics_are_batch_weighted_means(tiny_corpus, tmp_path):
+    cfg = make_cfg(tiny_corpus, tmp_path, SMALL + ["trainer.max_epochs=1", "trainer.log_every_n_steps=2",
+                                                   "trainer.num_sanity_val_steps=0"])
+    trainer, model = fit(cfg)
+    metrics = trainer.callback_metrics
+    assert {"train/loss_step", "train/loss_epoch", "train/context_acc_epoch", "val/loss", "val/context_acc"} <= set(metrics)
+    # Recompute the validation loss by hand over the validation batches.
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for batch in trainer.datamodule.val_dataloader():
+            n = int(batch["lengths"].shape[0])
+            total += model.objective(batch)["loss"].item() * n
+            count += n
+    assert metrics["val/loss"].item() == pytest.approx(total / count, rel=1e-5)

@@ -1,0 +1,23 @@
+import pytest
+import torch
+
+from objectives.metrics import RunningMeans
+
+
+def test_running_means_weight_by_batch_size_and_reset():
+    meter = RunningMeans()
+    assert not meter
+    meter.update({"loss": torch.tensor(2.0), "acc": torch.tensor(0.5)}, batch_size=1)
+    meter.update({"loss": torch.tensor(4.0), "acc": torch.tensor(1.0)}, batch_size=3)
+    means = meter.means()
+    assert means["loss"].item() == pytest.approx((2 + 12) / 4)
+    assert means["acc"].item() == pytest.approx((0.5 + 3) / 4)
+    meter.reset()
+    assert not meter and meter.means() == {}
+
+
+def test_running_means_do_not_keep_the_graph():
+    w = torch.tensor(1.0, requires_grad=True)
+    meter = RunningMeans()
+    meter.update({"loss": w * 3}, batch_size=2)
+    assert not meter.means()["loss"].requires_grad
