@@ -92,12 +92,13 @@ def run_relatedness(spec, data: TaskData, embed: Embed, params) -> dict:
 
 
 def cosine_rows(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Row-wise cosine, NaN (zero vectors) set to 0, as SentEval's ``nan_to_num(cosine(...))``."""
-    u = np.nan_to_num(u.astype(np.float64))
-    v = np.nan_to_num(v.astype(np.float64))
+    """Per-pair cosine exactly as SentEval's STS computes it: ``nan_to_num(cosine(nan_to_num(u),
+    nan_to_num(v)))`` with ``cosine = dot / (norm * norm)`` in the embeddings' own dtype, pair by pair
+    (a vectorised float64 version shifts near-ties enough to move a Spearman in the 4th decimal)."""
+    u, v = np.nan_to_num(u), np.nan_to_num(v)
     with np.errstate(invalid="ignore", divide="ignore"):
-        sims = (u * v).sum(1) / (np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1))
-    return np.nan_to_num(sims)
+        sims = [np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)) for a, b in zip(u, v)]
+    return np.nan_to_num(np.asarray(sims, dtype=np.float64))
 
 
 def _corr(fn, x: np.ndarray, y: np.ndarray) -> float:
