@@ -77,25 +77,24 @@ def require(task: str, *paths: Path) -> None:
             raise MissingTaskData(task, path)
 
 
-def read_lines(path: Path, encoding: str = "utf-8") -> list[str]:
-    """The file's lines as ``str.splitlines`` gives them (what SentEval's ``read().splitlines()`` does)."""
+def _decode(path: Path, encoding: str) -> str:
+    """The whole file as text; an undecodable byte is a ``MalformedData`` naming its line."""
     raw = Path(path).read_bytes()
     try:
-        text = raw.decode(encoding)
+        return raw.decode(encoding)
     except UnicodeDecodeError as err:
         lineno = raw[: err.start].count(b"\n") + 1
         raise MalformedData(path, lineno, f"not valid {encoding} ({err.reason})") from None
-    return text.splitlines()
+
+
+def read_lines(path: Path, encoding: str = "utf-8") -> list[str]:
+    """The file's lines as ``str.splitlines`` gives them (what SentEval's ``read().splitlines()`` does)."""
+    return _decode(path, encoding).splitlines()
 
 
 def iter_lines(path: Path, encoding: str = "utf-8"):
     """``(line number, line)`` as Python's file iteration gives them (``for line in f``), newline kept."""
-    raw = Path(path).read_bytes()
-    try:
-        text = raw.decode(encoding)
-    except UnicodeDecodeError as err:
-        lineno = raw[: err.start].count(b"\n") + 1
-        raise MalformedData(path, lineno, f"not valid {encoding} ({err.reason})") from None
+    text = _decode(path, encoding)
     # io.open(..., newline=None) turns \r\n and \r into \n, then iterates on \n
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")  # only on newlines: str.splitlines would also split on \x0b, \x85, \u2028...

@@ -6,18 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from synthetic import linear_data
 
 import evaluation.classifier as clf
 from evaluation.classifier import Group, fit_batched, fit_sequential
 from evaluation.protocol import ProtocolParams, parse_optim
 
-
-def _data(n=240, d=6, nclasses=2, seed=0):
-    rs = np.random.RandomState(seed)
-    X = rs.randn(n, d).astype(np.float32)
-    w = rs.randn(d, nclasses)
-    y = (X @ w + 0.7 * rs.randn(n, nclasses)).argmax(1)
-    return X, y
+_data = linear_data
 
 
 def _ragged_groups(n):
