@@ -6,7 +6,6 @@ import torch
 from torch.utils.data import Dataset, Sampler
 
 from datamodules.corpus import TokenizedCorpus
-from datamodules.text import pad_batch
 
 
 class ContiguousChunks(Dataset):
@@ -30,14 +29,11 @@ class ContiguousChunks(Dataset):
         start = k * self.batch_size
         stop = min(start + self.batch_size, len(self.corpus))
         offsets = self.corpus.offsets
-        lengths = np.diff(offsets[start : stop + 1])
-        if lengths.min() == 0:  # never produced by the corpus builder; keep pad_batch's rule for empties
-            tokens, lengths_t = pad_batch([self.corpus.sentence(i) for i in range(start, stop)])
-        else:
-            # One vectorised fill: row-major order of the mask is the order of the flat ids.
-            grid = np.zeros((stop - start, int(lengths.max())), dtype=np.int64)
-            grid[np.arange(grid.shape[1])[None, :] < lengths[:, None]] = self.corpus.ids[offsets[start] : offsets[stop]]
-            tokens, lengths_t = torch.from_numpy(grid), torch.from_numpy(lengths.astype(np.int64))
+        lengths = np.diff(offsets[start : stop + 1])  # >= 1: the corpus keeps no empty sentence
+        # One vectorised fill: row-major order of the mask is the order of the flat ids.
+        grid = np.zeros((stop - start, int(lengths.max())), dtype=np.int64)
+        grid[np.arange(grid.shape[1])[None, :] < lengths[:, None]] = self.corpus.ids[offsets[start] : offsets[stop]]
+        tokens, lengths_t = torch.from_numpy(grid), torch.from_numpy(lengths.astype(np.int64))
         doc_ids = torch.from_numpy(self.corpus.doc_ids[start:stop].astype(np.int64))
         return {"tokens": tokens, "lengths": lengths_t, "doc_ids": doc_ids}
 

@@ -32,6 +32,11 @@ class CorpusSettings:
     vocab_size: int = 20000
     min_count: int = 1
 
+    def __post_init__(self) -> None:
+        if self.min_tokens < 1 or self.max_tokens < self.min_tokens:
+            raise ValueError(f"min_tokens={self.min_tokens}, max_tokens={self.max_tokens}: "
+                             "need 1 <= data.min_tokens <= data.max_tokens")
+
 
 @dataclass
 class TokenizedCorpus:

@@ -45,7 +45,9 @@ def glove_matrix_for(words: list[str], fallback: np.ndarray) -> tuple[np.ndarray
     out = fallback.copy()
     found = 0
     for row, word in enumerate(words):
-        hit = index.get(word) if word in index else index.get(word.lower())
+        hit = index.get(word)
+        if hit is None:
+            hit = index.get(word.lower())
         if hit is not None:
             out[row] = vectors[hit]
             found += 1

@@ -134,7 +134,7 @@ def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, 
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    name = getattr(encoder, "describe", lambda: {})().get("name") if hasattr(encoder, "describe") else None
+    name = encoder.describe().get("name") if hasattr(encoder, "describe") else None
     cache = EmbeddingCache(encoder, batch_size=encode_batch_size, name=name or type(encoder).__name__)
     last_use: dict[str, int] = {}
     for i, task in enumerate(loaded):

@@ -53,3 +53,15 @@ def test_batch_order_is_shuffled_per_epoch_reproducibly():
     b.set_epoch(1)
     assert list(a) == list(b)
     assert list(EpochShuffledSampler(5, seed=3, shuffle=False)) == [0, 1, 2, 3, 4]
+
+
+def test_sentence_length_limits_must_keep_sentences_non_empty():
+    with pytest.raises(ValueError, match="min_tokens"):
+        CorpusSettings(min_tokens=0)
+
+
+def test_chunk_padding_keeps_every_token_in_order():
+    corpus = TokenizedCorpus(np.arange(4, 10, dtype=np.int32), np.array([0, 3, 4, 6]), np.zeros(3, dtype=np.int32))
+    batch = ContiguousChunks(corpus, batch_size=3)[0]
+    assert batch["tokens"].tolist() == [[4, 5, 6], [7, 0, 0], [8, 9, 0]]
+    assert batch["lengths"].tolist() == [3, 1, 2]
