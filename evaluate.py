@@ -18,12 +18,14 @@ def build_encoder(cfg: DictConfig, sentences_fn):
     """(encoder, description). ``sentences_fn()`` gives the tasks' sentences (for an untrained vocabulary)."""
     if cfg.ckpt_path:
         from objectives.module import SentenceModel
+        from training.checkpoints import resolve_checkpoint
 
-        path = Path(hydra.utils.to_absolute_path(str(cfg.ckpt_path)))
-        if not path.is_file():
-            raise FileNotFoundError(f"checkpoint not found: {path}: pass ckpt_path=<run dir>/checkpoints/<file>.ckpt")
+        path = resolve_checkpoint(hydra.utils.to_absolute_path(str(cfg.ckpt_path)))
         model = SentenceModel.load_checkpoint(str(path), map_location="cpu").eval()
-        return model, {"name": f"checkpoint:{path.stem}", **model.describe(), "source": f"checkpoint {path}"}
+        if cfg.get("vocab_expansion", True):
+            model.expand_vocabulary()
+        return model, {"name": f"checkpoint:{path.parent.parent.name}/{path.stem}", **model.describe(),
+                       "source": f"checkpoint {path}"}
     target = cfg.encoder.get("_target_")
     if not target:
         raise ValueError("encoder config has no _target_: pick one of conf/encoder/*.yaml, e.g. encoder=bow_glove")

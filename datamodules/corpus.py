@@ -7,23 +7,31 @@ import logging
 import os
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 
-from datamodules.text import Tokenizer, Vocab
+from datamodules.text import SPECIALS, UNK_ID, Tokenizer, Vocab
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+VOCAB_SOURCES = ("corpus", "glove", "corpus+glove")
+DOCUMENT_SUFFIXES = (".txt", ".txt.xz")
 _BLANK_LINES = re.compile(r"\n\s*\n")
 
 
 @dataclass(frozen=True)
 class CorpusSettings:
-    """Everything that changes the processed corpus; part of the cache key."""
+    """Everything that changes the tokenised corpus (the cache key) and the vocabulary drawn from it.
+
+    The cache holds ids over *every* word type of the training documents; ``vocab_source``,
+    ``vocab_size`` and ``min_count`` pick the model's vocabulary afterwards by a cheap re-mapping:
+    ``corpus`` (the most frequent training words), ``glove`` (GloVe 6B's 400k words: no training
+    word it knows is lost) or ``corpus+glove`` (the corpus vocabulary, then the other GloVe words).
+    """
 
     tokenizer: str = "moses"
     lowercase: bool = True
@@ -31,11 +39,19 @@ class CorpusSettings:
     max_tokens: int = 50
     vocab_size: int = 20000
     min_count: int = 1
+    vocab_source: str = "corpus"
 
     def __post_init__(self) -> None:
         if self.min_tokens < 1 or self.max_tokens < self.min_tokens:
             raise ValueError(f"min_tokens={self.min_tokens}, max_tokens={self.max_tokens}: "
                              "need 1 <= data.min_tokens <= data.max_tokens")
+        if self.vocab_source not in VOCAB_SOURCES:
+            raise ValueError(f"unknown data.vocab_source {self.vocab_source!r}: use one of {VOCAB_SOURCES}")
+
+    def tokenization(self) -> dict:
+        """The settings that change the cached token ids (the vocabulary is chosen afterwards)."""
+        return {"tokenizer": self.tokenizer, "lowercase": self.lowercase, "min_tokens": self.min_tokens,
+                "max_tokens": self.max_tokens}
 
 
 @dataclass
@@ -67,15 +83,16 @@ class TokenizedCorpus:
 
 
 def list_documents(folder: str | Path) -> list[Path]:
-    """Every ``*.txt`` below ``folder``, in sorted path order (the corpus order)."""
+    """Every ``*.txt`` (or xz-compressed ``*.txt.xz``) below ``folder``, in sorted path order (the corpus order)."""
     root = Path(folder)
     if not root.is_dir():
         raise FileNotFoundError(
             f"corpus folder {root} does not exist: set paths.data_dir (env SENTENCE_DATA) or data.train_dir"
         )
-    files = sorted(p for p in root.rglob("*.txt") if p.is_file())
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name.endswith(DOCUMENT_SUFFIXES))
     if not files:
-        raise FileNotFoundError(f"no .txt documents under {root}: point data.train_dir at a folder of plain-text books")
+        raise FileNotFoundError(f"no .txt or .txt.xz documents under {root}: point data.train_dir at a folder of "
+                                "plain-text books")
     return files
 
 
@@ -91,8 +108,17 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+def read_document(path: Path) -> str:
+    """A plain-text document, decompressed when it ends in ``.xz``."""
+    if path.name.endswith(".xz"):
+        import lzma
+
+        return lzma.decompress(path.read_bytes()).decode("utf-8", errors="replace")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
 def tokenize_document(path: Path, tokenizer: Tokenizer, min_tokens: int, max_tokens: int) -> list[list[str]]:
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_document(path)
     out = []
     for sentence in split_sentences(text):
         tokens = tokenizer(sentence)
@@ -125,19 +151,18 @@ def _fingerprint(paths: Iterable[Path]) -> list[list]:
 def cache_key(train_files: list[Path], valid_files: list[Path], settings: CorpusSettings) -> str:
     blob = json.dumps(
         {"v": CACHE_VERSION, "train": _fingerprint(train_files), "valid": _fingerprint(valid_files),
-         "settings": asdict(settings)},
+         "settings": settings.tokenization()},
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _save(path: Path, vocab: Vocab, splits: dict[str, TokenizedCorpus]) -> None:
-    arrays = {}
+def _save(path: Path, words: list[str], counts: np.ndarray, splits: dict[str, TokenizedCorpus]) -> None:
+    arrays = {"words": np.array(words, dtype=object), "counts": counts}
     for name, corpus in splits.items():
         arrays[f"{name}_ids"] = corpus.ids
         arrays[f"{name}_offsets"] = corpus.offsets
         arrays[f"{name}_doc_ids"] = corpus.doc_ids
-    arrays["vocab"] = np.array(vocab.itos, dtype=object)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}.npz")
     with open(tmp, "wb") as f:
@@ -145,34 +170,65 @@ def _save(path: Path, vocab: Vocab, splits: dict[str, TokenizedCorpus]) -> None:
     os.replace(tmp, path)
 
 
-def _load(path: Path, names: Iterable[str]) -> tuple[Vocab, dict[str, TokenizedCorpus]]:
+def _load(path: Path, names: Iterable[str]) -> tuple[list[str], np.ndarray, dict[str, TokenizedCorpus]]:
     with np.load(path, allow_pickle=True) as z:
-        vocab = Vocab(list(z["vocab"]))
+        words, counts = list(z["words"]), z["counts"]
         splits = {n: TokenizedCorpus(z[f"{n}_ids"], z[f"{n}_offsets"], z[f"{n}_doc_ids"]) for n in names}
-    return vocab, splits
+    return words, counts, splits
+
+
+def _tokenize_all(train_files: list[Path], valid_files: list[Path], settings: CorpusSettings,
+                  workers: int) -> tuple[list[str], np.ndarray, dict[str, TokenizedCorpus]]:
+    """Every word type of the training documents (most frequent first, ids from 1; 0 is "not a
+    training word"), their counts, and both splits as ids over that full list."""
+    train_tokens = tokenize_documents(train_files, settings, workers)
+    valid_tokens = tokenize_documents(valid_files, settings, workers)
+    counter: Counter = Counter()
+    for doc in train_tokens:
+        for sentence in doc:
+            counter.update(sentence)
+    words = sorted(counter, key=lambda w: (-counter[w], w))
+    index = {w: i + 1 for i, w in enumerate(words)}
+    counts = np.array([0] + [counter[w] for w in words], dtype=np.int64)
+    splits = {name: TokenizedCorpus.from_sentences([[[index.get(t, 0) for t in s] for s in d] for d in docs])
+              for name, docs in (("train", train_tokens), ("valid", valid_tokens))}
+    return ["<not-in-train>"] + words, counts, splits
+
+
+def choose_vocab(words: list[str], counts: np.ndarray, settings: CorpusSettings) -> Vocab:
+    """The model's vocabulary from the training word types (``words[i]`` seen ``counts[i]`` times)."""
+    corpus_counts = Counter({w: int(c) for w, c in zip(words[1:], counts[1:]) if w not in SPECIALS})
+    if settings.vocab_source == "corpus":
+        return Vocab.build(corpus_counts, max_size=settings.vocab_size, min_count=settings.min_count)
+    from encoders.glove import glove_words
+
+    glove = [w for w in glove_words() if w not in SPECIALS]
+    if settings.vocab_source == "glove":
+        return Vocab(list(SPECIALS) + glove)
+    head = Vocab.build(corpus_counts, max_size=settings.vocab_size, min_count=settings.min_count)
+    known = set(head.itos)
+    return Vocab(head.itos + [w for w in glove if w not in known])
+
+
+def remap(corpus: TokenizedCorpus, mapping: np.ndarray) -> TokenizedCorpus:
+    """The same sentences with every id ``i`` replaced by ``mapping[i]``."""
+    return TokenizedCorpus(mapping[corpus.ids].astype(np.int32), corpus.offsets, corpus.doc_ids)
 
 
 def load_corpus(train_dir: str | Path, valid_dir: str | Path, settings: CorpusSettings, cache_dir: str | Path,
                 workers: int = 0) -> tuple[Vocab, dict[str, TokenizedCorpus], bool]:
-    """Return (vocab built on train, {"train", "valid"} corpora, whether the cache was hit)."""
+    """Return (vocabulary chosen from train, {"train", "valid"} corpora over it, whether the cache was hit)."""
     train_files, valid_files = list_documents(train_dir), list_documents(valid_dir)
     path = Path(cache_dir) / f"corpus-{cache_key(train_files, valid_files, settings)}.npz"
-    if path.exists():
-        vocab, splits = _load(path, ("train", "valid"))
-        log.info("Loaded processed corpus from %s", path)
-        return vocab, splits, True
-    log.info("Processing %d train and %d valid documents (cached afterwards in %s)",
-             len(train_files), len(valid_files), path)
-    train_tokens = tokenize_documents(train_files, settings, workers)
-    valid_tokens = tokenize_documents(valid_files, settings, workers)
-    counts: Counter = Counter()
-    for doc in train_tokens:
-        for sentence in doc:
-            counts.update(sentence)
-    vocab = Vocab.build(counts, max_size=settings.vocab_size, min_count=settings.min_count)
-    splits = {
-        "train": TokenizedCorpus.from_sentences([[vocab.encode(s) for s in d] for d in train_tokens]),
-        "valid": TokenizedCorpus.from_sentences([[vocab.encode(s) for s in d] for d in valid_tokens]),
-    }
-    _save(path, vocab, splits)
-    return vocab, splits, False
+    hit = path.exists()
+    if hit:
+        words, counts, splits = _load(path, ("train", "valid"))
+        log.info("Loaded tokenised corpus from %s", path)
+    else:
+        log.info("Processing %d train and %d valid documents (cached afterwards in %s)",
+                 len(train_files), len(valid_files), path)
+        words, counts, splits = _tokenize_all(train_files, valid_files, settings, workers)
+        _save(path, words, counts, splits)
+    vocab = choose_vocab(words, counts, settings)
+    mapping = np.array([UNK_ID] + [vocab.stoi.get(w, UNK_ID) for w in words[1:]], dtype=np.int32)
+    return vocab, {name: remap(corpus, mapping) for name, corpus in splits.items()}, hit

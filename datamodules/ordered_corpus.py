@@ -25,12 +25,13 @@ class OrderedCorpusDataModule(LightningDataModule):
                  tokenizer: str = "moses", lowercase: bool = True, min_tokens: int = 1,
                  max_tokens: int = 50, vocab_size: int = 20000, min_count: int = 1,
                  max_train_sentences: int | None = None, seed: int = 1234, num_workers: int = 0,
-                 preprocess_workers: int | None = None) -> None:
+                 preprocess_workers: int | None = None, vocab_source: str = "corpus") -> None:
         super().__init__()
         self.train_dir, self.valid_dir, self.cache_dir = train_dir, valid_dir, cache_dir
         self.batch_size, self.seed, self.num_workers = batch_size, seed, num_workers
         self.max_train_sentences = max_train_sentences
-        self.settings = CorpusSettings(tokenizer, lowercase, min_tokens, max_tokens, vocab_size, min_count)
+        self.settings = CorpusSettings(tokenizer, lowercase, min_tokens, max_tokens, vocab_size, min_count,
+                                       vocab_source)
         self.preprocess_workers = preprocess_workers if preprocess_workers is not None else min(4, os.cpu_count() or 1)
         self.vocab: Vocab | None = None
         self.splits: dict[str, TokenizedCorpus] = {}

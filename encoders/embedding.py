@@ -70,13 +70,27 @@ class WordEmbedding(nn.Module):
         self.embed_dim = embed_dim
         self.embedding = nn.Embedding.from_pretrained(weight, freeze=freeze_embeddings, padding_idx=PAD_ID)
         self.dropout = nn.Dropout(dropout)
+        # Rows for ids >= the vocabulary size, set by vocabulary expansion at encode time; never saved.
+        self.register_buffer("extra_rows", torch.zeros(0, embed_dim), persistent=False)
 
     @property
     def weight(self) -> torch.Tensor:
         return self.embedding.weight
 
+    def set_extra_rows(self, rows: torch.Tensor) -> None:
+        """Vectors for ids ``num_rows, num_rows + 1, ...`` (see ``encoders.expansion``)."""
+        self.extra_rows = rows.detach().to(self.weight.device, self.weight.dtype)
+
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.embedding(tokens))
+        n_base = self.embedding.num_embeddings
+        if self.extra_rows.numel() == 0:
+            return self.dropout(self.embedding(tokens))
+        beyond = tokens >= n_base
+        out = self.embedding(tokens.masked_fill(beyond, PAD_ID))
+        if beyond.any():
+            out = out.clone()
+            out[beyond] = self.extra_rows[tokens[beyond] - n_base]
+        return self.dropout(out)
 
 
 def trim_to_longest(tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

@@ -20,14 +20,18 @@ def _glove_root() -> Path:
 
 
 @lru_cache(maxsize=1)
-def load_glove() -> tuple[dict[str, int], np.ndarray]:
-    """Return (word -> row, float32 matrix [400000, 50]); cached per process."""
+def glove_words() -> tuple[str, ...]:
+    """GloVe 6B's 400k words, in the package's row order (most frequent first)."""
     import pyarrow.parquet as pq
 
-    root = _glove_root()
-    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
-    words = pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
-    index = {w: i for i, w in enumerate(words)}
+    return tuple(pq.read_table(_glove_root() / "glove_6B_index.parquet").column("index").to_pylist())
+
+
+@lru_cache(maxsize=1)
+def load_glove() -> tuple[dict[str, int], np.ndarray]:
+    """Return (word -> row, float32 matrix [400000, 50]); cached per process."""
+    vectors = np.load(_glove_root() / "glove_6B_50d_emb.npy", mmap_mode="r")
+    index = {w: i for i, w in enumerate(glove_words())}
     return index, np.asarray(vectors, dtype=np.float32)
 
 

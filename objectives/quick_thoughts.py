@@ -37,20 +37,40 @@ def qt_loss(scores: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, 
     log_probs = F.log_softmax(scores, dim=1)
     per_row = -torch.where(targets > 0, targets * log_probs, torch.zeros_like(log_probs)).sum(1)
     has_context = targets.sum(1) > 0
-    loss = per_row[has_context].mean()
+    # A batch where no sentence has a neighbour (every sentence its own document) contributes a zero
+    # loss that still depends on the scores, never NaN (which would poison epoch means and monitors).
+    n_rows = has_context.sum().clamp(min=1)
+    loss = per_row.masked_fill(~has_context, 0.0).sum() / n_rows + 0.0 * scores.masked_fill(diag, 0.0).sum()
     correct = targets.gather(1, scores.argmax(1, keepdim=True)).squeeze(1) > 0
     return loss, correct[has_context]
+
+
+SIMILARITIES = ("dot", "cosine")
+
+
+def pair_scores(u: torch.Tensor, v: torch.Tensor, similarity: str = "dot", temperature: float = 1.0) -> torch.Tensor:
+    """``[B, B]`` scores of every (u_i, v_j): the inner product (the paper, section 3), or the cosine
+    divided by ``temperature`` (a contrastive-learning variant that keeps vectors on the sphere)."""
+    if similarity == "cosine":
+        return F.normalize(u, dim=1) @ F.normalize(v, dim=1).T / temperature
+    return u @ v.T
 
 
 class QuickThoughts(nn.Module):
     """Two encoders f and g (or one shared); scores are f(s_i) . g(s_j) over the batch.
 
-    At test time a sentence is ``[f(s), g(s)]`` (just ``f(s)`` when shared).
+    At test time a sentence is ``[f(s), g(s)]`` (just ``f(s)`` when shared). ``similarity`` is
+    ``dot`` (Logeswaran & Lee 2018, section 3) or ``cosine`` with a ``temperature``.
     """
 
     def __init__(self, encoder_factory: Callable[[], SentenceEncoder], context_size: int = 3,
-                 shared_encoder: bool = False) -> None:
+                 shared_encoder: bool = False, similarity: str = "dot", temperature: float = 1.0) -> None:
         super().__init__()
+        if similarity not in SIMILARITIES:
+            raise ValueError(f"unknown objective.similarity {similarity!r}: use one of {SIMILARITIES}")
+        if temperature <= 0:
+            raise ValueError(f"objective.temperature={temperature}: it must be > 0")
+        self.similarity, self.temperature = similarity, float(temperature)
         self.context_size = context_size
         self.f = encoder_factory()
         self.g = self.f if shared_encoder else encoder_factory()
@@ -62,8 +82,9 @@ class QuickThoughts(nn.Module):
         u = self.f(tokens, lengths)
         v = u if self.shared_encoder else self.g(tokens, lengths)
         targets = context_targets(batch["doc_ids"], self.context_size)
-        loss, correct = qt_loss(u @ v.T, targets)
-        return {"loss": loss, "context_acc": correct.float().mean()}
+        loss, correct = qt_loss(pair_scores(u, v, self.similarity, self.temperature), targets)
+        acc = correct.float().mean() if correct.numel() else loss.new_zeros(())
+        return {"loss": loss, "context_acc": acc}
 
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         u = self.f(tokens, lengths)

@@ -65,3 +65,47 @@ def test_chunk_padding_keeps_every_token_in_order():
     batch = ContiguousChunks(corpus, batch_size=3)[0]
     assert batch["tokens"].tolist() == [[4, 5, 6], [7, 0, 0], [8, 9, 0]]
     assert batch["lengths"].tolist() == [3, 1, 2]
+
+
+def test_vocab_sources_remap_the_same_cached_tokens(tiny_corpus, tmp_path):
+    from datamodules.text import UNK_ID
+    from encoders.glove import glove_words
+
+    corpus_vocab, corpus_splits, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid",
+                                                 CorpusSettings(vocab_size=10), tmp_path)
+    glove_vocab, glove_splits, hit = load_corpus(tiny_corpus / "train", tiny_corpus / "valid",
+                                                 CorpusSettings(vocab_source="glove"), tmp_path)
+    assert hit  # the vocabulary is chosen after the cache: one tokenisation serves every source
+    assert len(corpus_vocab) == 10 and len(glove_vocab) == 4 + len(glove_words())
+    corpus_vocab_all, all_splits, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid",
+                                                  CorpusSettings(vocab_size=None), tmp_path)
+    words = lambda vocab, split: [vocab.itos[i] for i in split["train"].ids]  # noqa: E731
+    glove_tokens, corpus_tokens = words(glove_vocab, glove_splits), words(corpus_vocab, corpus_splits)
+    # Only words GloVe lacks (the fixture wraps lines inside words: "quickl" + "y") become <unk>.
+    full = [corpus_vocab_all.itos[i] for i in all_splits["train"].ids]
+    assert [t if t in glove_vocab.stoi else "<unk>" for t in full] == glove_tokens
+    assert glove_tokens.count("<unk>") < len(glove_tokens) / 20
+    assert {t for t in corpus_tokens if t != "<unk>"} <= set(corpus_vocab.itos)
+    assert sum(t == "<unk>" for t in corpus_tokens) > 0
+    assert [a for a, b in zip(glove_tokens, corpus_tokens) if b != "<unk>"] == [b for b in corpus_tokens if b != "<unk>"]
+    both, _, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid",
+                             CorpusSettings(vocab_size=10, vocab_source="corpus+glove"), tmp_path)
+    assert both.itos[:10] == corpus_vocab.itos and len(both) > len(corpus_vocab)
+    assert (glove_splits["valid"].ids == UNK_ID).mean() < 0.05
+    with pytest.raises(ValueError, match="vocab_source"):
+        CorpusSettings(vocab_source="fasttext")
+
+
+def test_xz_compressed_documents_read_like_plain_ones(tiny_corpus, tmp_path):
+    import lzma
+    import shutil
+
+    for split in ("train", "valid"):
+        (tmp_path / "xz" / split).mkdir(parents=True)
+        for doc in (tiny_corpus / split).glob("*.txt"):
+            (tmp_path / "xz" / split / (doc.name + ".xz")).write_bytes(lzma.compress(doc.read_bytes()))
+        shutil.copytree(tiny_corpus / split, tmp_path / "plain" / split)
+    plain = load_corpus(tmp_path / "plain" / "train", tmp_path / "plain" / "valid", CorpusSettings(), tmp_path / "c1")
+    packed = load_corpus(tmp_path / "xz" / "train", tmp_path / "xz" / "valid", CorpusSettings(), tmp_path / "c2")
+    assert plain[0].itos == packed[0].itos
+    np.testing.assert_array_equal(plain[1]["train"].ids, packed[1]["train"].ids)

@@ -65,3 +65,23 @@ def test_quick_thoughts_scores_f_against_g_and_embeds_their_concatenation():
 def test_shared_encoder_uses_one_set_of_parameters():
     qt = QuickThoughts(lambda: FixedEncoder(torch.randn(4, 3)), shared_encoder=True)
     assert qt.f is qt.g and qt.output_dim == 3
+
+
+def test_a_batch_without_neighbours_gives_a_zero_finite_loss_not_nan():
+    scores = torch.randn(3, 3, requires_grad=True)
+    loss, correct = qt_loss(scores, context_targets(torch.tensor([0, 1, 2])))
+    assert loss.item() == 0.0 and correct.numel() == 0
+    loss.backward()
+    assert torch.isfinite(scores.grad).all()
+
+
+def test_cosine_scores_are_scaled_cosines():
+    from objectives.quick_thoughts import pair_scores
+
+    u = torch.tensor([[3.0, 4.0], [1.0, 0.0]])
+    v = torch.tensor([[0.0, 2.0], [-5.0, 0.0]])
+    expected = torch.tensor([[0.8, -0.6], [0.0, -1.0]]) / 0.5
+    torch.testing.assert_close(pair_scores(u, v, "cosine", 0.5), expected)
+    torch.testing.assert_close(pair_scores(u, v, "dot"), u @ v.T)
+    with pytest.raises(ValueError, match="similarity"):
+        QuickThoughts(lambda: FixedEncoder(torch.zeros(2, 2)), similarity="euclid")

@@ -44,7 +44,7 @@ def test_checkpoint_reloads_with_vocabulary_and_gives_same_embeddings(tiny_corpu
     cfg = make_cfg(tiny_corpus, tmp_path, SMALL + ["trainer.max_epochs=1"])
     _, model = fit(cfg)
     ckpts = sorted((tmp_path / "checkpoints").glob("*.ckpt"))
-    assert [p.name for p in ckpts] == ["epoch_000.ckpt", "last.ckpt"]
+    assert [p.name for p in ckpts] == ["best.ckpt", "epoch_000.ckpt", "init.ckpt", "last.ckpt"]
     loaded = SentenceModel.load_checkpoint(str(tmp_path / "checkpoints" / "last.ckpt"), map_location="cpu")
     assert loaded.vocab.itos == model.vocab.itos and loaded.tokenizer == model.tokenizer
     torch.testing.assert_close(torch.from_numpy(loaded.encode(SENTENCES)),

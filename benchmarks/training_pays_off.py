@@ -1,0 +1,126 @@
+"""Does training pay off? Train for a time budget, then score the best checkpoint against the same
+model at initialisation (``init.ckpt``: same vocabulary and embeddings) and ``bow_glove``.
+
+    SENTENCE_DATA=../shared/data python benchmarks/training_pays_off.py                       # the default run
+    SENTENCE_DATA=../shared/data python benchmarks/training_pays_off.py --minutes 60 -- experiment=qt_gutenberg
+    python benchmarks/training_pays_off.py --run-dir logs/train/runs/<run>      # evaluate an existing run only
+    python benchmarks/training_pays_off.py --run-dir <run> --probing            # X-Probe tasks as well
+
+Everything after ``--`` is passed to ``train.py``. Scores use ``evaluate.py`` (prototype protocol,
+vocabulary expansion on for checkpoints); correlations are shown x100 so one mean covers all tasks.
+The table and the means are printed and written to ``<run dir>/pays_off.md`` (+ ``.json``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14",
+         "STS15", "STS16"]
+PROBING = ["Length", "WordContent", "Depth", "BigramShift", "Tense", "SubjNumber", "ObjNumber", "OddManOut",
+           "CoordinationInversion"]
+
+
+def run(cmd: list[str], log: Path) -> float:
+    t0 = time.perf_counter()
+    with open(log, "w") as out:
+        proc = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    if proc.returncode not in (0, 1):  # 1: some task failed, results still written
+        raise SystemExit(f"{' '.join(cmd)} failed with exit {proc.returncode}: see {log}")
+    return time.perf_counter() - t0
+
+
+def train(minutes: float | None, overrides: list[str]) -> Path:
+    run_dir = ROOT / "logs" / "pays_off" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    run_dir.mkdir(parents=True)
+    budget = [f"trainer.max_time=00:00:{int(minutes):02d}:{int(minutes % 1 * 60):02d}"] if minutes else []
+    cmd = [sys.executable, str(ROOT / "train.py"), *overrides, *budget, f"hydra.run.dir={run_dir}"]
+    seconds = run(cmd, run_dir / "train.log")
+    print(f"trained in {seconds / 60:.1f} min: {run_dir}")
+    (run_dir / "train_wall_seconds.txt").write_text(f"{seconds:.1f}\n")
+    return run_dir
+
+
+def evaluate(source: list[str], tasks: list[str], out: Path) -> dict:
+    if not out.is_file():
+        cmd = [sys.executable, str(ROOT / "evaluate.py"), *source, f"tasks=[{','.join(tasks)}]",
+               f"results_file={out}", "evaluation=prototype", f"hydra.run.dir={out.parent / '.hydra_eval'}"]
+        seconds = run(cmd, out.with_suffix(".log"))
+        print(f"  {out.name}: {seconds:.0f} s")
+    return json.loads(out.read_text())
+
+
+def score(doc: dict, task: str) -> float | None:
+    r = doc["results"].get(task)
+    if r is None or r.get("main_score") is None:
+        return None
+    value = float(r["main_score"])
+    return value * 100 if abs(value) <= 1.0 and r.get("main_metric", "").split(".")[-1] in (
+        "pearson", "spearman", "mean", "wmean") else value
+
+
+def table(columns: dict[str, dict], tasks: list[str]) -> tuple[str, dict]:
+    names = list(columns)
+    lines = ["| task | " + " | ".join(names) + " | OOV % (trained) |", "|---" * (len(names) + 2) + "|"]
+    means, wins = {n: [] for n in names}, 0
+    for task in tasks:
+        row = [score(columns[n], task) for n in names]
+        oov = columns[names[0]]["results"].get(task, {}).get("oov_rate")
+        lines.append(f"| {task} | " + " | ".join("n/a" if v is None else f"{v:.2f}" for v in row) +
+                     f" | {'n/a' if oov is None else f'{100 * oov:.1f}'} |")
+        if all(v is not None for v in row):
+            for n, v in zip(names, row):
+                means[n].append(v)
+            wins += row[0] > row[1]
+    summary = {n: sum(v) / len(v) for n, v in means.items() if v}
+    lines.append("| **mean** | " + " | ".join(f"**{summary.get(n, float('nan')):.2f}**" for n in names) + " | |")
+    summary["wins_over_init"] = wins
+    summary["tasks_compared"] = len(means[names[0]])
+    return "\n".join(lines), summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--minutes", type=float, default=None, help="training budget (trainer.max_time)")
+    parser.add_argument("--run-dir", type=Path, default=None, help="evaluate this run instead of training")
+    parser.add_argument("--probing", action="store_true", help="also the X-Probe probing tasks")
+    parser.add_argument("--tasks", default=",".join(TASKS))
+    parser.add_argument("overrides", nargs="*", help="train.py overrides (after --)")
+    args = parser.parse_args()
+    if not os.environ.get("SENTENCE_DATA"):
+        raise SystemExit("set SENTENCE_DATA to the data root (e.g. ../shared/data): the tasks are read from there")
+    run_dir = args.run_dir.resolve() if args.run_dir else train(args.minutes, args.overrides)
+    ckpts = run_dir / "checkpoints"
+    if not (ckpts / "init.ckpt").is_file():
+        raise SystemExit(f"{ckpts}/init.ckpt is missing: the run was not made with the init checkpoint callback")
+    out = run_dir / "pays_off"
+    out.mkdir(exist_ok=True)
+    task_sets = [("downstream", args.tasks.split(","))] + ([("probing", PROBING)] if args.probing else [])
+    report, summaries = [f"# Training pays off? `{run_dir}`", ""], {}
+    for label, tasks in task_sets:
+        columns = {
+            "trained (best)": evaluate([f"ckpt_path={run_dir}"], tasks, out / f"best_{label}.json"),
+            "epoch 0 (init)": evaluate([f"ckpt_path={ckpts / 'init.ckpt'}"], tasks, out / f"init_{label}.json"),
+            "bow_glove": evaluate(["encoder=bow_glove"], tasks, out / f"bow_glove_{label}.json"),
+        }
+        text, summary = table(columns, tasks)
+        summaries[label] = summary
+        report += [f"## {label} (prototype protocol; correlations x100)", "", text, "",
+                   f"trained beats epoch 0 on {summary['wins_over_init']} of {summary['tasks_compared']} tasks", ""]
+    best = columns["trained (best)"].get("encoder", {}).get("source", "")
+    report.append(f"best checkpoint: {best}")
+    text = "\n".join(report) + "\n"
+    print(text)
+    (run_dir / "pays_off.md").write_text(text)
+    (run_dir / "pays_off.json").write_text(json.dumps(summaries, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""Several encoders over the same tokens, their vectors concatenated: MultiChannel-QT (Logeswaran & Lee
+2018, section 4.3: one channel reads fixed pre-trained word vectors, the other tunable ones learnt from
+scratch; with different inputs the two "discover less redundant features")."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping
+
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+from torch import nn
+
+from encoders.base import SentenceEncoder
+
+if TYPE_CHECKING:
+    from datamodules.text import Vocab
+
+
+class MultiChannelEncoder(SentenceEncoder):
+    """``channels`` maps a name to an encoder config (``_target_`` plus its arguments); every channel gets
+    the model's vocabulary; ``output_dim`` is the sum of the channels' widths, in the given order."""
+
+    def __init__(self, vocab: Vocab, channels: Mapping[str, Mapping]) -> None:
+        super().__init__()
+        if not channels:
+            raise ValueError("a multi-channel encoder needs at least one channel: set encoder.channels")
+        built = {}
+        for name, cfg in channels.items():
+            cfg = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
+            if "_target_" not in cfg:
+                raise ValueError(f"encoder.channels.{name} has no _target_: give it an encoder class, "
+                                 "e.g. encoders.bilstm.BiLSTMMaxEncoder")
+            built[name] = instantiate(cfg, _partial_=True)(vocab=vocab)
+        self.channels = nn.ModuleDict(built)
+        self.output_dim = sum(int(c.output_dim) for c in self.channels.values())
+
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return torch.cat([channel(tokens, lengths) for channel in self.channels.values()], dim=1)

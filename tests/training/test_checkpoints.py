@@ -1,0 +1,61 @@
+"""Model selection: init.ckpt before any step, best.ckpt by the monitored metric, run dir -> best."""
+from __future__ import annotations
+
+import torch
+from lightning import Callback
+
+from objectives.module import SentenceModel
+from training.checkpoints import resolve_checkpoint
+from training.run import fit
+
+from train_config import compose_train_cfg
+
+QUIET = ["logger=none", "~callbacks.rich_progress_bar", "~callbacks.model_summary", "encoder=bow",
+         "encoder.embed_dim=16", "trainer.num_sanity_val_steps=0"]
+
+
+class RecordVal(Callback):
+    def __init__(self) -> None:
+        self.losses: list[float] = []
+
+    def on_validation_end(self, trainer, pl_module) -> None:
+        self.losses.append(float(trainer.callback_metrics["val/loss"]))
+
+
+def test_best_checkpoint_is_the_best_validation_point_of_a_run_that_overfits(tiny_corpus, tmp_path, monkeypatch):
+    # A large learning rate on 120 sentences: validation loss bottoms out early, then rises.
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, QUIET + ["trainer.max_epochs=8", "monitor=val/loss",
+                                                            "monitor_mode=min", "model.optimizer.lr=0.05"])
+    record = RecordVal()
+    import training.run as run
+
+    real = run._instantiate_group
+    monkeypatch.setattr(run, "_instantiate_group",
+                        lambda group: real(group) + ([record] if group is cfg.get("callbacks") else []))
+    fit(cfg)
+    losses = record.losses
+    best_epoch = min(range(len(losses)), key=losses.__getitem__)
+    assert len(losses) == 8 and best_epoch < 4 and losses[-1] > losses[best_epoch]  # it did peak early
+    folder = tmp_path / "checkpoints"
+    best = torch.load(folder / "best.ckpt", weights_only=False)
+    assert best["epoch"] == best_epoch
+    assert torch.load(folder / "last.ckpt", weights_only=False)["epoch"] == 7
+    assert resolve_checkpoint(tmp_path) == folder / "best.ckpt"
+    assert resolve_checkpoint(folder / "last.ckpt") == folder / "last.ckpt"
+
+
+def test_init_checkpoint_holds_the_weights_before_the_first_step(tiny_corpus, tmp_path):
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, QUIET + ["trainer.max_epochs=1"])
+    torch.manual_seed(cfg.seed)
+    _, model = fit(cfg)
+    init = SentenceModel.load_checkpoint(str(tmp_path / "checkpoints" / "init.ckpt"), map_location="cpu")
+    assert init.vocab.itos == model.vocab.itos
+    # Re-seeding as fit does rebuilds the same initial weights.
+    import lightning as L
+
+    L.seed_everything(cfg.seed, workers=True)
+    fresh = SentenceModel(encoder=cfg.encoder, objective=cfg.objective, vocab=model.vocab.itos,
+                          optimizer=cfg.model.optimizer)
+    for key, value in fresh.state_dict().items():
+        assert torch.equal(init.state_dict()[key], value), key
+    assert any(not torch.equal(init.state_dict()[k], v.cpu()) for k, v in model.state_dict().items())

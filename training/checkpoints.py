@@ -1,0 +1,68 @@
+"""Checkpoints a run leaves besides Lightning's: the model before any step (``init.ckpt``), and how
+``evaluate.py`` finds the checkpoint to use in a run directory."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from lightning import Callback, LightningModule, Trainer
+
+INIT_NAME = "init.ckpt"
+BEST_NAME = "best.ckpt"
+LAST_NAME = "last.ckpt"
+
+
+class InitialCheckpoint(Callback):
+    """Saves ``<dirpath>/init.ckpt`` before the first training step: the run's "epoch 0" self, with
+    the same vocabulary and embeddings as the trained model. Not rewritten when a run resumes."""
+
+    def __init__(self, dirpath: str) -> None:
+        self.dirpath = Path(dirpath)
+
+    def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        path = self.dirpath / INIT_NAME
+        if trainer.global_step == 0 and not path.exists():
+            trainer.save_checkpoint(str(path))
+
+
+class LastCheckpoint(Callback):
+    """Rewrites ``<dirpath>/last.ckpt`` at every training-epoch end and, when ``every_n_train_steps`` is
+    set, every that many steps: the point to resume from. (Lightning's ``save_last`` rewrites it only
+    when the monitored metric improves.)"""
+
+    def __init__(self, dirpath: str, every_n_train_steps: int | None = None) -> None:
+        self.dirpath = Path(dirpath)
+        self.every_n_train_steps = every_n_train_steps
+
+    def _save(self, trainer: Trainer) -> None:
+        if not trainer.sanity_checking:
+            trainer.save_checkpoint(str(self.dirpath / LAST_NAME))
+
+    def on_train_batch_end(self, trainer: Trainer, *args) -> None:
+        if self.every_n_train_steps and trainer.global_step % self.every_n_train_steps == 0:
+            self._save(trainer)
+
+    def on_train_epoch_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        self._save(trainer)
+
+
+def resolve_checkpoint(path: str | Path) -> Path:
+    """A checkpoint file as it is; a run directory (or its ``checkpoints/``) gives its best checkpoint:
+    ``best.ckpt``, else the best path recorded in ``last.ckpt``, else ``last.ckpt``."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise FileNotFoundError(f"checkpoint not found: {path}: pass ckpt_path=<run dir> or <run dir>/checkpoints/<file>.ckpt")
+    folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
+    if (folder / BEST_NAME).is_file():
+        return folder / BEST_NAME
+    last = folder / LAST_NAME
+    if last.is_file():
+        state = torch.load(last, map_location="cpu", weights_only=False).get("callbacks", {})
+        for key, value in state.items():
+            best = value.get("best_model_path") if isinstance(value, dict) else None
+            if str(key).startswith("ModelCheckpoint") and best and Path(best).is_file():
+                return Path(best)
+        return last
+    raise FileNotFoundError(f"no best.ckpt or last.ckpt in {folder}: pass ckpt_path=<run dir>/checkpoints/<file>.ckpt")
