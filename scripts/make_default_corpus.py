@@ -11,7 +11,6 @@ reader decompresses ``.txt.xz`` on the fly. A ``MANIFEST.tsv`` lists the books a
 from __future__ import annotations
 
 import argparse
-import csv
 import lzma
 from collections import defaultdict
 from pathlib import Path
@@ -19,13 +18,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def read_manifest(path: Path) -> list[dict]:
+    """Rows of the corpus's ``manifest.tsv``; a few original titles (``repo_path``) hold line breaks, so a
+    record is joined across lines until it has every field."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    header = lines[0].rstrip("\r").split("\t")
+    rows, pending = [], ""
+    for line in lines[1:]:
+        pending += line
+        if pending.count("\t") >= len(header) - 1:
+            rows.append(dict(zip(header, pending.rstrip("\r").split("\t"))))
+            pending = ""
+    return rows
+
+
 def pick_books(manifest: Path, min_words: int, max_words: int) -> list[dict]:
     """Train-split books, interleaved across authors, as the order in which to take them."""
     by_author: dict[str, list[dict]] = defaultdict(list)
-    with open(manifest, encoding="utf-8") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            if row["split"] == "train" and min_words <= int(row["clean_words"]) <= max_words:
-                by_author[row["author"]].append(row)
+    for row in read_manifest(manifest):
+        if row["split"] == "train" and min_words <= int(row["clean_words"]) <= max_words:
+            by_author[row["author"]].append(row)
     queues = [sorted(books, key=lambda r: (int(r["clean_words"]), r["file"])) for _, books in sorted(by_author.items())]
     order = []
     while any(queues):
@@ -60,7 +72,7 @@ def main() -> None:
         for row in rows:
             text = (args.source / "train" / row["file"]).read_bytes()
             name = row["file"].replace("/", "__") + ".xz"
-            (folder / name).write_bytes(lzma.compress(text, preset=9 | lzma.PRESET_EXTREME))
+            (folder / name).write_bytes(lzma.compress(text, preset=9))
     with open(args.out / "MANIFEST.tsv", "w", encoding="utf-8") as f:
         f.write("split\tauthor\tfile\twords\n")
         for split, rows in (("train", train), ("valid", valid)):

@@ -121,3 +121,23 @@ def test_nan_results_become_null(tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["results"]["STS12"]["all"]["pearson"]["mean"] is None
     assert doc["results"]["STS12"]["main_score"] == 0.5
+
+
+def test_results_record_the_encoders_oov_rate_per_task(senteval_root, hash_encoder, tmp_path):
+    known = {"the", "a", "and"}
+
+    class WithVocab(type(hash_encoder)):
+        def oov_rate(self, sentences):
+            tokens = [w for s in sentences for w in s.split()]
+            return sum(w not in known for w in tokens) / len(tokens)
+
+    encoder = WithVocab()
+    _, on_disk = _run(senteval_root, ["MR", "STS12"], encoder, tmp_path)
+    from evaluation.tasks.registry import TASKS
+
+    for task in ("MR", "STS12"):
+        sentences = list(dict.fromkeys(TASKS[task].loader(senteval_root).sentences()))
+        assert on_disk["results"][task]["oov_rate"] == round(encoder.oov_rate(sentences), 4)
+        assert 0 < on_disk["results"][task]["oov_rate"] < 1
+    _, plain = _run(senteval_root, ["MR"], hash_encoder, tmp_path / "plain")
+    assert "oov_rate" not in plain["results"]["MR"]

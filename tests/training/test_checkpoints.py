@@ -59,3 +59,37 @@ def test_init_checkpoint_holds_the_weights_before_the_first_step(tiny_corpus, tm
     for key, value in fresh.state_dict().items():
         assert torch.equal(init.state_dict()[key], value), key
     assert any(not torch.equal(init.state_dict()[k], v.cpu()) for k, v in model.state_dict().items())
+
+
+def test_early_stopping_ends_a_run_patience_validations_after_its_best(tiny_corpus, tmp_path, monkeypatch):
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, QUIET + ["trainer.max_epochs=8", "monitor=val/loss",
+                                                            "monitor_mode=min", "model.optimizer.lr=0.05",
+                                                            "callbacks.early_stopping.patience=2"])
+    record = RecordVal()
+    import training.run as run
+
+    real = run._instantiate_group
+    monkeypatch.setattr(run, "_instantiate_group",
+                        lambda group: real(group) + ([record] if group is cfg.get("callbacks") else []))
+    trainer, _ = fit(cfg)
+    losses = record.losses
+    best_epoch = min(range(len(losses)), key=losses.__getitem__)
+    assert len(losses) == best_epoch + 3 < 8
+    assert torch.load(tmp_path / "checkpoints" / "best.ckpt", weights_only=False)["epoch"] == best_epoch
+
+
+def test_a_time_budget_ends_a_run_inside_its_first_epoch(tiny_corpus, tmp_path, monkeypatch):
+    import time
+
+    class SlowBatches(Callback):
+        def on_train_batch_end(self, *args) -> None:
+            time.sleep(0.3)
+
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, QUIET + ["trainer.max_epochs=1", "trainer.max_time=00:00:00:01"])
+    import training.run as run
+
+    real = run._instantiate_group
+    monkeypatch.setattr(run, "_instantiate_group",
+                        lambda group: real(group) + ([SlowBatches()] if group is cfg.get("callbacks") else []))
+    trainer, _ = fit(cfg)
+    assert 0 < trainer.global_step < 10  # an epoch is 15 batches of 8 sentences
