@@ -63,7 +63,7 @@ def test_padding_never_changes_a_sentence(trainable_config_name, vocab, build_en
 
 
 def test_gradients_reach_tuned_embeddings(trainable_config_name, vocab, build_encoder) -> None:
-    encoder = build_encoder(trainable_config_name)
+    encoder = build_encoder(trainable_config_name, ["freeze_embeddings=false"])
     tokens, lengths = pad_batch(_sentences(len(vocab)))
     encoder(tokens, lengths).pow(2).sum().backward()
     grad = encoder.embedding.weight.grad

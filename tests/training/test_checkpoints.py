@@ -11,7 +11,8 @@ from training.run import fit
 from train_config import compose_train_cfg
 
 QUIET = ["logger=none", "~callbacks.rich_progress_bar", "~callbacks.model_summary", "encoder=bow",
-         "encoder.embed_dim=16", "trainer.num_sanity_val_steps=0"]
+         "encoder.embed_dim=16", "encoder.embedding_init=random", "encoder.freeze_embeddings=false",
+         "trainer.num_sanity_val_steps=0", "trainer.val_check_interval=1.0"]
 
 
 class RecordVal(Callback):

@@ -26,7 +26,8 @@ SENTENCES = ["The old man saw the river.", "A dog ran", "the cat sat under a red
 make_cfg = compose_train_cfg
 
 
-SMALL = ["encoder=bilstm_max", "encoder.embed_dim=16", "encoder.hidden_dim=16", "logger=none",
+SMALL = ["encoder=bilstm_max", "encoder.embed_dim=16", "encoder.hidden_dim=16", "encoder.embedding_init=random",
+         "encoder.freeze_embeddings=false", "trainer.val_check_interval=1.0", "logger=none",
          "callbacks=default", "~callbacks.rich_progress_bar", "~callbacks.model_summary"]
 
 
