@@ -24,7 +24,8 @@ FAST = {"name": "prototype", "l2_grid": [1e-3], "max_epoch": 6, "seed": 1111, "d
 
 
 def _train_cfg(tiny_corpus: Path, out: Path, overrides: list[str]):
-    return compose_train_cfg(tiny_corpus, out, ["encoder=bow", "encoder.embed_dim=16", *overrides])
+    return compose_train_cfg(tiny_corpus, out, ["encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random",
+                                               "trainer.val_check_interval=1.0", *overrides])
 
 
 def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root, tmp_path, monkeypatch):

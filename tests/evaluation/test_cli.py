@@ -84,8 +84,8 @@ def test_real_data_counts():
 def test_cli_untrained_neural_encoder(senteval_root, tmp_path):
     pytest.importorskip("objectives.module")
     out = tmp_path / "r.json"
-    proc = _evaluate(senteval_root, "encoder=bow", "encoder.embed_dim=8", "tasks=[STS13]", f"results_file={out}",
-                     cwd=tmp_path)
+    proc = _evaluate(senteval_root, "encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random",
+                     "tasks=[STS13]", f"results_file={out}", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     enc = json.loads(out.read_text())["encoder"]
     assert enc["source"] == "untrained" and "random init" in enc["untrained"] and enc["output_dim"] == 8
@@ -109,5 +109,9 @@ def test_cli_checkpoint(senteval_root, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(out.read_text())
     assert doc["encoder"]["source"].startswith("checkpoint") and "STS13" in doc["results"]
+    # Two known words cannot fit a 50-d expansion map: evaluated without it, and the reason is recorded.
+    assert "at least 50 words" in doc["encoder"]["vocabulary_expansion"]["skipped"]
+    assert "vocabulary expansion skipped" in proc.stderr
+    assert 0 < doc["results"]["STS13"]["oov_rate"] <= 1
     bad = _evaluate(senteval_root, f"ckpt_path={tmp_path / 'nope.ckpt'}", "tasks=[STS13]", cwd=tmp_path)
     assert bad.returncode == 2 and "checkpoint not found" in bad.stderr and "Traceback" not in bad.stderr

@@ -23,17 +23,22 @@ class RecordVal(Callback):
         self.losses.append(float(trainer.callback_metrics["val/loss"]))
 
 
+def fit_with(cfg, callback: Callback, monkeypatch):
+    """``fit(cfg)`` with one more callback next to the configured ones."""
+    import training.run as run
+
+    real = run._instantiate_group
+    monkeypatch.setattr(run, "_instantiate_group",
+                        lambda group: real(group) + ([callback] if group is cfg.get("callbacks") else []))
+    return fit(cfg)
+
+
 def test_best_checkpoint_is_the_best_validation_point_of_a_run_that_overfits(tiny_corpus, tmp_path, monkeypatch):
     # A large learning rate on 120 sentences: validation loss bottoms out early, then rises.
     cfg = compose_train_cfg(tiny_corpus, tmp_path, QUIET + ["trainer.max_epochs=8", "monitor=val/loss",
                                                             "monitor_mode=min", "model.optimizer.lr=0.05"])
     record = RecordVal()
-    import training.run as run
-
-    real = run._instantiate_group
-    monkeypatch.setattr(run, "_instantiate_group",
-                        lambda group: real(group) + ([record] if group is cfg.get("callbacks") else []))
-    fit(cfg)
+    fit_with(cfg, record, monkeypatch)
     losses = record.losses
     best_epoch = min(range(len(losses)), key=losses.__getitem__)
     assert len(losses) == 8 and best_epoch < 4 and losses[-1] > losses[best_epoch]  # it did peak early
@@ -67,12 +72,7 @@ def test_early_stopping_ends_a_run_patience_validations_after_its_best(tiny_corp
                                                             "monitor_mode=min", "model.optimizer.lr=0.05",
                                                             "callbacks.early_stopping.patience=2"])
     record = RecordVal()
-    import training.run as run
-
-    real = run._instantiate_group
-    monkeypatch.setattr(run, "_instantiate_group",
-                        lambda group: real(group) + ([record] if group is cfg.get("callbacks") else []))
-    trainer, _ = fit(cfg)
+    fit_with(cfg, record, monkeypatch)
     losses = record.losses
     best_epoch = min(range(len(losses)), key=losses.__getitem__)
     assert len(losses) == best_epoch + 3 < 8
@@ -87,10 +87,5 @@ def test_a_time_budget_ends_a_run_inside_its_first_epoch(tiny_corpus, tmp_path, 
             time.sleep(0.3)
 
     cfg = compose_train_cfg(tiny_corpus, tmp_path, QUIET + ["trainer.max_epochs=1", "trainer.max_time=00:00:00:01"])
-    import training.run as run
-
-    real = run._instantiate_group
-    monkeypatch.setattr(run, "_instantiate_group",
-                        lambda group: real(group) + ([SlowBatches()] if group is cfg.get("callbacks") else []))
-    trainer, _ = fit(cfg)
+    trainer, _ = fit_with(cfg, SlowBatches(), monkeypatch)
     assert 0 < trainer.global_step < 10  # an epoch is 15 batches of 8 sentences
