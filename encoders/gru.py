@@ -14,6 +14,23 @@ if TYPE_CHECKING:
     from datamodules.text import Vocab
 
 
+GRU_INITS = ("default", "xavier")
+
+
+def xavier_gru_(gru: nn.GRU) -> None:
+    """Quick-Thoughts' GRU initialisation (Logeswaran & Lee 2018, section 4.1): weights uniform Xavier
+    (per gate block), gate biases 1 (reset and update gates; the candidate's bias 0)."""
+    hidden = gru.hidden_size
+    for name, param in gru.named_parameters():
+        with torch.no_grad():
+            if name.startswith("weight"):
+                for block in param.split(hidden, dim=0):  # reset, update, new
+                    nn.init.xavier_uniform_(block)
+            else:
+                param.zero_()
+                param[: 2 * hidden] = 1.0
+
+
 class GRUEncoder(SentenceEncoder):
     """GRU (run as on packed sequences, see ``encoders.rnn``); ``output_dim = hidden_dim * (2 if bidirectional else 1)``.
 
@@ -31,8 +48,11 @@ class GRUEncoder(SentenceEncoder):
         embedding_init: str = "random",
         freeze_embeddings: bool = False,
         dropout: float = 0.0,
+        weight_init: str = "default",
     ) -> None:
         super().__init__()
+        if weight_init not in GRU_INITS:
+            raise ValueError(f"unknown encoder.weight_init {weight_init!r}: use one of {GRU_INITS}")
         self.embedding = WordEmbedding(vocab, embed_dim, embedding_init, freeze_embeddings, dropout)
         self.gru = nn.GRU(
             embed_dim,
@@ -44,6 +64,8 @@ class GRUEncoder(SentenceEncoder):
         )
         self.num_directions = 2 if bidirectional else 1
         self.output_dim = hidden_dim * self.num_directions
+        if weight_init == "xavier":
+            xavier_gru_(self.gru)
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         tokens = trim_to_longest(tokens, lengths)

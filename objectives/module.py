@@ -106,6 +106,18 @@ class SentenceModel(LightningModule):
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint["vocab"] = self.vocab.itos
 
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        """Resuming (``ckpt_path=``) onto a model built with another vocabulary would load embedding rows
+        onto the wrong words: refuse it."""
+        saved = checkpoint.get("vocab")
+        if saved is not None and list(saved) != list(self.vocab.itos):
+            differ = next((i for i, (a, b) in enumerate(zip(saved, self.vocab.itos)) if a != b),
+                          min(len(saved), len(self.vocab)))
+            raise ValueError(
+                f"the checkpoint's vocabulary ({len(saved)} words) is not this run's ({len(self.vocab)} words; first "
+                f"difference at id {differ}): resume with the data settings the checkpoint was trained with "
+                "(data.*, e.g. vocab_size, vocab_source, tokenizer) or start a new run without ckpt_path")
+
     # ---- inference ------------------------------------------------------------------------
     @classmethod
     def load_checkpoint(cls, path: str, map_location: str | torch.device | None = None) -> "SentenceModel":

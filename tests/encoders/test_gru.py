@@ -1,6 +1,7 @@
 """GRU encoder: the vector is the final hidden state of the real tokens."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from datamodules.text import pad_batch
@@ -33,3 +34,21 @@ def test_bidirectional_concatenates_last_forward_and_first_backward(vocab) -> No
             states = _unpadded_states(enc, s)
             torch.testing.assert_close(out[i, :5], states[-1, :5])
             torch.testing.assert_close(out[i, 5:], states[0, 5:])
+
+
+def test_xavier_init_sets_gate_biases_to_one_and_bounds_each_gate_block(vocab):
+    import math
+
+    from encoders.gru import GRUEncoder
+
+    enc = GRUEncoder(vocab, embed_dim=6, hidden_dim=4, weight_init="xavier", embedding_init="random")
+    h = 4
+    for name, param in enc.gru.named_parameters():
+        if name.startswith("bias"):
+            assert torch.equal(param[: 2 * h], torch.ones(2 * h)) and torch.equal(param[2 * h:], torch.zeros(h))
+        else:
+            fan_in = param.shape[1]
+            bound = math.sqrt(6.0 / (fan_in + h))
+            assert param.abs().max() <= bound and param.abs().max() > bound / 2
+    with pytest.raises(ValueError, match="weight_init"):
+        GRUEncoder(vocab, embed_dim=6, hidden_dim=4, weight_init="orthogonal")

@@ -89,3 +89,14 @@ def test_a_time_budget_ends_a_run_inside_its_first_epoch(tiny_corpus, tmp_path, 
     cfg = compose_train_cfg(tiny_corpus, tmp_path, QUIET + ["trainer.max_epochs=1", "trainer.max_time=00:00:00:01"])
     trainer, _ = fit_with(cfg, SlowBatches(), monkeypatch)
     assert 0 < trainer.global_step < 10  # an epoch is 15 batches of 8 sentences
+
+
+def test_resuming_with_another_vocabulary_is_an_error(tiny_corpus, tmp_path):
+    import pytest
+
+    fit(compose_train_cfg(tiny_corpus, tmp_path / "a", QUIET + ["trainer.max_epochs=1"]))
+    last = tmp_path / "a" / "checkpoints" / "last.ckpt"
+    cfg = compose_train_cfg(tiny_corpus, tmp_path / "b", QUIET + ["trainer.max_epochs=2", "data.vocab_size=12",
+                                                                  f"ckpt_path={last}"])
+    with pytest.raises(ValueError, match="vocabulary .* is not this run's"):
+        fit(cfg)
