@@ -1,6 +1,6 @@
 """Build the default training corpus shipped in ``assets/books`` from the public-domain Gutenberg corpus.
 
-    python scripts/make_default_corpus.py --source ../shared/data/corpora/gutenberg --words 3000000
+    python scripts/make_default_corpus.py --source ../shared/data/corpora/gutenberg --words 1600000
 
 Books come from that corpus's *train* split only (its valid and test books stay unseen), one book per
 author in turn (authors in name order, each author's books by size, smallest first) until the
@@ -51,7 +51,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", type=Path, required=True, help="corpora/gutenberg (with manifest.tsv)")
     parser.add_argument("--out", type=Path, default=ROOT / "assets" / "books")
-    parser.add_argument("--words", type=int, default=3_000_000, help="training words to ship")
+    parser.add_argument("--words", type=int, default=1_600_000, help="training words to ship")
     parser.add_argument("--valid-books", type=int, default=2)
     parser.add_argument("--min-book-words", type=int, default=20_000)
     parser.add_argument("--max-book-words", type=int, default=120_000)
