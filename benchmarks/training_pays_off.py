@@ -48,8 +48,16 @@ def train(minutes: float | None, overrides: list[str]) -> Path:
     return run_dir
 
 
-def evaluate(source: list[str], tasks: list[str], out: Path) -> dict:
+def complete(out: Path, tasks: list[str]) -> bool:
+    """A results file from an earlier call that reached every task (a killed run leaves a partial one)."""
     if not out.is_file():
+        return False
+    doc = json.loads(out.read_text())
+    return set(tasks) <= set(doc.get("results", {})) | set(doc.get("skipped", {})) | set(doc.get("errors", {}))
+
+
+def evaluate(source: list[str], tasks: list[str], out: Path) -> dict:
+    if not complete(out, tasks):
         cmd = [sys.executable, str(ROOT / "evaluate.py"), *source, f"tasks=[{','.join(tasks)}]",
                f"results_file={out}", "evaluation=prototype", f"hydra.run.dir={out.parent / '.hydra_eval'}"]
         seconds = run(cmd, out.with_suffix(".log"))
