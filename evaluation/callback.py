@@ -66,13 +66,16 @@ class SentEvalCallback(Callback):
         max_examples_per_split: ``None`` = SentEval's protocol on all the data; a number caps every split
             (recorded in the JSON, per task and under ``protocol`` and ``subsample``).
         log_prefix: logged names are ``<log_prefix>/<Task>``.
+        vocab_expansion: evaluate with vocabulary expansion, as ``evaluate.py`` does a checkpoint (fit anew
+            for each evaluation, removed afterwards); skipped, with the reason in the JSON, when impossible.
     """
 
     def __init__(self, tasks: Any = "probing", data_dir: str | Path = "data", params: Mapping | None = None,
                  output_dir: str | Path | None = None, every_n_epochs: int = 1,
                  max_examples_per_split: int | None = None, subsample_seed: int = 1111,
-                 log_prefix: str = "senteval") -> None:
+                 log_prefix: str = "senteval", vocab_expansion: bool = True) -> None:
         super().__init__()
+        self.vocab_expansion = bool(vocab_expansion)
         tasks = _plain(tasks)
         self.task_names = resolve_tasks(tasks)  # a typo fails here, before training; reads no data
         self.data_dir = Path(data_dir)
@@ -147,12 +150,26 @@ class SentEvalCallback(Callback):
                                  "seed": self.subsample_seed, "note": SUBSAMPLE_NOTE}
         return meta
 
+    def _expand(self, pl_module) -> dict | None:
+        """Vocabulary expansion on the current weights; ``{"skipped": reason}`` when it cannot be fit."""
+        if not self.vocab_expansion or not hasattr(pl_module, "expand_vocabulary"):
+            return None
+        try:
+            return pl_module.expand_vocabulary()
+        except ValueError as err:
+            log.warning("SentEval callback: vocabulary expansion skipped: %s", err)
+            return {"skipped": str(err)}
+
     def evaluate(self, trainer, pl_module, epoch: int) -> dict:
         """Run the tasks now on ``pl_module``; write the JSON, log the scores; return the results document."""
         if self._loaded is None:  # fit without setup (e.g. a direct call): load now, once
             self.setup(trainer, pl_module, "fit")
         out_dir = self.output_dir or Path(trainer.default_root_dir) / "senteval"
-        writer = ResultsWriter(out_dir / f"epoch_{epoch:03d}.json", self._meta(trainer, pl_module, epoch))
+        expansion = self._expand(pl_module)
+        meta = self._meta(trainer, pl_module, epoch)
+        if expansion:
+            meta["encoder"]["vocabulary_expansion"] = expansion
+        writer = ResultsWriter(out_dir / f"epoch_{epoch:03d}.json", meta)
         writer.flush()
         # run_tasks drops each task's data when done with it: give it copies, keep the loaded data.
         loaded = [dataclasses.replace(t) for t in self._loaded]
@@ -169,6 +186,8 @@ class SentEvalCallback(Callback):
                       err, writer.path)
             doc = writer.doc
         finally:
+            if hasattr(pl_module, "clear_vocabulary_expansion"):
+                pl_module.clear_vocabulary_expansion()
             for module, mode in modes.items():
                 module.training = mode
             random.setstate(rng[0])

@@ -143,6 +143,15 @@ class SentenceModel(LightningModule):
                           "relative_residual": [round(f.relative_residual, 4) for f in fits]}
         return self.expansion
 
+    def clear_vocabulary_expansion(self) -> None:
+        """Undo ``expand_vocabulary``: ``encode`` maps unknown words to ``<unk>`` again."""
+        from encoders.embedding import WordEmbedding
+
+        for module in self.modules():
+            if isinstance(module, WordEmbedding):
+                module.set_extra_rows(module.weight.new_zeros(0, module.embed_dim))
+        self.encode_vocab, self.expansion = self.vocab, None
+
     def token_ids(self, sentence: str) -> list[int]:
         return self.encode_vocab.encode(self.tokenizer(sentence))
 

@@ -58,3 +58,17 @@ def test_encode_gives_an_oov_word_its_expanded_vector_not_unk():
     assert model.oov_rate(["zebra the"]) == 0.0
     assert model.oov_rate(["zzqxv_not_a_word the"]) == 0.5  # GloVe does not know it either
     assert model.describe()["vocabulary_expansion"]["added_words"] == info["added_words"]
+
+
+def test_clearing_the_expansion_restores_unk_and_the_callback_leaves_none_behind():
+    index, _ = load_glove()
+    vocab = Vocab(list(SPECIALS) + list(index)[:300])
+    model = SentenceModel(encoder=BOW_GLOVE_FROZEN, objective=None, vocab=vocab,
+                          tokenizer={"kind": "whitespace", "lowercase": True})
+    before = model.encode(["zebra"])
+    model.expand_vocabulary()
+    assert not np.allclose(model.encode(["zebra"]), before)
+    model.clear_vocabulary_expansion()
+    np.testing.assert_array_equal(model.encode(["zebra"]), before)
+    assert model.encode_vocab is model.vocab and model.expansion is None
+    assert model.objective.f.embedding.extra_rows.numel() == 0

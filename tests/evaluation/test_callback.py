@@ -60,6 +60,11 @@ def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root
         assert doc["protocol"]["name"] == "prototype" and doc["protocol"]["l2_grid"] == [1e-3]
         assert doc["protocol"]["max_examples_per_split"] is None and "subsample" not in doc
         assert 0 <= doc["results"]["Length"]["main_score"] <= 100
+        # Evaluated with vocabulary expansion fit on that epoch's weights (f and g: two tables)...
+        expansion = doc["encoder"]["vocabulary_expansion"]
+        assert expansion["added_words"] > 390_000 and len(expansion["shared_words"]) == 2
+    # ...and removed afterwards.
+    assert model.encode_vocab is model.vocab and model.expansion is None
     assert "| Length |" in (out / "epoch_001.md").read_text()
 
     events = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
