@@ -22,18 +22,12 @@ def build_encoder(cfg: DictConfig, sentences_fn):
 
         path = resolve_checkpoint(hydra.utils.to_absolute_path(str(cfg.ckpt_path)))
         model = SentenceModel.load_checkpoint(str(path), map_location="cpu").eval()
-        expansion = None
         if cfg.get("vocab_expansion", True):
-            try:
-                model.expand_vocabulary()
-            except ValueError as err:  # e.g. a toy vocabulary: evaluate without expansion, and say so
-                expansion = {"skipped": str(err)}
-                print(f"warning: vocabulary expansion skipped: {err}", file=sys.stderr)
-        description = {"name": f"checkpoint:{path.parent.parent.name}/{path.stem}", **model.describe(),
+            skipped = model.expand_vocabulary().get("skipped")
+            if skipped:  # e.g. a toy vocabulary: evaluated without expansion, recorded in describe()
+                print(f"warning: vocabulary expansion skipped: {skipped}", file=sys.stderr)
+        return model, {"name": f"checkpoint:{path.parent.parent.name}/{path.stem}", **model.describe(),
                        "source": f"checkpoint {path}"}
-        if expansion:
-            description["vocabulary_expansion"] = expansion
-        return model, description
     target = cfg.encoder.get("_target_")
     if not target:
         raise ValueError("encoder config has no _target_: pick one of conf/encoder/*.yaml, e.g. encoder=bow_glove")

@@ -88,7 +88,6 @@ class WordEmbedding(nn.Module):
         beyond = tokens >= n_base
         out = self.embedding(tokens.masked_fill(beyond, PAD_ID))
         if beyond.any():
-            out = out.clone()
             out[beyond] = self.extra_rows[tokens[beyond] - n_base]
         return self.dropout(out)
 

@@ -27,13 +27,11 @@ class ExpansionFit:
 
 def shared_rows(vocab: Vocab, index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """(vocabulary ids, pre-trained rows) of the non-special vocabulary words the pre-trained vectors know."""
+    from encoders.glove import glove_row
+
     ids, rows = [], []
     for i, word in enumerate(vocab.itos):
-        if word in SPECIALS:
-            continue
-        hit = index.get(word)
-        if hit is None:
-            hit = index.get(word.lower())
+        hit = None if word in SPECIALS else glove_row(index, word)
         if hit is not None:
             ids.append(i)
             rows.append(hit)

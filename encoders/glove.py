@@ -35,6 +35,12 @@ def load_glove() -> tuple[dict[str, int], np.ndarray]:
     return index, np.asarray(vectors, dtype=np.float32)
 
 
+def glove_row(index: dict[str, int], word: str) -> int | None:
+    """The GloVe row of ``word`` (as written, else lowercased: GloVe 6B is lowercased), or None."""
+    hit = index.get(word)
+    return index.get(word.lower()) if hit is None else hit
+
+
 def glove_matrix_for(words: list[str], fallback: np.ndarray) -> tuple[np.ndarray, int]:
     """Rows of GloVe for ``words`` (lowercased lookup); rows without a vector keep ``fallback``.
 
@@ -49,9 +55,7 @@ def glove_matrix_for(words: list[str], fallback: np.ndarray) -> tuple[np.ndarray
     out = fallback.copy()
     found = 0
     for row, word in enumerate(words):
-        hit = index.get(word)
-        if hit is None:
-            hit = index.get(word.lower())
+        hit = glove_row(index, word)
         if hit is not None:
             out[row] = vectors[hit]
             found += 1

@@ -150,26 +150,14 @@ class SentEvalCallback(Callback):
                                  "seed": self.subsample_seed, "note": SUBSAMPLE_NOTE}
         return meta
 
-    def _expand(self, pl_module) -> dict | None:
-        """Vocabulary expansion on the current weights; ``{"skipped": reason}`` when it cannot be fit."""
-        if not self.vocab_expansion or not hasattr(pl_module, "expand_vocabulary"):
-            return None
-        try:
-            return pl_module.expand_vocabulary()
-        except ValueError as err:
-            log.warning("SentEval callback: vocabulary expansion skipped: %s", err)
-            return {"skipped": str(err)}
-
     def evaluate(self, trainer, pl_module, epoch: int) -> dict:
         """Run the tasks now on ``pl_module``; write the JSON, log the scores; return the results document."""
         if self._loaded is None:  # fit without setup (e.g. a direct call): load now, once
             self.setup(trainer, pl_module, "fit")
         out_dir = self.output_dir or Path(trainer.default_root_dir) / "senteval"
-        expansion = self._expand(pl_module)
-        meta = self._meta(trainer, pl_module, epoch)
-        if expansion:
-            meta["encoder"]["vocabulary_expansion"] = expansion
-        writer = ResultsWriter(out_dir / f"epoch_{epoch:03d}.json", meta)
+        if self.vocab_expansion and hasattr(pl_module, "expand_vocabulary"):
+            pl_module.expand_vocabulary()  # fit on this epoch's weights; describe() records it; undone below
+        writer = ResultsWriter(out_dir / f"epoch_{epoch:03d}.json", self._meta(trainer, pl_module, epoch))
         writer.flush()
         # run_tasks drops each task's data when done with it: give it copies, keep the loaded data.
         loaded = [dataclasses.replace(t) for t in self._loaded]

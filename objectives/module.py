@@ -1,6 +1,8 @@
 """One LightningModule that pairs any encoder with any objective."""
 from __future__ import annotations
 
+import logging
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -13,6 +15,14 @@ from torch import nn
 from datamodules.text import UNK_ID, Tokenizer, Vocab, pad_batch
 from encoders.base import SentenceEncoder
 from objectives.metrics import RunningMeans
+
+log = logging.getLogger(__name__)
+
+
+@lru_cache(maxsize=1 << 17)
+def _cached_tokens(tokenizer: Tokenizer, sentence: str) -> tuple[str, ...]:
+    """Recently tokenised sentences: the suite encodes a task's sentences, then asks their OOV rate."""
+    return tuple(tokenizer(sentence))
 
 
 def _plain(cfg: Any) -> Any:
@@ -132,12 +142,21 @@ class SentenceModel(LightningModule):
 
     def expand_vocabulary(self) -> dict:
         """Vocabulary expansion (Kiros et al. 2015): every word GloVe knows and the training vocabulary
-        lacks gets a vector mapped from GloVe into each embedding table. Affects ``encode`` only."""
+        lacks gets a vector mapped from GloVe into each embedding table. Affects ``encode`` only.
+
+        Returns the fit (also reported by ``describe``); when no map can be fit (too few words known to
+        both), ``{"skipped": reason}`` and ``encode`` keeps ``<unk>`` for such words.
+        """
         from encoders.embedding import WordEmbedding
         from encoders.expansion import expand_embeddings
 
         tables = [m for m in self.modules() if isinstance(m, WordEmbedding)]
-        self.encode_vocab, fits = expand_embeddings(tables, self.vocab)
+        try:
+            self.encode_vocab, fits = expand_embeddings(tables, self.vocab)
+        except ValueError as err:
+            log.warning("vocabulary expansion skipped: %s", err)
+            self.expansion = {"skipped": str(err)}
+            return self.expansion
         self.expansion = {"added_words": len(self.encode_vocab) - len(self.vocab),
                           "shared_words": [f.shared_words for f in fits],
                           "relative_residual": [round(f.relative_residual, 4) for f in fits]}
@@ -153,7 +172,7 @@ class SentenceModel(LightningModule):
         self.encode_vocab, self.expansion = self.vocab, None
 
     def token_ids(self, sentence: str) -> list[int]:
-        return self.encode_vocab.encode(self.tokenizer(sentence))
+        return self.encode_vocab.encode(_cached_tokens(self.tokenizer, sentence))
 
     def oov_rate(self, sentences: list[str]) -> float:
         """Share of the tokens of ``sentences`` that ``encode`` maps to ``<unk>``."""
