@@ -37,7 +37,7 @@ def build_encoder(cfg: DictConfig, sentences_fn):
     if not issubclass(cls, torch.nn.Module):  # a text encoder (encode/describe), e.g. bow_glove
         encoder = hydra.utils.instantiate(cfg.encoder)
         return encoder, {**encoder.describe(), "source": "text encoder (no checkpoint)"}
-    from datamodules.text import Tokenizer, Vocab
+    from text import Tokenizer, Vocab
     from objectives.module import untrained_model
 
     tokenizer = Tokenizer(**OmegaConf.to_container(cfg.tokenizer))

@@ -60,7 +60,7 @@ def sort_like_senteval(samples, labels):
 
 
 def glove_bow(samples):
-    from encoders.glove import load_glove
+    from text.glove import load_glove
 
     index, vectors = load_glove()
     out = np.zeros((len(samples), vectors.shape[1]), dtype=np.float32)

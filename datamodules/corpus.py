@@ -13,7 +13,7 @@ from typing import Iterable
 
 import numpy as np
 
-from datamodules.text import SPECIALS, UNK_ID, Tokenizer, Vocab
+from text import SPECIALS, UNK_ID, Tokenizer, Vocab
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +200,7 @@ def choose_vocab(words: list[str], counts: np.ndarray, settings: CorpusSettings)
     corpus_counts = Counter({w: int(c) for w, c in zip(words[1:], counts[1:]) if w not in SPECIALS})
     if settings.vocab_source == "corpus":
         return Vocab.build(corpus_counts, max_size=settings.vocab_size, min_count=settings.min_count)
-    from encoders.glove import glove_words
+    from text.glove import glove_words
 
     glove = [w for w in glove_words() if w not in SPECIALS]
     if settings.vocab_source == "glove":

@@ -9,7 +9,7 @@ from torch.utils.data import DataLoader
 
 from datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
 from datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
-from datamodules.text import Tokenizer, Vocab
+from text import Tokenizer, Vocab
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from encoders.embedding import WordEmbedding, trim_to_longest
 from encoders.rnn import run_rnn
 
 if TYPE_CHECKING:
-    from datamodules.text import Vocab
+    from text import Vocab
 
 
 class _BiLSTMEncoder(SentenceEncoder):

@@ -9,7 +9,7 @@ from encoders.base import SentenceEncoder, length_mask
 from encoders.embedding import WordEmbedding, trim_to_longest
 
 if TYPE_CHECKING:
-    from datamodules.text import Vocab
+    from text import Vocab
 
 POOLINGS = ("mean", "sum")
 

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Callable
 import torch
 from torch import nn
 
-from datamodules.text import PAD_ID
-from encoders.glove import GLOVE_DIM, glove_matrix_for
+from text import PAD_ID
+from text.glove import GLOVE_DIM, glove_matrix_for
 
 if TYPE_CHECKING:
-    from datamodules.text import Vocab
+    from text import Vocab
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from datamodules.text import SPECIALS, Vocab
+from text import SPECIALS, Vocab
 
 
 @dataclass
@@ -27,7 +27,7 @@ class ExpansionFit:
 
 def shared_rows(vocab: Vocab, index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """(vocabulary ids, pre-trained rows) of the non-special vocabulary words the pre-trained vectors know."""
-    from encoders.glove import glove_row
+    from text.glove import glove_row
 
     ids, rows = [], []
     for i, word in enumerate(vocab.itos):
@@ -65,7 +65,7 @@ def expand_embeddings(embeddings: list, vocab: Vocab) -> tuple[Vocab, list[Expan
 
     Returns the expanded vocabulary (ids below ``len(vocab)`` unchanged) and each table's fit.
     """
-    from encoders.glove import glove_words, load_glove
+    from text.glove import glove_words, load_glove
 
     index, vectors = load_glove()
     ids, rows = shared_rows(vocab, index)

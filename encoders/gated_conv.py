@@ -12,7 +12,7 @@ from encoders.base import SentenceEncoder, length_mask
 from encoders.embedding import WordEmbedding, trim_to_longest
 
 if TYPE_CHECKING:
-    from datamodules.text import Vocab
+    from text import Vocab
 
 
 class GatedConvLayer(nn.Module):

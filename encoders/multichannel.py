@@ -13,7 +13,7 @@ from torch import nn
 from encoders.base import SentenceEncoder
 
 if TYPE_CHECKING:
-    from datamodules.text import Vocab
+    from text import Vocab
 
 
 class MultiChannelEncoder(SentenceEncoder):

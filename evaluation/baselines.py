@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from encoders.glove import GLOVE_DIM, load_glove
+from text.glove import GLOVE_DIM, load_glove
 
 
 class BowGloveEncoder:

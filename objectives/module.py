@@ -12,7 +12,7 @@ from lightning import LightningModule
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
-from datamodules.text import UNK_ID, Tokenizer, Vocab, pad_batch
+from text import UNK_ID, Tokenizer, Vocab, pad_batch
 from encoders.base import SentenceEncoder
 from objectives.metrics import RunningMeans
 

@@ -68,8 +68,8 @@ def test_chunk_padding_keeps_every_token_in_order():
 
 
 def test_vocab_sources_remap_the_same_cached_tokens(tiny_corpus, tmp_path):
-    from datamodules.text import UNK_ID
-    from encoders.glove import glove_words
+    from text import UNK_ID
+    from text.glove import glove_words
 
     corpus_vocab, corpus_splits, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid",
                                                  CorpusSettings(vocab_size=10), tmp_path)

@@ -10,7 +10,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from datamodules.text import SPECIALS, Vocab
+from text import SPECIALS, Vocab
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 ENCODER_CONF_DIR = CONF_DIR / "encoder"

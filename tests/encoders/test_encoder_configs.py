@@ -5,7 +5,7 @@ import pytest
 import torch
 from hydra.utils import instantiate
 
-from datamodules.text import PAD_ID, pad_batch
+from text import PAD_ID, pad_batch
 from encoders.base import SentenceEncoder
 
 EXPECTED_TRAINABLE = {"bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv"}

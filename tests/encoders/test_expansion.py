@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from datamodules.text import SPECIALS, UNK_ID, Vocab
+from text import SPECIALS, UNK_ID, Vocab
 from encoders.embedding import WordEmbedding
 from encoders.expansion import expand_embeddings, fit_linear_map
-from encoders.glove import load_glove
+from text.glove import load_glove
 from objectives.module import SentenceModel
 
 BOW_GLOVE_FROZEN = {"_target_": "encoders.bow.BagOfWordsEncoder", "embed_dim": 50, "embedding_init": "glove",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from datamodules.text import pad_batch
+from text import pad_batch
 from encoders.multichannel import MultiChannelEncoder
 
 from conftest import compose_encoder

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from datamodules.text import PAD_ID
+from text import PAD_ID
 from encoders.embedding import WordEmbedding
-from encoders.glove import load_glove
+from text.glove import load_glove
 
 
 def test_random_init_is_small_uniform_with_zero_pad_row(vocab) -> None:

@@ -95,7 +95,7 @@ def test_cli_checkpoint(senteval_root, tmp_path):
     module = pytest.importorskip("objectives.module")
     import torch
 
-    from datamodules.text import Tokenizer, Vocab
+    from text import Tokenizer, Vocab
 
     tok = Tokenizer(kind="whitespace", lowercase=True)
     vocab = Vocab.from_sentences([["good", "movie"], ["bad", "film"]])

@@ -75,7 +75,7 @@ def _options(group: str) -> list[str]:
 def test_every_config_composes_and_instantiates(group, option, tiny_corpus, tmp_path):
     cfg = make_cfg(tiny_corpus, tmp_path, [f"{group}={option}"])
     if group == "encoder":
-        from datamodules.text import Vocab
+        from text import Vocab
 
         if str(cfg.encoder._target_).startswith("encoders."):
             obj = instantiate(cfg.encoder, _partial_=True)(vocab=Vocab(["<pad>", "<unk>", "<s>", "</s>", "a"]))

@@ -1,4 +1,4 @@
-"""Tokenisation and vocabulary: the part of a model that must travel inside its checkpoint."""
+"""Vocabularies (index <-> word) and padding: the part of a model that travels inside its checkpoint."""
 from __future__ import annotations
 
 from collections import Counter
@@ -10,40 +10,6 @@ import torch
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
 SPECIALS = (PAD, UNK, BOS, EOS)
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
-
-
-@dataclass(frozen=True)
-class Tokenizer:
-    """``kind`` is ``moses`` (sacremoses, English) or ``whitespace``; optional lowercasing."""
-
-    kind: str = "moses"
-    lowercase: bool = True
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("moses", "whitespace"):
-            raise ValueError(f"unknown tokenizer kind {self.kind!r}: use 'moses' or 'whitespace'")
-
-    def __call__(self, text: str) -> list[str]:
-        if self.lowercase:
-            text = text.lower()
-        if self.kind == "whitespace":
-            return text.split()
-        return _moses().tokenize(text, escape=False)
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "lowercase": self.lowercase}
-
-
-_MOSES = None
-
-
-def _moses():
-    global _MOSES
-    if _MOSES is None:
-        from sacremoses import MosesTokenizer
-
-        _MOSES = MosesTokenizer(lang="en")
-    return _MOSES
 
 
 @dataclass
