@@ -9,6 +9,7 @@ from torch.utils.data import DataLoader
 
 from datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
 from datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
+from objectives.contract import SENTENCES
 from text import Tokenizer, Vocab
 
 log = logging.getLogger(__name__)
@@ -19,7 +20,10 @@ class OrderedCorpusDataModule(LightningDataModule):
 
     The vocabulary is built on the training documents; the processed corpus is cached in
     ``cache_dir`` under a key made of the files and every setting, so a second run starts at once.
+    Yields ``SENTENCES`` batches over one vocabulary, ``source`` (see ``objectives.contract``).
     """
+
+    batch = SENTENCES
 
     def __init__(self, train_dir: str, valid_dir: str, cache_dir: str, batch_size: int = 400,
                  tokenizer: str = "moses", lowercase: bool = True, min_tokens: int = 1,
@@ -39,6 +43,14 @@ class OrderedCorpusDataModule(LightningDataModule):
     @property
     def tokenizer(self) -> Tokenizer:
         return Tokenizer(self.settings.tokenizer, self.settings.lowercase)
+
+    @property
+    def vocabs(self) -> dict[str, Vocab]:
+        return {"source": self.vocab} if self.vocab is not None else {}
+
+    @property
+    def tokenizers(self) -> dict[str, Tokenizer]:
+        return {"source": self.tokenizer}
 
     def setup(self, stage: str | None = None) -> None:
         if self.vocab is not None:

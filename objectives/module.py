@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 from functools import lru_cache
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import torch
@@ -14,9 +14,12 @@ from torch import nn
 
 from text import UNK_ID, Tokenizer, Vocab, pad_batch
 from encoders.base import SentenceEncoder
+from objectives.contract import batch_size
 from objectives.metrics import RunningMeans
 
 log = logging.getLogger(__name__)
+
+PROGRESS_BAR_METRICS = ("loss", "context_acc", "acc", "token_acc", "hinge_acc")
 
 
 @lru_cache(maxsize=1 << 17)
@@ -47,30 +50,49 @@ class SentenceModel(LightningModule):
     The vocabulary and tokenizer travel in the checkpoint, so a loaded model tokenises as in training.
     """
 
-    def __init__(self, encoder: dict, objective: dict | None, vocab: Vocab | list[str],
-                 tokenizer: dict | None = None, optimizer: dict | None = None) -> None:
+    def __init__(self, encoder: dict, objective: dict | None, vocabs: Mapping[str, Vocab | list[str]] | None = None,
+                 tokenizers: Mapping[str, dict] | None = None, optimizer: dict | None = None,
+                 vocab: Vocab | list[str] | None = None, tokenizer: dict | None = None) -> None:
+        """``vocabs``/``tokenizers`` map each side (``source``, and ``target`` for objectives with a second
+        vocabulary; see ``objectives.contract``) to its vocabulary and tokenizer settings. ``vocab`` and
+        ``tokenizer`` are the one-side forms (and what checkpoints written before ``vocabs`` hold)."""
         super().__init__()
         encoder, objective, optimizer = _plain(encoder), _plain(objective), _plain(optimizer)
-        tokenizer = _plain(tokenizer) or {"kind": "moses", "lowercase": True}
-        self.save_hyperparameters({"encoder": encoder, "objective": objective, "tokenizer": tokenizer,
+        vocabs = dict(vocabs) if vocabs is not None else {"source": vocab}
+        if vocabs.get("source") is None:
+            raise ValueError("SentenceModel needs a source vocabulary (vocabs={'source': ...})")
+        tokenizers = _plain(tokenizers) or {"source": _plain(tokenizer) or {"kind": "moses", "lowercase": True}}
+        self.save_hyperparameters({"encoder": encoder, "objective": objective, "tokenizers": tokenizers,
                                    "optimizer": optimizer})
-        self.vocab = vocab if isinstance(vocab, Vocab) else Vocab(list(vocab))
+        self.vocabs: dict[str, Vocab] = {}
+        for side, v in vocabs.items():  # a shared vocabulary stays one object
+            self.vocabs[side] = v if isinstance(v, Vocab) else next(
+                (w for w in self.vocabs.values() if w.itos == list(v)), None) or Vocab(list(v))
+        self.vocab = self.vocabs["source"]
         # The vocabulary ``encode`` uses: ``vocab``, or ``vocab`` plus the words expansion added.
         self.encode_vocab = self.vocab
         self.expansion: dict | None = None
-        self.tokenizer = Tokenizer(**tokenizer)
+        self.tokenizers = {side: Tokenizer(**t) for side, t in tokenizers.items()}
+        self.tokenizer = self.tokenizers["source"]
+        # Encoders over the source vocabulary: what ``embed`` reads and vocabulary expansion maps into.
+        self._source_encoders: list[SentenceEncoder] = []
 
-        def encoder_factory() -> SentenceEncoder:
+        def encoder_factory(side: str = "source") -> SentenceEncoder:
             # Built through a partial: Hydra would turn a dataclass argument into a config.
-            return instantiate(encoder, _partial_=True)(vocab=self.vocab)
+            built = instantiate(encoder, _partial_=True)(vocab=self.vocabs[side])
+            if side == "source":
+                self._source_encoders.append(built)
+            return built
 
         if objective is None:
             self.objective: nn.Module = EncoderOnly(encoder_factory)
         else:
-            self.objective = instantiate(objective, _partial_=True)(encoder_factory=encoder_factory)
+            self.objective = instantiate(objective, _partial_=True)(encoder_factory=encoder_factory,
+                                                                    vocabs=self.vocabs)
         # Metrics are averaged here and handed to Lightning every log_every_n_steps steps and at epoch
         # ends: a self.log call per metric per step costs about a millisecond of Lightning bookkeeping.
         self._window, self._epoch, self._val = RunningMeans(), RunningMeans(), RunningMeans()
+        self._test: dict[int, RunningMeans] = {}
 
     @property
     def output_dim(self) -> int:
@@ -79,7 +101,7 @@ class SentenceModel(LightningModule):
     # ---- training -------------------------------------------------------------------------
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         out = self.objective(batch)
-        size = int(batch["lengths"].shape[0])
+        size = batch_size(batch)
         self._window.update(out, size)
         self._epoch.update(out, size)
         if (self.global_step + 1) % max(1, self.trainer.log_every_n_steps) == 0:
@@ -95,16 +117,41 @@ class SentenceModel(LightningModule):
         self._window.reset()
 
     def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
-        self._val.update(self.objective(batch), int(batch["lengths"].shape[0]))
+        self._val.update(self._evaluate_batch(batch), batch_size(batch))
 
     def on_validation_epoch_end(self) -> None:
         if self._val:
             self._log_means(self._val, "val", "", on_step=False)
+        for name, value in self._corpus_metrics().items():
+            self.log(f"val/{name}", value, prog_bar=name == "bleu", sync_dist=True)
         self._val.reset()
+
+    def test_step(self, batch: dict[str, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
+        self._test.setdefault(dataloader_idx, RunningMeans()).update(self._evaluate_batch(batch), batch_size(batch))
+
+    def on_test_epoch_end(self) -> None:
+        names = list(getattr(self.trainer.datamodule, "test_names", []) or [])
+        for idx, meter in sorted(self._test.items()):
+            name = names[idx] if idx < len(names) else str(idx)
+            for metric, value in meter.means().items():
+                self.log(f"test/{name}/{metric}", value, on_step=False, on_epoch=True, add_dataloader_idx=False,
+                         sync_dist=True)
+        self._corpus_metrics()  # drop what decoding objectives collected on the test sets
+        self._test = {}
+
+    def _evaluate_batch(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """An objective may evaluate differently from training (e.g. also decode for BLEU)."""
+        step = getattr(self.objective, "evaluation_step", None)
+        return step(batch) if step is not None else self.objective(batch)
+
+    def _corpus_metrics(self) -> dict[str, float]:
+        """Metrics over a whole evaluation set (BLEU), from objectives that collect them."""
+        collect = getattr(self.objective, "corpus_metrics", None)
+        return collect() if collect is not None else {}
 
     def _log_means(self, meter: RunningMeans, stage: str, suffix: str, on_step: bool) -> None:
         for name, value in meter.means().items():
-            self.log(f"{stage}/{name}{suffix}", value, prog_bar=name in ("loss", "context_acc", "acc"),
+            self.log(f"{stage}/{name}{suffix}", value, prog_bar=name in PROGRESS_BAR_METRICS,
                      on_step=on_step, on_epoch=not on_step, sync_dist=not on_step)
 
     def configure_optimizers(self):
@@ -114,28 +161,33 @@ class SentenceModel(LightningModule):
         return instantiate(self.hparams.optimizer, params=params)
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        checkpoint["vocab"] = self.vocab.itos
+        checkpoint["vocabs"] = {side: v.itos for side, v in self.vocabs.items()}
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
-        """Resuming (``ckpt_path=``) onto a model built with another vocabulary would load embedding rows
+        """Resuming (``ckpt_path=``) onto a model built with other vocabularies would load embedding rows
         onto the wrong words: refuse it."""
-        saved = checkpoint.get("vocab")
-        if saved is not None and list(saved) != list(self.vocab.itos):
-            differ = next((i for i, (a, b) in enumerate(zip(saved, self.vocab.itos)) if a != b),
-                          min(len(saved), len(self.vocab)))
-            raise ValueError(
-                f"the checkpoint's vocabulary ({len(saved)} words) is not this run's ({len(self.vocab)} words; first "
-                f"difference at id {differ}): resume with the data settings the checkpoint was trained with "
-                "(data.*, e.g. vocab_size, vocab_source, tokenizer) or start a new run without ckpt_path")
+        for side, saved in saved_vocabs(checkpoint).items():
+            ours = self.vocabs.get(side)
+            if ours is None:
+                raise ValueError(f"the checkpoint has a {side} vocabulary this run does not build: resume with the "
+                                 "objective and data the checkpoint was trained with")
+            if list(saved) != list(ours.itos):
+                differ = next((i for i, (a, b) in enumerate(zip(saved, ours.itos)) if a != b),
+                              min(len(saved), len(ours)))
+                raise ValueError(
+                    f"the checkpoint's {side} vocabulary ({len(saved)} words) is not this run's ({len(ours)} words; "
+                    f"first difference at id {differ}): resume with the data settings the checkpoint was trained "
+                    "with (data.*, e.g. vocab_size, vocab_source, tokenizer) or start a new run without ckpt_path")
 
     # ---- inference ------------------------------------------------------------------------
     @classmethod
     def load_checkpoint(cls, path: str, map_location: str | torch.device | None = None) -> "SentenceModel":
         """Rebuild a model from a checkpoint written by ``train.py`` (vocabulary included)."""
         ckpt = torch.load(path, map_location="cpu", weights_only=False)
-        if "vocab" not in ckpt or "hyper_parameters" not in ckpt:
+        vocabs = saved_vocabs(ckpt)
+        if not vocabs or "hyper_parameters" not in ckpt:
             raise ValueError(f"{path} is not a checkpoint written by train.py (no vocabulary inside)")
-        model = cls(vocab=ckpt["vocab"], **ckpt["hyper_parameters"])
+        model = cls(vocabs=vocabs, **ckpt["hyper_parameters"])
         model.load_state_dict(ckpt["state_dict"])
         device = map_location or ("cuda" if torch.cuda.is_available() else "cpu")
         return model.to(device).eval()
@@ -150,7 +202,7 @@ class SentenceModel(LightningModule):
         from encoders.embedding import WordEmbedding
         from encoders.expansion import expand_embeddings
 
-        tables = [m for m in self.modules() if isinstance(m, WordEmbedding)]
+        tables = [m for enc in self._source_encoders for m in enc.modules() if isinstance(m, WordEmbedding)]
         try:
             self.encode_vocab, fits = expand_embeddings(tables, self.vocab)
         except ValueError as err:
@@ -204,14 +256,22 @@ class SentenceModel(LightningModule):
 
     def describe(self) -> dict:
         hp = self.hparams
-        return {"encoder": hp.encoder, "objective": hp.objective, "tokenizer": hp.tokenizer,
+        return {"encoder": hp.encoder, "objective": hp.objective, "tokenizer": self.tokenizer.to_dict(),
                 "vocab_size": len(self.vocab), "output_dim": self.output_dim,
                 "vocabulary_expansion": self.expansion}
+
+
+def saved_vocabs(checkpoint: dict) -> dict[str, list[str]]:
+    """The vocabularies in a checkpoint by side (older checkpoints hold one, under ``vocab``)."""
+    if "vocabs" in checkpoint:
+        return dict(checkpoint["vocabs"])
+    return {"source": checkpoint["vocab"]} if "vocab" in checkpoint else {}
 
 
 def untrained_model(encoder_cfg: Any, vocab: Vocab, tokenizer: Tokenizer, seed: int = 1111) -> SentenceModel:
     """An encoder with its random initialisation (seeded) and no objective."""
     torch.manual_seed(seed)
-    model = SentenceModel(encoder=encoder_cfg, objective=None, vocab=vocab, tokenizer=tokenizer.to_dict())
+    model = SentenceModel(encoder=encoder_cfg, objective=None, vocabs={"source": vocab},
+                          tokenizers={"source": tokenizer.to_dict()})
     device = "cuda" if torch.cuda.is_available() else "cpu"
     return model.to(device).eval()

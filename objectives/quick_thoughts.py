@@ -1,13 +1,14 @@
 """Quick-Thoughts (Logeswaran & Lee 2018): classify which in-batch sentences are a sentence's context."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, ClassVar, Mapping
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from encoders.base import SentenceEncoder
+from objectives.contract import SENTENCES, ObjectiveSpec
 
 
 def context_targets(doc_ids: torch.Tensor, context_size: int = 3) -> torch.Tensor:
@@ -63,8 +64,11 @@ class QuickThoughts(nn.Module):
     ``dot`` (Logeswaran & Lee 2018, section 3) or ``cosine`` with a ``temperature``.
     """
 
-    def __init__(self, encoder_factory: Callable[[], SentenceEncoder], context_size: int = 3,
-                 shared_encoder: bool = False, similarity: str = "dot", temperature: float = 1.0) -> None:
+    spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(SENTENCES, ("source",), "val/context_acc", "max", "books")
+
+    def __init__(self, encoder_factory: Callable[..., SentenceEncoder], vocabs: Mapping | None = None,
+                 context_size: int = 3, shared_encoder: bool = False, similarity: str = "dot",
+                 temperature: float = 1.0) -> None:
         super().__init__()
         if similarity not in SIMILARITIES:
             raise ValueError(f"unknown objective.similarity {similarity!r}: use one of {SIMILARITIES}")

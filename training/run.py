@@ -1,14 +1,18 @@
-"""Compose the pieces a training config names and fit them."""
+"""Compose the pieces a training config names, check they fit together, and fit them."""
 from __future__ import annotations
 
+import json
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 import lightning as L
 import torch
-from hydra.utils import instantiate
-from omegaconf import DictConfig
+from hydra.utils import get_class, instantiate
+from omegaconf import DictConfig, open_dict
 
+from objectives.contract import ObjectiveSpec, check_pairing
 from objectives.module import SentenceModel
 
 log = logging.getLogger(__name__)
@@ -22,8 +26,9 @@ def _instantiate_group(group: DictConfig | None) -> list[Any]:
 
 
 def build_model(cfg: DictConfig, datamodule) -> SentenceModel:
-    model = SentenceModel(encoder=cfg.encoder, objective=cfg.objective, vocab=datamodule.vocab,
-                          tokenizer=datamodule.tokenizer.to_dict(), optimizer=cfg.model.optimizer)
+    model = SentenceModel(encoder=cfg.encoder, objective=cfg.objective, vocabs=datamodule.vocabs,
+                          tokenizers={side: t.to_dict() for side, t in datamodule.tokenizers.items()},
+                          optimizer=cfg.model.optimizer)
     log.info("Model: %s with %s, %d-d embeddings, %.2fM parameters", cfg.encoder._target_,
              cfg.objective._target_, model.output_dim,
              sum(p.numel() for p in model.parameters()) / 1e6)
@@ -33,22 +38,62 @@ def build_model(cfg: DictConfig, datamodule) -> SentenceModel:
 def check_encoder_config(cfg: DictConfig) -> None:
     if "_target_" not in cfg.encoder or not str(cfg.encoder._target_).startswith("encoders."):
         raise ValueError(
-            f"encoder {cfg.encoder.get('_target_')} is not a trainable encoder: "
-            "use one of bow, gru, bigru, bilstm_max, bilstm_last, gatedconv (or their _paper variants)"
+            f"encoder {cfg.encoder.get('_target_')} is not a trainable encoder: use one of bow, gru, bigru, "
+            "bilstm_max, bilstm_last, gatedconv, mc_bilstm_max (or a variant named after its paper)"
         )
 
 
+def objective_spec(cfg: DictConfig) -> ObjectiveSpec:
+    return get_class(cfg.objective._target_).spec
+
+
+def config_choice(cfg: DictConfig, group: str) -> str:
+    """The config name chosen for ``group`` (``nli`` for ``objective=nli``), for messages."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if HydraConfig.initialized():
+        choice = HydraConfig.get().runtime.choices.get(group)
+        if choice:
+            return str(choice)
+    return str(cfg[group].get("_target_", group)).rsplit(".", 1)[-1]
+
+
 def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
-    """Fit ``cfg.objective`` with ``cfg.encoder`` on ``cfg.data``; return the trainer and model."""
+    """Fit ``cfg.objective`` with ``cfg.encoder`` on ``cfg.data``; test on the data's test sets; return both."""
     check_encoder_config(cfg)
+    spec = objective_spec(cfg)
+    with open_dict(cfg):  # the objective names the metric a run monitors unless monitor= says otherwise
+        if cfg.get("monitor") is None:
+            cfg.monitor, cfg.monitor_mode = spec.monitor, spec.monitor_mode
     L.seed_everything(cfg.seed, workers=True)
     datamodule = instantiate(cfg.data)
+    check_pairing(config_choice(cfg, "objective"), spec, config_choice(cfg, "data"), datamodule)
     datamodule.setup("fit")
     model = build_model(cfg, datamodule)
     trainer: L.Trainer = instantiate(cfg.trainer, callbacks=_instantiate_group(cfg.get("callbacks")),
                                      logger=_instantiate_group(cfg.get("logger")) or False)
     trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+    if cfg.get("test_after_fit", True) and getattr(datamodule, "test_names", None):
+        test(trainer, model, datamodule)
     return trainer, model
+
+
+def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> dict[str, float]:
+    """Score the best checkpoint (else the final weights) on the data's test sets; write test_results.json."""
+    best = getattr(trainer.checkpoint_callback, "best_model_path", "") if trainer.checkpoint_callback else ""
+    if trainer.fast_dev_run or not best:
+        best = None
+    results = trainer.test(model, datamodule=datamodule, ckpt_path=best, verbose=False)
+    merged = {k: float(v) for r in results for k, v in r.items()}
+    merged["checkpoint"] = best or "final weights"
+    if trainer.is_global_zero:
+        path = Path(trainer.default_root_dir) / "test_results.json"
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(merged, indent=2))
+        os.replace(tmp, path)
+        log.info("Test results (%s): %s", merged["checkpoint"],
+                 ", ".join(f"{k}={v:.4f}" for k, v in merged.items() if isinstance(v, float)))
+    return merged
 
 
 def train(cfg: DictConfig) -> float | None:

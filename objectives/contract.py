@@ -1,0 +1,84 @@
+"""The contract between objectives and data, in one place.
+
+A datamodule says what it yields: ``batch`` (one of the ``BatchSpec`` below), after ``setup``
+``vocabs`` (a name -> ``Vocab`` for every side it tokenises) and ``tokenizers`` (the same names ->
+``Tokenizer``). Side ``source`` is what the sentence encoder reads; pair data also has side ``target``
+(side b), which is the same ``Vocab`` object when ``shared_vocab`` is true (paraphrases, NLI) and its
+own vocabulary otherwise (another language: translation, the bilingual hinge). Data with test sets
+names them in ``test_names`` and returns one loader each from ``test_dataloader``.
+
+An objective (an ``nn.Module`` built as ``Objective(encoder_factory=..., **config)`` with
+``encoder_factory(vocab)`` building one sentence encoder) says what it consumes in ``spec``: the batch,
+the vocabularies it needs, the validation metric a run monitors, and the data config that fits it
+(``conf/data/<default_data>.yaml``). It implements ``forward(batch) -> {"loss": ..., metrics...}``
+and ``embed(tokens, lengths) -> [B, output_dim]`` (what the evaluation sees), and sets ``output_dim``.
+
+``train.py`` calls ``check_pairing`` before training: a mismatch is a one-line error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import torch
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """The keys of a batch (all tensors) and what they hold."""
+
+    name: str
+    keys: tuple[str, ...]
+    description: str
+
+
+SENTENCES = BatchSpec(
+    "sentences", ("tokens", "lengths", "doc_ids"),
+    "consecutive sentences of documents: tokens [B, T], lengths [B], doc_ids [B] (neighbours share a doc id)")
+PAIRS = BatchSpec(
+    "pairs", ("a_tokens", "a_lengths", "b_tokens", "b_lengths"),
+    "aligned pairs (translations, paraphrases): side a over the source vocabulary, side b over the target one")
+LABELLED_PAIRS = BatchSpec(
+    "labelled_pairs", ("a_tokens", "a_lengths", "b_tokens", "b_lengths", "labels"),
+    "sentence pairs with a class label each (NLI: 0 entailment, 1 neutral, 2 contradiction)")
+
+BATCH_SPECS = {spec.name: spec for spec in (SENTENCES, PAIRS, LABELLED_PAIRS)}
+
+
+@dataclass(frozen=True)
+class ObjectiveSpec:
+    """What an objective consumes and how a run is judged.
+
+    ``vocabularies``: ``("source",)`` when every sequence is read by the sentence encoder (both sides
+    of a pair then need the one vocabulary: the data must set ``shared_vocab: true``), or
+    ``("source", "target")`` when side b has its own vocabulary (a decoder's, a second encoder's).
+    """
+
+    batch: BatchSpec
+    vocabularies: tuple[str, ...]
+    monitor: str
+    monitor_mode: str
+    default_data: str
+
+
+def batch_size(batch: Mapping[str, torch.Tensor]) -> int:
+    """Examples in a batch of any kind."""
+    lengths = batch["lengths"] if "lengths" in batch else batch["a_lengths"]
+    return int(lengths.shape[0])
+
+
+def check_pairing(objective_name: str, spec: ObjectiveSpec, data_name: str, datamodule) -> None:
+    """Refuse data that does not yield what the objective consumes, naming a data config that does.
+
+    Reads only what a datamodule declares before ``setup`` (``batch``, ``shared_vocab``), so a mismatch
+    fails before any data is read.
+    """
+    fix = f"use data={spec.default_data} (or leave data= out: objective={objective_name} picks it)"
+    yields: BatchSpec = datamodule.batch
+    if yields.name != spec.batch.name:
+        raise ValueError(f"objective={objective_name} consumes {spec.batch.name} batches but data={data_name} "
+                         f"yields {yields.name}: {fix}")
+    shared = getattr(datamodule, "shared_vocab", True)
+    if spec.vocabularies == ("source",) and not shared:
+        raise ValueError(f"objective={objective_name} reads both sides of a pair with one encoder but "
+                         f"data={data_name} builds a separate target vocabulary: set data.shared_vocab=true or {fix}")
