@@ -59,7 +59,7 @@ def config_choice(cfg: DictConfig, group: str) -> str:
 
 
 def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
-    """Fit ``cfg.objective`` with ``cfg.encoder`` on ``cfg.data``; test on the data's test sets; return both."""
+    """Fit ``cfg.objective`` with ``cfg.encoder`` on ``cfg.data``; return the trainer and model."""
     check_encoder_config(cfg)
     spec = objective_spec(cfg)
     with open_dict(cfg):  # the objective names the metric a run monitors unless monitor= says otherwise
@@ -73,8 +73,6 @@ def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     trainer: L.Trainer = instantiate(cfg.trainer, callbacks=_instantiate_group(cfg.get("callbacks")),
                                      logger=_instantiate_group(cfg.get("logger")) or False)
     trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
-    if cfg.get("test_after_fit", True) and getattr(datamodule, "test_names", None):
-        test(trainer, model, datamodule)
     return trainer, model
 
 
@@ -97,9 +95,12 @@ def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> dict[str, floa
 
 
 def train(cfg: DictConfig) -> float | None:
-    """``fit``, then return the monitored metric (what a sweeper optimises)."""
-    trainer, _ = fit(cfg)
+    """``fit``, test on the data's test sets (``test_after_fit``), return the monitored metric (what a sweeper
+    optimises)."""
+    trainer, model = fit(cfg)
     metric = trainer.callback_metrics.get(cfg.monitor)
     value = float(metric) if isinstance(metric, torch.Tensor) else metric
     log.info("%s = %s; run directory: %s", cfg.monitor, value, trainer.default_root_dir)
+    if cfg.get("test_after_fit", True) and getattr(trainer.datamodule, "test_names", None):
+        test(trainer, model, trainer.datamodule)
     return value

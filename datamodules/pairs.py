@@ -1,0 +1,202 @@
+"""LightningDataModule over sentence pairs: NLI, translations, paraphrases (``PAIRS`` or ``LABELLED_PAIRS``)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import pickle
+from collections import Counter
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import torch
+from lightning import LightningDataModule
+from omegaconf import DictConfig, OmegaConf
+from torch.utils.data import DataLoader, Dataset
+
+from datamodules.pair_readers import read_pairs
+from objectives.contract import LABELLED_PAIRS, PAIRS
+from text import Tokenizer, Vocab, pad_batch
+
+log = logging.getLogger(__name__)
+
+CACHE_VERSION = 1
+
+
+def _plain(value: Any) -> Any:
+    return OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig) else value
+
+
+class TokenizedPairs(Dataset):
+    """Pairs as id lists; item ``i`` is ``(a_ids, b_ids, label_index or -1)``."""
+
+    def __init__(self, a: list[list[int]], b: list[list[int]], labels: list[int]) -> None:
+        self.a, self.b, self.labels = a, b, labels
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+    def __getitem__(self, i: int) -> tuple[list[int], list[int], int]:
+        return self.a[i], self.b[i], self.labels[i]
+
+
+def collate_pairs(items: Sequence[tuple[list[int], list[int], int]]) -> dict[str, torch.Tensor]:
+    a_tokens, a_lengths = pad_batch([a for a, _, _ in items])
+    b_tokens, b_lengths = pad_batch([b for _, b, _ in items])
+    batch = {"a_tokens": a_tokens, "a_lengths": a_lengths, "b_tokens": b_tokens, "b_lengths": b_lengths}
+    if items and items[0][2] >= 0:
+        batch["labels"] = torch.tensor([label for _, _, label in items], dtype=torch.long)
+    return batch
+
+
+def _fingerprint(split: Mapping[str, Any]) -> list:
+    files = [Path(v) for k, v in split.items() if k in ("path", "target_path")]
+    stats = []
+    for f in files:
+        for p in (sorted(f.iterdir()) if f.is_dir() else [f]):
+            if p.exists():
+                stats.append([str(p), p.stat().st_size, int(p.stat().st_mtime)])
+    return stats
+
+
+class PairsDataModule(LightningDataModule):
+    """``train`` / ``valid`` / ``test`` split descriptions (``datamodules.pair_readers``); ``valid: null``
+    holds out ``valid_size`` random training pairs (seeded) instead. ``labels``: the class names in
+    index order (NLI), or null for unlabelled pairs (translations, paraphrases); pairs whose label is not
+    listed are dropped (SNLI's ``-``). Side a is tokenised by ``tokenizer``, side b by ``target_tokenizer``
+    (default: the same). ``shared_vocab``: one vocabulary over both sides (NLI, paraphrases), else one per
+    side (``source``, ``target``), each of the ``vocab_size`` most frequent training words.
+    Tokenised splits are cached in ``cache_dir``.
+    """
+
+    def __init__(self, train: Mapping, cache_dir: str, valid: Mapping | None = None,
+                 test: Mapping[str, Mapping] | None = None, labels: Sequence[str] | None = None,
+                 shared_vocab: bool = True, tokenizer: Mapping | None = None, target_tokenizer: Mapping | None = None,
+                 vocab_size: int = 20000, target_vocab_size: int | None = None, min_count: int = 1,
+                 max_tokens: int = 50, max_train_pairs: int | None = None, valid_size: int = 2000,
+                 batch_size: int = 64, seed: int = 1234, num_workers: int = 0) -> None:
+        super().__init__()
+        self.splits_cfg = {"train": _plain(train), "valid": _plain(valid)}
+        self.test_cfg: dict[str, dict] = _plain(test) or {}
+        self.labels = list(labels) if labels else None
+        self.batch = LABELLED_PAIRS if self.labels else PAIRS
+        self.shared_vocab = shared_vocab
+        source_tok = _plain(tokenizer) or {}
+        self.tokenizers = {"source": Tokenizer(**source_tok),
+                           "target": Tokenizer(**(_plain(target_tokenizer) or source_tok))}
+        self.vocab_size, self.target_vocab_size, self.min_count = vocab_size, target_vocab_size or vocab_size, min_count
+        self.max_tokens, self.max_train_pairs, self.valid_size = max_tokens, max_train_pairs, valid_size
+        self.batch_size, self.seed, self.num_workers, self.cache_dir = batch_size, seed, num_workers, cache_dir
+        self.vocabs: dict[str, Vocab] = {}
+        self.datasets: dict[str, TokenizedPairs] = {}
+
+    @property
+    def test_names(self) -> list[str]:
+        return list(self.test_cfg)
+
+    # ---- reading and tokenising -------------------------------------------------------------
+    def _tokenized(self) -> dict[str, tuple[list[list[str]], list[list[str]], list[str | None]]]:
+        """Every split as token lists, from the cache when the files and settings are unchanged."""
+        wanted = {name: cfg for name, cfg in self.splits_cfg.items() if cfg} | {
+            f"test/{name}": cfg for name, cfg in self.test_cfg.items()}
+        settings = {"v": CACHE_VERSION, "tok": {k: t.to_dict() for k, t in self.tokenizers.items()},
+                    "max_tokens": self.max_tokens, "splits": wanted,
+                    "files": {name: _fingerprint(cfg) for name, cfg in wanted.items()}}
+        key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+        path = Path(self.cache_dir) / f"pairs-{key}.pkl"
+        if path.exists():
+            log.info("Loaded tokenised pairs from %s", path)
+            with open(path, "rb") as f:
+                return pickle.load(f)
+        out = {}
+        for name, cfg in wanted.items():
+            pairs = read_pairs(cfg)
+            if not pairs:
+                raise ValueError(f"the {name} split {cfg} holds no pairs: check its path and format")
+            src, tgt = self.tokenizers["source"], self.tokenizers["target"]
+            log.info("Tokenising %d %s pairs", len(pairs), name)
+            out[name] = ([src(a)[: self.max_tokens] for a, _, _ in pairs],
+                         [tgt(b)[: self.max_tokens] for _, b, _ in pairs], [label for _, _, label in pairs])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        with open(tmp, "wb") as f:
+            pickle.dump(out, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        return out
+
+    def _hold_out(self, train: tuple) -> tuple[tuple, tuple]:
+        n = len(train[0])
+        if n <= self.valid_size:
+            raise ValueError(f"{n} training pairs cannot spare data.valid_size={self.valid_size} for validation: "
+                             "give a valid split or lower data.valid_size")
+        order = np.random.default_rng(self.seed).permutation(n)
+        held, kept = sorted(order[: self.valid_size]), sorted(order[self.valid_size :])
+        pick = lambda idx: tuple([column[i] for i in idx] for column in train)  # noqa: E731
+        return pick(kept), pick(held)
+
+    def _build_vocabs(self, train: tuple) -> None:
+        counts_a, counts_b = Counter(), Counter()
+        for tokens in train[0]:
+            counts_a.update(tokens)
+        for tokens in train[1]:
+            counts_b.update(tokens)
+        if self.shared_vocab:
+            shared = Vocab.build(counts_a + counts_b, max_size=self.vocab_size, min_count=self.min_count)
+            self.vocabs = {"source": shared, "target": shared}
+        else:
+            self.vocabs = {"source": Vocab.build(counts_a, max_size=self.vocab_size, min_count=self.min_count),
+                           "target": Vocab.build(counts_b, max_size=self.target_vocab_size, min_count=self.min_count)}
+
+    def _ids(self, split: tuple, name: str) -> TokenizedPairs:
+        a_tokens, b_tokens, labels = split
+        if self.labels:
+            index = {label: i for i, label in enumerate(self.labels)}
+            keep = [i for i, label in enumerate(labels) if label in index]
+            if not keep:
+                raise ValueError(f"no pair of the {name} split has a label in data.labels={self.labels}: "
+                                 f"its labels look like {sorted(set(map(str, labels)))[:5]}")
+            label_ids = [index[labels[i]] for i in keep]
+        else:
+            keep, label_ids = list(range(len(a_tokens))), [-1] * len(a_tokens)
+        src, tgt = self.vocabs["source"], self.vocabs["target"]
+        return TokenizedPairs([src.encode(a_tokens[i]) for i in keep], [tgt.encode(b_tokens[i]) for i in keep],
+                              label_ids)
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.vocabs:
+            return
+        splits = self._tokenized()
+        train = splits["train"]
+        if self.max_train_pairs:
+            train = tuple(column[: self.max_train_pairs] for column in train)
+        valid = splits.get("valid")
+        if valid is None:
+            train, valid = self._hold_out(train)
+        self._build_vocabs(train)
+        self.datasets = {"train": self._ids(train, "train"), "valid": self._ids(valid, "valid")}
+        for name in self.test_cfg:
+            self.datasets[f"test/{name}"] = self._ids(splits[f"test/{name}"], name)
+        sizes = ", ".join(f"{name} {len(ds)}" for name, ds in self.datasets.items())
+        vocab_sizes = " / ".join(f"{side} {len(v)}" for side, v in self.vocabs.items())
+        log.info("Pairs: %s; vocabulary %s%s", sizes, vocab_sizes, " (shared)" if self.shared_vocab else "")
+
+    # ---- loaders ----------------------------------------------------------------------------
+    def _loader(self, name: str, shuffle: bool) -> DataLoader:
+        generator = torch.Generator().manual_seed(self.seed) if shuffle else None
+        return DataLoader(self.datasets[name], batch_size=self.batch_size, shuffle=shuffle, generator=generator,
+                          collate_fn=collate_pairs, num_workers=self.num_workers,
+                          persistent_workers=self.num_workers > 0,
+                          # in-batch negatives (J_bi, J_pa) need full batches
+                          drop_last=self.batch is PAIRS and not name.startswith("test/"))
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader("train", shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader("valid", shuffle=False)
+
+    def test_dataloader(self) -> list[DataLoader]:
+        return [self._loader(f"test/{name}", shuffle=False) for name in self.test_cfg]
+

@@ -1,0 +1,134 @@
+"""The hinge losses of Elgohary & Carpuat 2016 (section 2.2): aligned segments closer than non-aligned
+ones by a margin. J_bi: bilingual pairs, one encoder per language, k random noise segments per side (their
+eq. 1, after Hermann & Blunsom 2014). J_pa: monolingual paraphrases, one encoder, MAX or MIX negatives
+(after Wieting et al. 2016)."""
+from __future__ import annotations
+
+from typing import Callable, ClassVar, Mapping
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from encoders.base import SentenceEncoder
+from encoders.embedding import WordEmbedding
+from objectives.contract import PAIRS, ObjectiveSpec
+
+DISTANCES = ("euclidean", "cosine")
+NEGATIVES = ("random", "max", "mix")
+
+
+def distance(u: torch.Tensor, v: torch.Tensor, kind: str) -> torch.Tensor:
+    """Row-wise distance of broadcastable ``[..., d]`` tensors: squared Euclidean (eq. 1) or 1 - cosine
+    (the cosine similarity of Wieting et al., as a distance)."""
+    if kind == "euclidean":
+        return (u - v).pow(2).sum(-1)
+    return 1.0 - F.cosine_similarity(u, v, dim=-1)
+
+
+def hinge(margin: float, positive: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
+    """``[margin + positive_i - negatives_ij]_+`` for ``positive [B]`` and ``negatives [B, k]``."""
+    return (margin + positive.unsqueeze(1) - negatives).clamp(min=0.0)
+
+
+def random_others(n: int, k: int, generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
+    """``[n, k]``: for each row, ``k`` distinct other rows drawn uniformly (never the row itself)."""
+    if n <= k:
+        raise ValueError(f"a batch of {n} pairs cannot give {k} noise segments per pair: "
+                         f"raise data.batch_size above {k} or lower objective.k")
+    keys = torch.rand(n, n, generator=generator).to(device)
+    keys.fill_diagonal_(2.0)  # never chosen: the keys of the others are < 1
+    return keys.topk(k, dim=1, largest=False).indices
+
+
+def closest_others(queries: torch.Tensor, pool: torch.Tensor, excluded: torch.Tensor, kind: str) -> torch.Tensor:
+    """``[n]``: for each query, the row of ``pool`` at minimum distance among rows not ``excluded [n, m]``
+    (MAX sampling: the hardest negative in the batch)."""
+    with torch.no_grad():
+        dist = distance(queries.unsqueeze(1), pool.unsqueeze(0), kind)
+        return dist.masked_fill(excluded, float("inf")).argmin(1)
+
+
+class PairHinge(nn.Module):
+    """Encoders ``f`` (side a) and ``g`` (side b; ``f`` itself when ``shared_encoder``). For pair ``i`` with
+    vectors ``x1 = f(a_i)``, ``x2 = g(b_i)`` and noise ``n1_j`` (side a segments), ``n2_j`` (side b)::
+
+        sum_j [margin + dist(x1, x2) - dist(x1, n2_j)]_+ + [margin + dist(x1, x2) - dist(x2, n1_j)]_+
+
+    averaged over the batch's pairs, plus ``l2 / 2 * ||W||^2`` over every word embedding table. Noise comes
+    from the other pairs of the batch. Embedding: ``f(s)`` (the English side).
+    """
+
+    def __init__(self, encoder_factory: Callable[..., SentenceEncoder], shared_encoder: bool, negatives: str,
+                 k: int, margin: float, distance: str, l2: float, seed: int = 1234) -> None:
+        super().__init__()
+        if negatives not in NEGATIVES:
+            raise ValueError(f"unknown objective.negatives {negatives!r}: use one of {NEGATIVES}")
+        if distance not in DISTANCES:
+            raise ValueError(f"unknown objective.distance {distance!r}: use one of {DISTANCES}")
+        if negatives != "random" and k != 1:
+            raise ValueError(f"objective.negatives={negatives} takes one negative per side: set objective.k=1")
+        self.f = encoder_factory("source")
+        self.g = self.f if shared_encoder else encoder_factory("target")
+        self.output_dim = self.f.output_dim
+        self.negatives, self.k, self.margin, self.kind, self.l2 = negatives, k, margin, distance, l2
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def noise(self, x1: torch.Tensor, x2: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Indices ``[B, k]`` of the side-a noise for side b and of the side-b noise for side a."""
+        n = x1.shape[0]
+        # Validation draws the same noise every time, so its hinge is comparable across validations.
+        gen = self.generator if self.training else torch.Generator().manual_seed(0)
+        if self.negatives == "random":
+            return random_others(n, self.k, gen, x1.device), random_others(n, self.k, gen, x1.device)
+        own = torch.eye(n, dtype=torch.bool, device=x1.device)
+        hardest_for_1 = closest_others(x1, x2, own, self.kind)  # side-b segment nearest to x1
+        hardest_for_2 = closest_others(x2, x1, own, self.kind)
+        if self.negatives == "mix":  # MAX with probability 0.5, else a random other segment
+            coin = torch.rand(n, generator=gen).to(x1.device) < 0.5
+            hardest_for_1 = torch.where(coin, hardest_for_1, random_others(n, 1, gen, x1.device)[:, 0])
+            hardest_for_2 = torch.where(coin, hardest_for_2, random_others(n, 1, gen, x1.device)[:, 0])
+        return hardest_for_2.unsqueeze(1), hardest_for_1.unsqueeze(1)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        x1 = self.f(batch["a_tokens"], batch["a_lengths"])
+        x2 = self.g(batch["b_tokens"], batch["b_lengths"])
+        noise_1, noise_2 = self.noise(x1, x2)
+        positive = distance(x1, x2, self.kind)
+        terms_1 = hinge(self.margin, positive, distance(x1.unsqueeze(1), x2[noise_2], self.kind))
+        terms_2 = hinge(self.margin, positive, distance(x2.unsqueeze(1), x1[noise_1], self.kind))
+        hinge_loss = (terms_1.sum(1) + terms_2.sum(1)).mean()
+        tables = {id(m): m for enc in (self.f, self.g) for m in enc.modules() if isinstance(m, WordEmbedding)}
+        penalty = sum((m.weight.pow(2).sum() for m in tables.values() if m.weight.requires_grad), x1.new_zeros(()))
+        satisfied = torch.cat([terms_1, terms_2], 1).eq(0).float().mean()
+        return {"loss": hinge_loss + self.l2 / 2 * penalty, "hinge": hinge_loss.detach(), "hinge_acc": satisfied}
+
+    def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return self.f(tokens, lengths)
+
+
+class JBi(PairHinge):
+    """J_bi (Elgohary & Carpuat 2016, eq. 1): aligned sentences of two languages, one encoder per language
+    (``f`` English, evaluated; ``g`` the other), ``k`` random noise segments per side, squared Euclidean
+    distance. Hyper-parameters tuned in their section 3.2 over batch {25, 50, 100}, margin {1, 10, 100},
+    l2 {1, 1e-3, ..., 1e-9}, k {1, 5, 10, 15}."""
+
+    spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(PAIRS, ("source", "target"), "val/hinge", "min", "tatoeba_en_es")
+
+    def __init__(self, encoder_factory: Callable[..., SentenceEncoder], vocabs: Mapping | None = None,
+                 k: int = 10, margin: float = 1.0, distance: str = "euclidean", l2: float = 1e-5,
+                 seed: int = 1234) -> None:
+        super().__init__(encoder_factory, False, "random", k, margin, distance, l2, seed)
+
+
+class JPa(PairHinge):
+    """J_pa (Elgohary & Carpuat 2016, section 2.2): monolingual paraphrase pairs, one shared encoder, one
+    MAX (hardest in the batch) or MIX (MAX with p = 0.5, else random) negative per side; ``distance``
+    ``euclidean`` or ``cosine`` (tunable in the paper: MAX always won, their section 3.2)."""
+
+    spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(PAIRS, ("source",), "val/hinge", "min", "ppdb2_human")
+
+    def __init__(self, encoder_factory: Callable[..., SentenceEncoder], vocabs: Mapping | None = None,
+                 negatives: str = "max", margin: float = 0.4, distance: str = "cosine", l2: float = 1e-5,
+                 seed: int = 1234) -> None:
+        super().__init__(encoder_factory, True, negatives, 1, margin, distance, l2, seed)

@@ -1,0 +1,97 @@
+"""Sequence to sequence without attention (the probing paper's NMT and AutoEncoder, Conneau et al. 2018,
+section 3.2): the sentence vector is all a recurrent decoder sees of the source."""
+from __future__ import annotations
+
+from typing import Callable, ClassVar, Mapping
+
+import torch
+from torch import nn
+
+from encoders.base import SentenceEncoder
+from objectives.contract import PAIRS, SENTENCES, ObjectiveSpec
+from objectives.decoders import GRUDecoder, token_mean
+from text import PAD_ID, UNK_ID, Vocab
+
+
+def detokenized(ids: list[int], vocab: Vocab, drop_unknown: bool) -> str:
+    """Token ids -> the space-joined tokens (what BLEU compares); ``<unk>`` dropped from hypotheses so an
+    unknown word never earns credit."""
+    return " ".join(vocab.itos[i] for i in ids if i != PAD_ID and not (drop_unknown and i == UNK_ID))
+
+
+class Seq2Seq(nn.Module):
+    """NMT: encoder ``f`` over the source vocabulary; ``GRUDecoder`` over the target vocabulary (its
+    ``decoder_vocab_size`` most frequent words) generates side b. Loss: token cross-entropy averaged over real
+    target tokens. Validation also decodes greedily the first ``bleu_sentences`` pairs and reports corpus
+    BLEU (sacrebleu, on the tokenised lowercased text: ``tokenize="none"``) as ``val/bleu``. Embedding: ``f(s)``.
+    """
+
+    spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(PAIRS, ("source", "target"), "val/bleu", "max", "multi30k_en_fr")
+
+    def __init__(self, encoder_factory: Callable[..., SentenceEncoder], vocabs: Mapping,
+                 decoder_vocab_size: int = 20000, embed_dim: int = 128, hidden_dim: int = 512,
+                 condition: str = "both", dropout: float = 0.0, bleu_sentences: int = 1000,
+                 max_decode_len: int = 50) -> None:
+        super().__init__()
+        self.f = encoder_factory()
+        self.output_dim = self.f.output_dim
+        self.target_vocab: Vocab = vocabs[self._target_side()]
+        size = min(decoder_vocab_size, len(self.target_vocab))
+        self.decoder = GRUDecoder(size, self.output_dim, embed_dim, hidden_dim, condition, dropout)
+        self.bleu_sentences, self.max_decode_len = bleu_sentences, max_decode_len
+        self._hypotheses: list[str] = []
+        self._references: list[str] = []
+
+    @staticmethod
+    def _target_side() -> str:
+        return "target"
+
+    @staticmethod
+    def sides(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        """(source tokens, source lengths, target tokens, target lengths)."""
+        return batch["a_tokens"], batch["a_lengths"], batch["b_tokens"], batch["b_lengths"]
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        src, src_len, tgt, tgt_len = self.sides(batch)
+        return token_mean(*self.decoder.loss(self.f(src, src_len), tgt, tgt_len))
+
+    def evaluation_step(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The loss, and greedy translations of this batch while fewer than ``bleu_sentences`` were decoded."""
+        src, src_len, tgt, tgt_len = self.sides(batch)
+        vectors = self.f(src, src_len)
+        room = self.bleu_sentences - len(self._hypotheses)
+        if room > 0:
+            take = min(room, vectors.shape[0])
+            for row, hyp in enumerate(self.decoder.greedy(vectors[:take], self.max_decode_len)):
+                self._hypotheses.append(detokenized(hyp, self.target_vocab, drop_unknown=True))
+                ref = tgt[row, : int(tgt_len[row])].tolist()
+                self._references.append(detokenized(ref, self.target_vocab, drop_unknown=False))
+        return token_mean(*self.decoder.loss(vectors, tgt, tgt_len))
+
+    def corpus_metrics(self) -> dict[str, float]:
+        """BLEU of what ``evaluation_step`` decoded since the last call (then forgotten)."""
+        hypotheses, references = self._hypotheses, self._references
+        self._hypotheses, self._references = [], []
+        if not hypotheses:
+            return {}
+        import sacrebleu
+
+        return {"bleu": float(sacrebleu.corpus_bleu(hypotheses, [references], tokenize="none").score)}
+
+    def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return self.f(tokens, lengths)
+
+
+class AutoEncoder(Seq2Seq):
+    """The same model regenerating its input (Conneau et al. 2018, section 3.2), on any monolingual corpus
+    (``SENTENCES`` batches; one vocabulary)."""
+
+    spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(SENTENCES, ("source",), "val/bleu", "max", "books")
+
+    @staticmethod
+    def _target_side() -> str:
+        return "source"
+
+    @staticmethod
+    def sides(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        return batch["tokens"], batch["lengths"], batch["tokens"], batch["lengths"]

@@ -1,0 +1,69 @@
+"""Skip-thought (Kiros et al. 2015, section 2): a sentence's vector conditions GRU decoders that generate
+the previous and the next sentence."""
+from __future__ import annotations
+
+from typing import Callable, ClassVar, Mapping, Sequence
+
+import torch
+from torch import nn
+
+from encoders.base import SentenceEncoder
+from objectives.contract import SENTENCES, ObjectiveSpec
+from objectives.decoders import GRUDecoder, token_mean
+
+NEIGHBOURS = {"previous": -1, "next": 1}
+
+
+def neighbour_rows(doc_ids: torch.Tensor, offset: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows ``i`` of a batch of consecutive sentences whose sentence ``i + offset`` is in the batch and in the
+    same document, and those neighbours' rows."""
+    rows = torch.arange(doc_ids.shape[0], device=doc_ids.device)
+    other = rows + offset
+    inside = (other >= 0) & (other < doc_ids.shape[0])
+    rows, other = rows[inside], other[inside]
+    same = doc_ids[rows] == doc_ids[other]
+    return rows[same], other[same]
+
+
+class SkipThought(nn.Module):
+    """Encoder ``f``; one decoder per entry of ``targets`` (``previous``, ``next``: Kiros et al.; ``[next]``
+    alone: Tang et al. 2017, which the probing paper trains). Batches are consecutive sentences
+    (``SENTENCES``), so each sentence's neighbours are the rows beside it; a sentence without a neighbour
+    in its document contributes no term. Loss: token cross-entropy over the decoder vocabulary (its
+    ``decoder_vocab_size`` most frequent words; rarer targets are ``<unk>``), averaged over real target
+    tokens (``</s>`` included); padding never counts. Embedding: ``f(s)``.
+    """
+
+    spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(SENTENCES, ("source",), "val/loss", "min", "books")
+
+    def __init__(self, encoder_factory: Callable[..., SentenceEncoder], vocabs: Mapping,
+                 targets: Sequence[str] = ("previous", "next"), decoder_vocab_size: int = 20000,
+                 embed_dim: int = 128, hidden_dim: int = 512, condition: str = "input",
+                 dropout: float = 0.0) -> None:
+        super().__init__()
+        unknown = [t for t in targets if t not in NEIGHBOURS]
+        if unknown or not targets:
+            raise ValueError(f"objective.targets={list(targets)}: use a non-empty subset of {list(NEIGHBOURS)}")
+        self.f = encoder_factory()
+        self.output_dim = self.f.output_dim
+        size = min(decoder_vocab_size, len(vocabs["source"]))
+        self.decoders = nn.ModuleDict({t: GRUDecoder(size, self.output_dim, embed_dim, hidden_dim, condition, dropout)
+                                       for t in targets})
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        tokens, lengths, doc_ids = batch["tokens"], batch["lengths"], batch["doc_ids"]
+        vectors = self.f(tokens, lengths)
+        nll = vectors.new_zeros(())
+        n_tokens = correct = torch.zeros((), dtype=torch.long, device=tokens.device)
+        for name, decoder in self.decoders.items():
+            rows, other = neighbour_rows(doc_ids, NEIGHBOURS[name])
+            if rows.numel() == 0:
+                continue
+            part, count, right = decoder.loss(vectors[rows], tokens[other], lengths[other])
+            nll, n_tokens, correct = nll + part, n_tokens + count, correct + right
+        # A batch without neighbours gives a zero loss that still depends on the parameters, never NaN.
+        nll = nll + 0.0 * vectors.sum()
+        return token_mean(nll, n_tokens, correct)
+
+    def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return self.f(tokens, lengths)
