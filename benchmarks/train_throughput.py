@@ -48,6 +48,7 @@ def make_model(encoder: str, vocab) -> SentenceModel:
     torch.manual_seed(0)
     enc = OmegaConf.load(ROOT / "conf" / "encoder" / f"{encoder}.yaml")
     obj = OmegaConf.load(ROOT / "conf" / "objective" / "qt.yaml")
+    obj.pop("defaults", None)  # the objective's default encoder and data: not constructor arguments
     return SentenceModel(encoder=enc, objective=obj, vocab=vocab,
                          optimizer={"_target_": "torch.optim.Adam", "lr": 5e-4})
 

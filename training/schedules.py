@@ -1,0 +1,46 @@
+"""Learning-rate schedules that are training recipes of the papers, as callbacks."""
+from __future__ import annotations
+
+from lightning import Callback, LightningModule, Trainer
+
+
+class InferSentSchedule(Callback):
+    """InferSent's SGD schedule (Conneau et al. 2017, section 3.3; ``train_nli.py``): the learning rate is
+    multiplied by ``decay`` at the start of every epoch after the first, divided by ``shrink`` whenever the
+    monitored dev score does not beat the best so far, and training stops once it falls below ``min_lr``."""
+
+    def __init__(self, monitor: str = "val/acc", decay: float = 0.99, shrink: float = 5.0,
+                 min_lr: float = 1e-5) -> None:
+        self.monitor, self.decay, self.shrink, self.min_lr = monitor, decay, shrink, min_lr
+        self.best: float | None = None
+
+    @staticmethod
+    def _scale(trainer: Trainer, factor: float) -> float:
+        lr = 0.0
+        for optimizer in trainer.optimizers:
+            for group in optimizer.param_groups:
+                group["lr"] *= factor
+                lr = group["lr"]
+        return lr
+
+    def on_train_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        if trainer.current_epoch > 0:
+            self._scale(trainer, self.decay)
+
+    def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        if trainer.sanity_checking or self.monitor not in trainer.callback_metrics:
+            return
+        value = float(trainer.callback_metrics[self.monitor])
+        if self.best is None or value > self.best:
+            self.best = value
+            return
+        lr = self._scale(trainer, 1.0 / self.shrink)
+        pl_module.log("lr_shrunk_to", lr)
+        if lr < self.min_lr:
+            trainer.should_stop = True
+
+    def state_dict(self) -> dict:
+        return {"best": self.best}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.best = state_dict.get("best")
