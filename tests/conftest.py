@@ -36,3 +36,36 @@ def tiny_corpus(tmp_path_factory) -> Path:
     write_corpus(root / "valid", n_docs=1, sentences_per_doc=24, seed=1)
     return root
 
+
+
+def _sentence(rng: random.Random, lo: int = 3, hi: int = 9) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(lo, hi))).capitalize() + "."
+
+
+@pytest.fixture(scope="session")
+def tiny_pairs(tmp_path_factory) -> dict[str, Path]:
+    """Small pair files in the layouts the data configs read: NLI (TSV with header, InferSent's
+    s1/s2/labels), a parallel TSV (side b a made-up language) and a paraphrase TSV."""
+    root = tmp_path_factory.mktemp("pairs")
+    rng = random.Random(5)
+    labels = ("entailment", "neutral", "contradiction")
+    rows = ["premise\thypothesis\tlabel\tsource"]
+    rows += [f"{_sentence(rng)}\t{_sentence(rng)}\t{labels[i % 3]}\tfixture" for i in range(60)]
+    rows.append(f"{_sentence(rng)}\t{_sentence(rng)}\t-\tfixture")  # no gold label: dropped
+    (root / "nli.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    snli = root / "snli"
+    snli.mkdir()
+    for split, n in (("dev", 20), ("test", 18)):
+        pairs = [(_sentence(rng), _sentence(rng), labels[i % 3]) for i in range(n)]
+        for name, column in (("s1", 0), ("s2", 1), ("labels", 2)):
+            (snli / f"{name}.{split}").write_text("\n".join(p[column] for p in pairs) + "\n", encoding="utf-8")
+    parallel = []
+    for _ in range(80):
+        english = _sentence(rng)
+        foreign = " ".join(w[::-1] + "o" for w in english.rstrip(".").lower().split()) + " ."
+        parallel.append(f"{english}\t{foreign}")
+    (root / "parallel.tsv").write_text("\n".join(parallel) + "\n", encoding="utf-8")
+    para = [f"{_sentence(rng, 1, 3)}\t{_sentence(rng, 1, 3)}" for _ in range(80)]
+    (root / "paraphrases.tsv").write_text("\n".join(para) + "\n", encoding="utf-8")
+    return {"nli": root / "nli.tsv", "snli": snli, "parallel": root / "parallel.tsv",
+            "paraphrases": root / "paraphrases.tsv"}

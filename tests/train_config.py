@@ -10,14 +10,50 @@ from omegaconf import DictConfig, open_dict
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def compose_train_cfg(tiny_corpus: Path, out: Path, overrides: list[str]) -> DictConfig:
-    """The ``train`` config on a fixture corpus, writing to ``out``, as ``train.py`` would compose it."""
-    base = [f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
-            f"paths.cache_dir={out / 'cache'}", "data.batch_size=8", "data.preprocess_workers=0"]
+def _compose(overrides: list[str], out: Path) -> DictConfig:
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        cfg = compose("train", overrides=base + overrides, return_hydra_config=True)
+        cfg = compose("train", overrides=overrides, return_hydra_config=True)
     HydraConfig.instance().set_config(cfg)
     with open_dict(cfg):
         cfg.paths.output_dir = str(out)
         del cfg.hydra
     return cfg
+
+
+def compose_train_cfg(tiny_corpus: Path, out: Path, overrides: list[str]) -> DictConfig:
+    """The ``train`` config on a fixture corpus, writing to ``out``, as ``train.py`` would compose it."""
+    base = [f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
+            f"paths.cache_dir={out / 'cache'}", "data.batch_size=8", "data.preprocess_workers=0"]
+    return _compose(base + overrides, out)
+
+
+def compose_any_cfg(tiny_corpus: Path, out: Path, overrides: list[str]) -> DictConfig:
+    """Like ``compose_train_cfg`` when the composed data is the ordered corpus; pair data as configured."""
+    cfg = _compose([f"paths.cache_dir={out / 'cache'}", *overrides], out)
+    if str(cfg.data._target_).endswith("OrderedCorpusDataModule"):
+        return compose_train_cfg(tiny_corpus, out, overrides)
+    return cfg
+
+
+def pair_data_overrides(objective: str, tiny_pairs: dict[str, Path]) -> list[str]:
+    """Point an objective's default pair data at the fixture files."""
+    if objective == "nli":
+        snli = tiny_pairs["snli"]
+        return [f"data.train.path={tiny_pairs['nli']}", f"data.valid.path={snli}", f"data.test.snli_test.path={snli}",
+                "~data.test.mnli_dev"]
+    if objective in ("nmt", "jbi"):
+        return ["data=tatoeba_en_es", f"data.train.path={tiny_pairs['parallel']}", "data.valid_size=16",
+                "data.target_tokenizer.lang=en"]
+    return ["data=pairs", f"data.train.path={tiny_pairs['paraphrases']}", "data.valid_size=16"]
+
+
+def compose_objective_cfg(objective: str, tiny_corpus: Path, tiny_pairs: dict[str, Path], out: Path,
+                          overrides: list[str]) -> DictConfig:
+    """``objective=<name>`` on the fixture data its default data config reads, as ``train.py`` would compose it."""
+    base = [f"objective={objective}", f"paths.cache_dir={out / 'cache'}", "data.batch_size=8"]
+    if objective in ("qt", "skipthought", "autoencoder"):
+        base += [f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
+                 "data.preprocess_workers=0"]
+    else:
+        base += pair_data_overrides(objective, tiny_pairs)
+    return _compose(base + overrides, out)

@@ -1,7 +1,11 @@
 """Learning-rate schedules that are training recipes of the papers, as callbacks."""
 from __future__ import annotations
 
+import logging
+
 from lightning import Callback, LightningModule, Trainer
+
+log = logging.getLogger(__name__)
 
 
 class InferSentSchedule(Callback):
@@ -35,8 +39,10 @@ class InferSentSchedule(Callback):
             self.best = value
             return
         lr = self._scale(trainer, 1.0 / self.shrink)
-        pl_module.log("lr_shrunk_to", lr)
+        log.info("%s %.4f did not beat %.4f: learning rate divided by %g, now %.3g", self.monitor, value, self.best,
+                 self.shrink, lr)
         if lr < self.min_lr:
+            log.info("learning rate below %g: training stops", self.min_lr)
             trainer.should_stop = True
 
     def state_dict(self) -> dict:

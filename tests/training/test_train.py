@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 from objectives.module import SentenceModel
 from training.run import check_encoder_config, fit
 
-from train_config import compose_train_cfg
+from train_config import compose_any_cfg, compose_train_cfg
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
@@ -73,7 +73,7 @@ def _options(group: str) -> list[str]:
 @pytest.mark.parametrize("group,option", [(g, o) for g in ("encoder", "objective", "data", "trainer", "logger",
                                                           "callbacks", "experiment") for o in _options(g)])
 def test_every_config_composes_and_instantiates(group, option, tiny_corpus, tmp_path):
-    cfg = make_cfg(tiny_corpus, tmp_path, [f"{group}={option}"])
+    cfg = compose_any_cfg(tiny_corpus, tmp_path, [f"{group}={option}"])
     if group == "encoder":
         from text import Vocab
 
@@ -83,8 +83,9 @@ def test_every_config_composes_and_instantiates(group, option, tiny_corpus, tmp_
             obj = instantiate(cfg.encoder)
         assert obj is not None
     elif group == "objective":
-        model = SentenceModel(encoder=cfg.encoder, objective=cfg.objective,
-                              vocab=["<pad>", "<unk>", "<s>", "</s>", "a"], optimizer=cfg.model.optimizer)
+        words = ["<pad>", "<unk>", "<s>", "</s>", "a"]
+        model = SentenceModel(encoder=cfg.encoder, objective=cfg.objective, vocabs={"source": words, "target": words},
+                              optimizer=cfg.model.optimizer)
         assert model.output_dim > 0
     elif group == "trainer":
         if cfg.trainer.accelerator == "gpu" and not torch.cuda.is_available():

@@ -1,0 +1,53 @@
+"""The objective/data contract: every objective declares what it consumes; mismatches fail in one line."""
+from __future__ import annotations
+
+import pytest
+
+from datamodules.ordered_corpus import OrderedCorpusDataModule
+from datamodules.pairs import PairsDataModule
+from objectives.contract import BATCH_SPECS, check_pairing
+from objectives.hinge import JBi, JPa
+from objectives.nli import NLI
+from objectives.quick_thoughts import QuickThoughts
+from objectives.seq2seq import AutoEncoder, Seq2Seq
+from objectives.skipthought import SkipThought
+
+OBJECTIVES = {"qt": QuickThoughts, "skipthought": SkipThought, "nli": NLI, "nmt": Seq2Seq,
+              "autoencoder": AutoEncoder, "jbi": JBi, "jpa": JPa}
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+def test_every_objective_declares_a_batch_vocabularies_a_monitor_and_an_existing_default_data(name):
+    from pathlib import Path
+
+    spec = OBJECTIVES[name].spec
+    assert spec.batch in BATCH_SPECS.values()
+    assert spec.vocabularies[0] == "source" and set(spec.vocabularies) <= {"source", "target"}
+    assert spec.monitor.startswith("val/") and spec.monitor_mode in ("min", "max")
+    assert (Path(__file__).resolve().parents[2] / "conf" / "data" / f"{spec.default_data}.yaml").is_file()
+
+
+def sentences_data(tmp_path) -> OrderedCorpusDataModule:
+    return OrderedCorpusDataModule(str(tmp_path), str(tmp_path), str(tmp_path))
+
+
+def pairs_data(tmp_path, **kwargs) -> PairsDataModule:
+    return PairsDataModule(train={"format": "tsv", "path": "x"}, cache_dir=str(tmp_path), **kwargs)
+
+
+def test_mismatched_batch_names_a_data_config_that_fits(tmp_path):
+    with pytest.raises(ValueError, match=r"objective=nli consumes labelled_pairs batches but data=books yields "
+                                         r"sentences: use data=nli"):
+        check_pairing("nli", NLI.spec, "books", sentences_data(tmp_path))
+    with pytest.raises(ValueError, match="use data=multi30k_en_fr"):
+        check_pairing("nmt", Seq2Seq.spec, "nli", pairs_data(tmp_path, labels=["a", "b"]))
+    with pytest.raises(ValueError, match="use data=books"):
+        check_pairing("skipthought", SkipThought.spec, "tatoeba_en_es", pairs_data(tmp_path))
+
+
+def test_one_encoder_on_both_sides_needs_a_shared_vocabulary(tmp_path):
+    with pytest.raises(ValueError, match="data.shared_vocab=true"):
+        check_pairing("jpa", JPa.spec, "tatoeba_en_es", pairs_data(tmp_path, shared_vocab=False))
+    check_pairing("jpa", JPa.spec, "ppdb2_human", pairs_data(tmp_path, shared_vocab=True))
+    check_pairing("jbi", JBi.spec, "tatoeba_en_es", pairs_data(tmp_path, shared_vocab=False))
+    check_pairing("autoencoder", AutoEncoder.spec, "books", sentences_data(tmp_path))

@@ -1,0 +1,59 @@
+"""Skip-thought: neighbours inside a batch, the loss by hand, no NaN without neighbours."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from objectives.skipthought import SkipThought, neighbour_rows
+from text import EOS_ID, SPECIALS, Vocab
+
+from toy import sum_encoder
+
+VOCAB = Vocab(list(SPECIALS) + [f"w{i}" for i in range(6)])  # 10 words
+
+
+def test_neighbour_rows_stay_inside_documents():
+    doc_ids = torch.tensor([0, 0, 1, 1, 1])
+    rows, other = neighbour_rows(doc_ids, +1)
+    assert rows.tolist() == [0, 2, 3] and other.tolist() == [1, 3, 4]
+    rows, other = neighbour_rows(doc_ids, -1)
+    assert rows.tolist() == [1, 3, 4] and other.tolist() == [0, 2, 3]
+
+
+def model_with_fixed_decoders(probs: torch.Tensor, targets=("previous", "next")) -> SkipThought:
+    model = SkipThought(lambda side="source": sum_encoder({4: [1.0, 0.0]}, VOCAB), {"source": VOCAB},
+                        targets=list(targets), embed_dim=3, hidden_dim=4)
+    with torch.no_grad():
+        for dec in model.decoders.values():
+            dec.output.weight.zero_()
+            dec.output.bias.copy_(probs.log())
+    return model
+
+
+def test_loss_by_hand_averages_over_real_target_tokens():
+    probs = torch.linspace(1, 2, 10)
+    probs = probs / probs.sum()
+    model = model_with_fixed_decoders(probs)
+    # Document 0: s0 = [4, 5], s1 = [6]; document 1: s2 = [7, 8, 9].
+    batch = {"tokens": torch.tensor([[4, 5, 0], [6, 0, 0], [7, 8, 9]]), "lengths": torch.tensor([2, 1, 3]),
+             "doc_ids": torch.tensor([0, 0, 1])}
+    out = model(batch)
+    # Only s0 -> s1 (next) and s1 -> s0 (previous): targets "6 </s>" and "4 5 </s>".
+    nll = -(probs[6].log() + probs[4].log() + probs[5].log() + 2 * probs[EOS_ID].log())
+    assert math.isclose(float(out["loss"]), float(nll) / 5, rel_tol=1e-5)
+    next_only = model_with_fixed_decoders(probs, targets=["next"])(batch)
+    assert math.isclose(float(next_only["loss"]), float(-(probs[6].log() + probs[EOS_ID].log())) / 2, rel_tol=1e-5)
+
+
+def test_batch_without_neighbours_gives_zero_loss_not_nan():
+    model = model_with_fixed_decoders(torch.full((10,), 0.1))
+    out = model({"tokens": torch.tensor([[4], [5]]), "lengths": torch.tensor([1, 1]), "doc_ids": torch.tensor([0, 1])})
+    assert float(out["loss"]) == 0.0 and not torch.isnan(out["loss"])
+    out["loss"].backward()
+
+
+def test_unknown_target_is_refused():
+    with pytest.raises(ValueError, match="previous"):
+        SkipThought(lambda side="source": sum_encoder({4: [1.0]}, VOCAB), {"source": VOCAB}, targets=["after"])

@@ -1,0 +1,69 @@
+"""Every objective with every encoder trains through train.py's code path on fixtures; contract errors."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from objectives.module import SentenceModel
+from training.run import fit, train
+
+from train_config import compose_objective_cfg, compose_train_cfg
+
+OBJECTIVES = ["qt", "skipthought", "nli", "nmt", "autoencoder", "jbi", "jpa"]
+ENCODERS = ["bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv"]
+SMALL_DECODER = ["objective.hidden_dim=16", "objective.embed_dim=8"]
+QUIET = ["logger=none", "~callbacks.rich_progress_bar", "~callbacks.model_summary"]
+
+
+def small(objective: str) -> list[str]:
+    return SMALL_DECODER if objective in ("skipthought", "nmt", "autoencoder") else []
+
+
+@pytest.mark.parametrize("encoder", ENCODERS)
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_fast_dev_run_every_objective_with_every_encoder(objective, encoder, tiny_corpus, tiny_pairs, tmp_path):
+    overrides = [f"encoder={encoder}", "++trainer.fast_dev_run=true", *QUIET, *small(objective)]
+    if objective == "jbi":
+        overrides.append("objective.k=3")
+    cfg = compose_objective_cfg(objective, tiny_corpus, tiny_pairs, tmp_path, overrides)
+    trainer, model = fit(cfg)
+    assert trainer.state.finished
+    assert torch.isfinite(trainer.callback_metrics["train/loss_epoch"])
+    assert cfg.monitor in trainer.callback_metrics, f"{cfg.monitor} not logged"
+    emb = model.encode(["The old man saw the river.", "A dog ran"])
+    assert emb.shape == (2, model.output_dim)
+
+
+def test_nli_run_writes_test_results_of_the_best_checkpoint(tiny_corpus, tiny_pairs, tmp_path):
+    cfg = compose_objective_cfg("nli", tiny_corpus, tiny_pairs, tmp_path,
+                                ["encoder=bow", "trainer.max_epochs=2", *QUIET])
+    value = train(cfg)
+    import json
+
+    results = json.loads((tmp_path / "test_results.json").read_text())
+    assert results["checkpoint"].endswith("best.ckpt")
+    assert 0.0 <= results["test/snli_test/acc"] <= 1.0 and isinstance(value, float)
+
+
+def test_mismatched_objective_and_data_fail_before_reading_data(tiny_corpus, tiny_pairs, tmp_path):
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, ["objective=nli", "data=books", *QUIET])
+    with pytest.raises(ValueError, match="objective=nli consumes labelled_pairs batches but data=books yields sentences: "
+                                         "use data=nli"):
+        fit(cfg)
+
+
+def test_two_vocabulary_checkpoint_reloads_and_refuses_another_target_vocabulary(tiny_corpus, tiny_pairs, tmp_path):
+    cfg = compose_objective_cfg("nmt", tiny_corpus, tiny_pairs, tmp_path / "a",
+                                ["encoder=bow", "trainer.max_epochs=1", *QUIET, *SMALL_DECODER])
+    _, model = fit(cfg)
+    last = tmp_path / "a" / "checkpoints" / "last.ckpt"
+    loaded = SentenceModel.load_checkpoint(str(last), map_location="cpu")
+    assert loaded.vocabs["target"].itos == model.vocabs["target"].itos
+    assert loaded.vocabs["source"] is not loaded.vocabs["target"]
+    sentences = ["The old man saw the river."]
+    assert (loaded.encode(sentences) == model.encode(sentences)).all()
+    other = compose_objective_cfg("nmt", tiny_corpus, tiny_pairs, tmp_path / "b",
+                                  ["encoder=bow", "trainer.max_epochs=2", *QUIET, *SMALL_DECODER,
+                                   "data.target_vocab_size=20", f"ckpt_path={last}"])
+    with pytest.raises(ValueError, match="target vocabulary"):
+        fit(other)
