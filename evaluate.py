@@ -3,6 +3,7 @@
     python evaluate.py ckpt_path=<checkpoint from train.py> tasks=all
     python evaluate.py encoder=bow_glove tasks=[MR,STS14] evaluation=full
     python evaluate.py encoder=bilstm_max tasks=probing          # untrained, random init
+    python evaluate.py ckpt_path=[<uni-QT run>,<bi-QT run>]      # combine-QT: vectors concatenated
 """
 import os
 import sys
@@ -14,20 +15,32 @@ import hydra  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
 
-def build_encoder(cfg: DictConfig, sentences_fn):
-    """(encoder, description). ``sentences_fn()`` gives the tasks' sentences (for an untrained vocabulary)."""
-    if cfg.ckpt_path:
-        from objectives.module import SentenceModel
-        from training.checkpoints import resolve_checkpoint
+def load_checkpoint_encoder(ckpt_path: str, vocab_expansion: bool):
+    """(model, description) of a checkpoint or run directory (its best.ckpt)."""
+    from objectives.module import SentenceModel
+    from training.checkpoints import resolve_checkpoint
 
-        path = resolve_checkpoint(hydra.utils.to_absolute_path(str(cfg.ckpt_path)))
-        model = SentenceModel.load_checkpoint(str(path), map_location="cpu").eval()
-        if cfg.get("vocab_expansion", True):
-            skipped = model.expand_vocabulary().get("skipped")
-            if skipped:  # e.g. a toy vocabulary: evaluated without expansion, recorded in describe()
-                print(f"warning: vocabulary expansion skipped: {skipped}", file=sys.stderr)
-        return model, {"name": f"checkpoint:{path.parent.parent.name}/{path.stem}", **model.describe(),
-                       "source": f"checkpoint {path}"}
+    path = resolve_checkpoint(hydra.utils.to_absolute_path(str(ckpt_path)))
+    model = SentenceModel.load_checkpoint(str(path), map_location="cpu").eval()
+    if vocab_expansion:
+        skipped = model.expand_vocabulary().get("skipped")
+        if skipped:  # e.g. a toy vocabulary: evaluated without expansion, recorded in describe()
+            print(f"warning: vocabulary expansion skipped: {skipped}", file=sys.stderr)
+    return model, {"name": f"checkpoint:{path.parent.parent.name}/{path.stem}", **model.describe(),
+                   "source": f"checkpoint {path}"}
+
+
+def build_encoder(cfg: DictConfig, sentences_fn):
+    """(encoder, description). ``sentences_fn()`` gives the tasks' sentences (for an untrained vocabulary).
+    ``ckpt_path=[a,b]`` concatenates several checkpoints' vectors (combine-QT)."""
+    if OmegaConf.is_list(cfg.ckpt_path) or isinstance(cfg.ckpt_path, (list, tuple)):
+        from evaluation.text_encoders import Concatenation
+
+        loaded = [load_checkpoint_encoder(p, cfg.get("vocab_expansion", True)) for p in cfg.ckpt_path]
+        combined = Concatenation([m for m, _ in loaded], [d for _, d in loaded])
+        return combined, {**combined.describe(), "source": "concatenated checkpoints"}
+    if cfg.ckpt_path:
+        return load_checkpoint_encoder(cfg.ckpt_path, cfg.get("vocab_expansion", True))
     target = cfg.encoder.get("_target_")
     if not target:
         raise ValueError("encoder config has no _target_: pick one of conf/encoder/*.yaml, e.g. encoder=bow_glove")

@@ -45,3 +45,24 @@ def check_output(vectors, sentences: list[str], dim: int | None, name: str = "en
             f"{name}.encode returned NaN/inf for {int(bad.sum())} of {n} sentences (first: {first[:60]!r}): "
             "check the checkpoint and the encoder's numerics (e.g. a mean over zero tokens)")
     return arr
+
+
+class Concatenation:
+    """Several encoders side by side: a sentence's vector is theirs concatenated (combine-QT, Logeswaran &
+    Lee 2018, section 4.3: uni-QT and bi-QT models trained separately, joined at test time)."""
+
+    def __init__(self, parts: list, descriptions: list[dict]) -> None:
+        if len(parts) < 2:
+            raise ValueError("a concatenation needs at least two encoders: give ckpt_path=[run_a,run_b]")
+        self.parts, self.descriptions = parts, descriptions
+
+    def encode(self, sentences: list[str], batch_size: int = 128) -> np.ndarray:
+        return np.concatenate([part.encode(sentences, batch_size=batch_size) for part in self.parts], axis=1)
+
+    def oov_rate(self, sentences: list[str]) -> float:
+        """The largest OOV rate among the parts."""
+        return max(float(part.oov_rate(sentences)) for part in self.parts if hasattr(part, "oov_rate"))
+
+    def describe(self) -> dict:
+        return {"name": "concat(" + ",".join(d.get("name", "?") for d in self.descriptions) + ")",
+                "output_dim": sum(int(getattr(p, "output_dim", 0)) for p in self.parts), "parts": self.descriptions}

@@ -9,13 +9,17 @@ from text import PAD_ID, pad_batch
 from encoders.base import SentenceEncoder
 
 EXPECTED_TRAINABLE = {"bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv"}
+# What each paper says (the config's comment cites the section): vector size, layers, width, frozen vectors.
 EXPECTED_PAPER_DIMS = {
-    "bow_paper": 300,
-    "gru_paper": 1200,
-    "bilstm_max_paper": 4096,
-    "bilstm_last_paper": 4096,
-    "gatedconv_paper": 512,
+    "bow_conneau2018": 50,  # BoV: the average of the (here GloVe 50d) word vectors
+    "gru_logeswaran2018": 1200,  # QT's uni-GRU, 1200 units (f and g concatenated: 2400)
+    "bilstm_max_conneau2018": 1024,  # 2 layers x 512 per direction
+    "bilstm_last_conneau2018": 1024,
+    "gatedconv_conneau2018": 512,  # 8 layers x 512, kernel 3
+    "bilstm_max_conneau2017": 4096,  # InferSent: 2048 per direction
 }
+FROZEN_PRETRAINED = {"bow_conneau2018", "bilstm_max_conneau2018", "bilstm_last_conneau2018", "gatedconv_conneau2018",
+                     "bilstm_max_conneau2017"}
 
 
 def _sentences(vocab_size: int) -> list[list[int]]:
@@ -91,7 +95,10 @@ def test_pad_row_is_zero(trainable_config_name, vocab, build_encoder) -> None:
 @pytest.mark.parametrize("name", sorted(EXPECTED_PAPER_DIMS))
 def test_paper_configs_compose_and_instantiate(name, vocab, encoder_config) -> None:
     cfg = encoder_config(name)
-    assert cfg.embedding_init == "random"
+    frozen = name in FROZEN_PRETRAINED
+    assert (cfg.embedding_init, cfg.freeze_embeddings) == (("glove", True) if frozen else ("random", False))
+    if "conneau2018" in name and "bow" not in name:
+        assert (cfg.get("num_layers"), cfg.get("hidden_dim", cfg.get("channels"))) in ((2, 512), (8, 512))
     encoder = instantiate(cfg, _partial_=True)(vocab=vocab).eval()
     assert encoder.output_dim == EXPECTED_PAPER_DIMS[name]
     with torch.no_grad():

@@ -115,3 +115,34 @@ def test_cli_checkpoint(senteval_root, tmp_path):
     assert 0 < doc["results"]["STS13"]["oov_rate"] <= 1
     bad = _evaluate(senteval_root, f"ckpt_path={tmp_path / 'nope.ckpt'}", "tasks=[STS13]", cwd=tmp_path)
     assert bad.returncode == 2 and "checkpoint not found" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
+    module = pytest.importorskip("objectives.module")
+    import numpy as np
+    import torch
+
+    from objectives.module import SentenceModel
+    from text import Tokenizer, Vocab
+
+    tok = Tokenizer(kind="whitespace", lowercase=True)
+    vocab = Vocab.from_sentences([["good", "movie"], ["bad", "film"]])
+    paths = []
+    for seed, dim in ((3, 8), (4, 6)):
+        cfg = {"_target_": "encoders.bow.BagOfWordsEncoder", "embed_dim": dim, "pooling": "mean",
+               "embedding_init": "random", "freeze_embeddings": False, "dropout": 0.0}
+        model = module.untrained_model(cfg, vocab, tok, seed=seed)
+        paths.append(tmp_path / f"m{seed}.ckpt")
+        torch.save({"vocabs": {"source": vocab.itos}, "hyper_parameters": dict(model.hparams),
+                    "state_dict": model.state_dict()}, paths[-1])
+    out = tmp_path / "r.json"
+    proc = _evaluate(senteval_root, f"ckpt_path=[{paths[0]},{paths[1]}]", "tasks=[STS13]", f"results_file={out}",
+                     "vocab_expansion=false", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    enc = json.loads(out.read_text())["encoder"]
+    assert enc["output_dim"] == 14 and enc["name"].startswith("concat(") and len(enc["parts"]) == 2
+    from evaluation.text_encoders import Concatenation
+
+    parts = [SentenceModel.load_checkpoint(str(p), map_location="cpu") for p in paths]
+    joined = Concatenation(parts, [{}, {}]).encode(["good film"])
+    assert np.allclose(joined, np.concatenate([p.encode(["good film"]) for p in parts], axis=1))
