@@ -109,3 +109,12 @@ def test_xz_compressed_documents_read_like_plain_ones(tiny_corpus, tmp_path):
     packed = load_corpus(tmp_path / "xz" / "train", tmp_path / "xz" / "valid", CorpusSettings(), tmp_path / "c2")
     assert plain[0].itos == packed[0].itos
     np.testing.assert_array_equal(plain[1]["train"].ids, packed[1]["train"].ids)
+
+
+def test_case_sensitive_vocabulary_keeps_capitalised_words_apart(tiny_corpus, tmp_path):
+    """Quick-Thoughts' case-sensitive vocabulary (Logeswaran & Lee 2018, section 4.1): data.lowercase=false."""
+    cased, _, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", CorpusSettings(lowercase=False), tmp_path)
+    lower, _, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", CorpusSettings(lowercase=True), tmp_path)
+    capitalised = [w for w in cased.itos[4:] if w[0].isupper()]
+    assert capitalised and "The" in cased.stoi and "the" in cased.stoi
+    assert not any(w[0].isupper() for w in lower.itos[4:])
