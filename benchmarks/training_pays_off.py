@@ -94,6 +94,52 @@ def table(columns: dict[str, dict], tasks: list[str]) -> tuple[str, dict]:
     return "\n".join(lines), summary
 
 
+def training_summary(run_dir: Path) -> list[str]:
+    """What the run trained on and how its own objective moved: objective, encoder, data, minutes, steps,
+    the training loss at the first and last logged point, the monitored validation metric (first and best),
+    and the test sets' scores when the data has them."""
+    import yaml
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    cfg = yaml.safe_load((run_dir / ".hydra" / "config.yaml").read_text()) if (run_dir / ".hydra").is_dir() else {}
+    choices = {}
+    hydra_file = run_dir / ".hydra" / "hydra.yaml"
+    if hydra_file.is_file():
+        choices = yaml.safe_load(hydra_file.read_text())["hydra"]["runtime"]["choices"]
+    scalars: dict[str, list] = {}
+    for events in sorted((run_dir / "tensorboard").glob("**/events.out.tfevents.*")):
+        acc = EventAccumulator(str(events))
+        acc.Reload()
+        for tag in acc.Tags()["scalars"]:
+            scalars.setdefault(tag, []).extend(acc.Scalars(tag))
+    lines = [f"objective={choices.get('objective', '?')} encoder={choices.get('encoder', '?')} "
+             f"data={choices.get('data', '?')}"]
+    wall = run_dir / "train_wall_seconds.txt"
+    if wall.is_file():
+        lines.append(f"wall clock (train.py, data processing and test sets included): "
+                     f"{float(wall.read_text()) / 60:.1f} min")
+    loss = sorted(scalars.get("train/loss_step", []), key=lambda e: e.step)
+    if loss:
+        lines.append(f"training loss (mean over the logging window): {loss[0].value:.4f} at step {loss[0].step}, "
+                     f"{loss[-1].value:.4f} at step {loss[-1].step}")
+    monitor = cfg.get("monitor") or next((t for t in ("val/context_acc", "val/acc", "val/bleu", "val/hinge", "val/loss")
+                                          if t in scalars), None)
+    if monitor in scalars:
+        values = [e.value for e in sorted(scalars[monitor], key=lambda e: e.step)]
+        best = min(values) if monitor in ("val/loss", "val/hinge") else max(values)
+        lines.append(f"{monitor}: {values[0]:.4f} at the first validation, best {best:.4f} over {len(values)} validations")
+    for other in ("val/loss", "val/ppl", "val/bleu", "val/acc", "val/hinge_acc"):
+        if other != monitor and other in scalars:
+            values = [e.value for e in sorted(scalars[other], key=lambda e: e.step)]
+            lines.append(f"{other}: first {values[0]:.4f}, last {values[-1]:.4f}")
+    tests = run_dir / "test_results.json"
+    if tests.is_file():
+        doc = json.loads(tests.read_text())
+        lines.append("test sets (" + Path(str(doc.pop("checkpoint", ""))).name + "): "
+                     + ", ".join(f"{k} {v:.4f}" for k, v in doc.items() if isinstance(v, float)))
+    return [f"- {line}" for line in lines]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=None, help="training budget (trainer.max_time)")
@@ -111,7 +157,7 @@ def main() -> None:
     out = run_dir / "pays_off"
     out.mkdir(exist_ok=True)
     task_sets = [("downstream", args.tasks.split(","))] + ([("probing", PROBING)] if args.probing else [])
-    report, summaries = [f"# Training pays off? `{run_dir}`", ""], {}
+    report, summaries = [f"# Training pays off? `{run_dir}`", "", "## training", "", *training_summary(run_dir), ""], {}
     for label, tasks in task_sets:
         columns = {
             "trained (best)": evaluate([f"ckpt_path={run_dir}"], tasks, out / f"best_{label}.json"),
