@@ -2,8 +2,9 @@
 
 A split is a mapping ``{format: <name>, path: ..., **options}``; ``read_pairs`` dispatches on ``format``:
 
-- ``tsv``: tab-separated columns ``a``, ``b`` (indices), optional ``label``, ``header``, and ``min_score``
-  with ``score`` (keep rows whose score column is at least that: PPDB 2.0's human ratings);
+- ``tsv``: tab-separated columns ``a``, ``b`` (indices), optional ``label`` (with ``label_names`` when it
+  is written as an index, as XNLI's), ``header``, and ``min_score`` with ``score`` (keep rows whose score
+  column is at least that: PPDB 2.0's human ratings);
 - ``csv``: columns named ``a``, ``b``, ``label`` (MultiNLI dev as shipped here);
 - ``jsonl``: SNLI/MultiNLI releases (``sentence1``, ``sentence2``, ``gold_label``);
 - ``infersent``: InferSent's ``s1.<split>``, ``s2.<split>``, ``labels.<split>`` under ``path``;
@@ -34,7 +35,9 @@ def _open(path: str | Path):
 
 
 def read_tsv(path: str, a: int = 0, b: int = 1, label: int | None = None, header: bool = False,
-             score: int | None = None, min_score: float | None = None) -> Iterator[Pair]:
+             score: int | None = None, min_score: float | None = None,
+             label_names: list[str] | None = None) -> Iterator[Pair]:
+    """``label_names``: labels written as indices (XNLI's 0/1/2) are read as these names."""
     with _open(path) as f:
         for n, line in enumerate(f):
             if header and n == 0:
@@ -44,7 +47,10 @@ def read_tsv(path: str, a: int = 0, b: int = 1, label: int | None = None, header
                 continue
             if min_score is not None and float(cols[score if score is not None else 0]) < min_score:
                 continue
-            yield cols[a], cols[b], cols[label] if label is not None else None
+            value = cols[label] if label is not None else None
+            if label_names is not None and value is not None and value.isdigit() and int(value) < len(label_names):
+                value = label_names[int(value)]
+            yield cols[a], cols[b], value
 
 
 def read_csv(path: str, a: str = "premise", b: str = "hypothesis", label: str | None = "label") -> Iterator[Pair]:

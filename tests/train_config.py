@@ -40,7 +40,7 @@ def pair_data_overrides(objective: str, tiny_pairs: dict[str, Path]) -> list[str
     if objective == "nli":
         snli = tiny_pairs["snli"]
         return [f"data.train.path={tiny_pairs['nli']}", f"data.valid.path={snli}", f"data.test.snli_test.path={snli}",
-                "~data.test.mnli_dev"]
+                "~data.test.mnli_dev", "~data.test.xnli_en_test"]
     if objective in ("nmt", "jbi"):
         return ["data=tatoeba_en_es", f"data.train.path={tiny_pairs['parallel']}", "data.valid_size=16",
                 "data.target_tokenizer.lang=en"]

@@ -14,6 +14,9 @@ def test_readers_of_every_format(tmp_path, tiny_pairs):
     (tmp_path / "a.tsv").write_text("4.0\t[NP]\tthis video\tthe movie\t3,4\n1.0\t[NN]\teditor\thead\t1,1\n")
     assert read_pairs({"format": "tsv", "path": tmp_path / "a.tsv", "a": 2, "b": 3, "score": 0, "min_score": 3.0}) \
         == [("this video", "the movie", None)]
+    (tmp_path / "x.tsv").write_text("id\tpremise\thypothesis\tlabel\n0\tA\tB\t2\n")
+    assert read_pairs({"format": "tsv", "path": tmp_path / "x.tsv", "a": 1, "b": 2, "label": 3, "header": True,
+                       "label_names": ["entailment", "neutral", "contradiction"]}) == [("A", "B", "contradiction")]
     (tmp_path / "m.csv").write_text('premise,hypothesis,label\n"One, two",Three,neutral\n')
     assert read_pairs({"format": "csv", "path": tmp_path / "m.csv"}) == [("One, two", "Three", "neutral")]
     (tmp_path / "s.jsonl").write_text('{"sentence1": "A", "sentence2": "B", "gold_label": "entailment"}\n')
