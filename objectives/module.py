@@ -65,9 +65,11 @@ class SentenceModel(LightningModule):
         self.save_hyperparameters({"encoder": encoder, "objective": objective, "tokenizers": tokenizers,
                                    "optimizer": optimizer})
         self.vocabs: dict[str, Vocab] = {}
-        for side, v in vocabs.items():  # a shared vocabulary stays one object
-            self.vocabs[side] = v if isinstance(v, Vocab) else next(
-                (w for w in self.vocabs.values() if w.itos == list(v)), None) or Vocab(list(v))
+        for side, v in vocabs.items():
+            words = v.itos if isinstance(v, Vocab) else list(v)
+            shared = [known for known in self.vocabs.values() if known.itos == words]
+            # a vocabulary shared by both sides (NLI, paraphrases) stays one object
+            self.vocabs[side] = v if isinstance(v, Vocab) else (shared[0] if shared else Vocab(words))
         self.vocab = self.vocabs["source"]
         # The vocabulary ``encode`` uses: ``vocab``, or ``vocab`` plus the words expansion added.
         self.encode_vocab = self.vocab
