@@ -1,12 +1,17 @@
-"""SentEval during training: probing (or any) task curves per epoch, in TensorBoard and in JSON.
+"""The evaluation suite during training: task curves per epoch, in TensorBoard and in JSON (on by default).
 
-    python train.py callbacks=senteval
-    python train.py callbacks=senteval callbacks.senteval.tasks=[Length,WordContent,MR]
+    python train.py                                              # probing + STS + quick transfer tasks
+    python train.py callbacks.senteval.tasks=[Length,WordContent,MR]
+    python train.py ~callbacks.senteval                          # no evaluation during training
 
-Every ``every_n_epochs`` training epochs, on rank zero, the callback runs ``evaluation.runner.run_tasks``
+Once before the first training step (epoch 0: the untrained model) and after every ``every_n_epochs``
+training epochs (epoch = epochs trained), on rank zero, the callback runs ``evaluation.runner.run_tasks``
 (the same code as ``evaluate.py``) on ``pl_module.encode``, logs each task's main score to every attached
-logger as ``senteval/<Task>`` with step = epoch, and writes ``<output_dir>/epoch_NNN.json`` (+ ``.md``).
-Task data is read once, at ``setup``; an evaluation problem is logged and never stops training.
+logger as ``<family>/<Task>`` (``probing/Length``, ``transfer/MR``, ``sts/STS14``, ``relatedness/STSBenchmark``)
+with step = epoch, and writes ``<output_dir>/epoch_NNN.json`` (+ ``.md``), the schema of ``evaluate.py``'s
+results. At the end of fitting, the run's hyper-parameters go to TensorBoard's HParams tab with each task's
+final and best score. Task data is read once, at ``setup``; an evaluation problem is logged and never stops
+training; other ranks wait at a barrier.
 """
 from __future__ import annotations
 
@@ -25,12 +30,22 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from .results import ResultsWriter
 from .runner import LoadedTask, git_revision, library_versions, load_tasks, params_from_config, run_tasks
 from .tasks.base import Split, TaskData
-from .tasks.registry import resolve_tasks
+from .tasks.registry import TASKS, resolve_tasks
 
 log = logging.getLogger(__name__)
 
 SUBSAMPLE_NOTE = ("not SentEval's protocol: each split capped at max_examples_per_split examples (a seeded random "
                   "subset, order kept); scores are not comparable with full-data results")
+
+
+# TensorBoard family of each task family (the registry's ``TaskSpec.family``).
+TAG_FAMILIES = {"transfer": "transfer", "relatedness": "relatedness", "similarity": "sts", "probing": "probing"}
+
+
+def task_tag(task: str) -> str:
+    """``probing/Length``, ``transfer/MR``, ``sts/STS14``: the logged name of a task's main score."""
+    spec = TASKS.get(task)
+    return f"{TAG_FAMILIES.get(spec.family, spec.family) if spec else 'eval'}/{task}"
 
 
 def _plain(value: Any) -> Any:
@@ -54,18 +69,21 @@ def subsample(data: TaskData, max_examples: int, seed: int) -> TaskData:
 
 
 class SentEvalCallback(Callback):
-    """Run SentEval tasks on the model being trained every ``every_n_epochs`` epochs.
+    """Run the evaluation suite on the model being trained before training and every ``every_n_epochs`` epochs.
 
     Args:
         tasks: task and group names, as for ``evaluate.py`` (default: the ten probing tasks).
         data_dir: the data root (SentEval layout under ``senteval/``, probing under ``probing/``).
         params: the ``evaluation`` config (conf/evaluation/prototype.yaml by default); ``encode_batch_size``
             is read from it too.
-        output_dir: where ``epoch_NNN.json`` go; default ``<trainer.default_root_dir>/senteval``.
-        every_n_epochs: evaluate after epochs n-1, 2n-1, ... (logged step = the 0-based epoch just finished).
+        output_dir: where ``epoch_NNN.json`` go; default ``<trainer.default_root_dir>/eval``.
+        every_n_epochs: evaluate after n, 2n, ... epochs of training (logged step = epochs trained).
+        before_training: also evaluate the untrained model, before the first step (epoch 0); not on resume.
+        time_budget_s: per evaluation, tasks that would start after this many seconds are skipped and the
+            cut recorded in the JSON (``None``: no limit).
         max_examples_per_split: ``None`` = SentEval's protocol on all the data; a number caps every split
             (recorded in the JSON, per task and under ``protocol`` and ``subsample``).
-        log_prefix: logged names are ``<log_prefix>/<Task>``.
+        log_prefix: ``None`` logs ``<family>/<Task>``; a string logs ``<log_prefix>/<Task>`` instead.
         vocab_expansion: evaluate with vocabulary expansion, as ``evaluate.py`` does a checkpoint (fit anew
             for each evaluation, removed afterwards); skipped, with the reason in the JSON, when impossible.
     """
@@ -73,8 +91,11 @@ class SentEvalCallback(Callback):
     def __init__(self, tasks: Any = "probing", data_dir: str | Path = "data", params: Mapping | None = None,
                  output_dir: str | Path | None = None, every_n_epochs: int = 1,
                  max_examples_per_split: int | None = None, subsample_seed: int = 1111,
-                 log_prefix: str = "senteval", vocab_expansion: bool = True) -> None:
+                 log_prefix: str | None = None, vocab_expansion: bool = True, before_training: bool = True,
+                 time_budget_s: float | None = None) -> None:
         super().__init__()
+        self.before_training = bool(before_training)
+        self.time_budget_s = None if time_budget_s is None else float(time_budget_s)
         self.vocab_expansion = bool(vocab_expansion)
         tasks = _plain(tasks)
         self.task_names = resolve_tasks(tasks)  # a typo fails here, before training; reads no data
@@ -93,6 +114,8 @@ class SentEvalCallback(Callback):
         self.log_prefix = log_prefix
         self._loaded: list[LoadedTask] | None = None
         self.history: dict[int, dict[str, float | None]] = {}  # epoch -> task -> main score
+        self._epoch_started: float | None = None
+        self._told_fast_dev_run = False
 
     # ---- data, once ---------------------------------------------------------------------------
     def setup(self, trainer, pl_module, stage: str) -> None:
@@ -101,7 +124,10 @@ class SentEvalCallback(Callback):
         t0 = time.perf_counter()
         self._loaded = load_tasks(self.task_names, self.data_dir)
         missing = [t for t in self._loaded if t.missing]
-        if missing:
+        if len(missing) == len(self._loaded):
+            log.warning("SentEval callback: no task data under %s (set paths.data_dir or SENTENCE_DATA): training goes "
+                        "on without evaluation", self.data_dir)
+        elif missing:
             log.warning("SentEval callback: no data for %s under %s: skipped (%s)",
                         ", ".join(t.spec.name for t in missing), self.data_dir, missing[0].error)
         for task in self._loaded:
@@ -121,19 +147,64 @@ class SentEvalCallback(Callback):
         if stage == "fit":
             self._loaded = None
 
-    # ---- every n epochs -----------------------------------------------------------------------
-    def on_train_epoch_end(self, trainer, pl_module) -> None:
-        epoch = int(trainer.current_epoch)
-        if trainer.sanity_checking or (epoch + 1) % self.every_n_epochs:
-            return
+    # ---- before training and every n epochs ----------------------------------------------------
+    def _skip(self, trainer) -> bool:
+        if trainer.sanity_checking:
+            return True
+        if self._loaded is not None and all(t.data is None for t in self._loaded):
+            return True  # no task data at all: said once at setup
+        if trainer.fast_dev_run:
+            if not self._told_fast_dev_run:
+                log.info("SentEval callback: not evaluating under fast_dev_run")
+                self._told_fast_dev_run = True
+            return True
+        return False
+
+    def _evaluate_on_rank_zero(self, trainer, pl_module, epoch: int, train_seconds: float | None) -> None:
         if trainer.is_global_zero:
             try:
-                self.evaluate(trainer, pl_module, epoch)
+                self.evaluate(trainer, pl_module, epoch, train_seconds)
             except Exception as err:  # noqa: BLE001 - evaluation must never stop training
-                log.error("SentEval callback: evaluation after epoch %d failed: %s: %s", epoch,
+                log.error("SentEval callback: evaluation at epoch %d failed: %s: %s", epoch,
                           type(err).__name__, err, exc_info=log.isEnabledFor(logging.DEBUG))
         if trainer.world_size > 1:
             trainer.strategy.barrier("senteval_callback")
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        if self.before_training and trainer.global_step == 0 and not self._skip(trainer):
+            self._evaluate_on_rank_zero(trainer, pl_module, 0, None)
+
+    def on_train_epoch_start(self, trainer, pl_module) -> None:
+        self._epoch_started = time.perf_counter()
+
+    def on_train_epoch_end(self, trainer, pl_module) -> None:
+        trained = int(trainer.current_epoch) + 1
+        if self._skip(trainer) or trained % self.every_n_epochs:
+            return
+        seconds = time.perf_counter() - self._epoch_started if self._epoch_started is not None else None
+        self._evaluate_on_rank_zero(trainer, pl_module, trained, seconds)
+
+    def on_fit_end(self, trainer, pl_module) -> None:
+        """The run's hyper-parameters with each task's final and best score, for TensorBoard's HParams tab."""
+        if not trainer.is_global_zero or not self.history or trainer.fast_dev_run:
+            return
+        final_epoch = max(self.history)
+        metrics: dict[str, float] = {}
+        for task in self.task_names:
+            values = [(e, s[task]) for e, s in sorted(self.history.items()) if s.get(task) is not None]
+            if values:
+                metrics[f"hparams/final/{task}"] = float(dict(values).get(final_epoch, values[-1][1]))
+                metrics[f"hparams/best/{task}"] = float(max(v for _, v in values))
+        params = {key: value for key, value in dict(getattr(pl_module, "hparams", {})).items()}
+        if not metrics:
+            return
+        for logger in trainer.loggers:
+            try:
+                logger.log_hyperparams(params, metrics=metrics)
+            except TypeError:  # a logger whose log_hyperparams takes no metrics
+                logger.log_hyperparams(params)
+            except Exception as err:  # noqa: BLE001
+                log.error("SentEval callback: hyper-parameters to %s failed: %s", type(logger).__name__, err)
 
     def _meta(self, trainer, pl_module, epoch: int) -> dict:
         describe = getattr(pl_module, "describe", None)
@@ -150,11 +221,13 @@ class SentEvalCallback(Callback):
                                  "seed": self.subsample_seed, "note": SUBSAMPLE_NOTE}
         return meta
 
-    def evaluate(self, trainer, pl_module, epoch: int) -> dict:
-        """Run the tasks now on ``pl_module``; write the JSON, log the scores; return the results document."""
+    def evaluate(self, trainer, pl_module, epoch: int, train_seconds: float | None = None) -> dict:
+        """Run the tasks now on ``pl_module``; write the JSON, log the scores; return the results document.
+        ``train_seconds``: how long the epoch's training took (the JSON records the evaluation's share)."""
         if self._loaded is None:  # fit without setup (e.g. a direct call): load now, once
             self.setup(trainer, pl_module, "fit")
-        out_dir = self.output_dir or Path(trainer.default_root_dir) / "senteval"
+        started = time.perf_counter()
+        out_dir = self.output_dir or Path(trainer.default_root_dir) / "eval"
         if self.vocab_expansion and hasattr(pl_module, "expand_vocabulary"):
             pl_module.expand_vocabulary()  # fit on this epoch's weights; describe() records it; undone below
         writer = ResultsWriter(out_dir / f"epoch_{epoch:03d}.json", self._meta(trainer, pl_module, epoch))
@@ -167,7 +240,7 @@ class SentEvalCallback(Callback):
         pl_module.eval()
         try:
             doc = run_tasks(loaded, pl_module, self.params, writer, console=None,
-                            encode_batch_size=self.encode_batch_size)
+                            encode_batch_size=self.encode_batch_size, budget_seconds=self.time_budget_s)
         except Exception as err:  # noqa: BLE001 - e.g. NaN embeddings (EncoderOutputError): keep training
             writer.update(aborted=f"{type(err).__name__}: {err}")
             log.error("SentEval callback: epoch %d: %s: %s (partial results in %s)", epoch, type(err).__name__,
@@ -183,10 +256,15 @@ class SentEvalCallback(Callback):
             torch.set_rng_state(rng[2])
             if rng[3] is not None:
                 torch.cuda.set_rng_state_all(rng[3])
+        seconds = time.perf_counter() - started
+        cost = {"eval_seconds": round(seconds, 2)}
+        if train_seconds:
+            cost.update(epoch_train_seconds=round(train_seconds, 2), eval_share_of_epoch=round(seconds / train_seconds, 4))
+        writer.update(**cost)
         scores = {name: r.get("main_score") for name, r in doc["results"].items()}
         self.history[epoch] = scores
-        metrics = {f"{self.log_prefix}/{name}": float(s) for name, s in scores.items()
-                   if s is not None and np.isfinite(s)}
+        metrics = {(f"{self.log_prefix}/{name}" if self.log_prefix else task_tag(name)): float(s)
+                   for name, s in scores.items() if s is not None and np.isfinite(s)}
         if metrics:
             for logger in trainer.loggers:
                 try:
@@ -196,5 +274,7 @@ class SentEvalCallback(Callback):
         for name, message in doc.get("errors", {}).items():
             log.error("SentEval callback: epoch %d: %s", epoch, message)
         shown = ", ".join(f"{name} {s:.2f}" if s is not None else f"{name} n/a" for name, s in scores.items())
-        log.info("SentEval epoch %d: %s -> %s", epoch, shown or "no results", writer.path)
+        log.info("SentEval epoch %d (%.0f s%s): %s -> %s", epoch, seconds,
+                 f", {100 * cost['eval_share_of_epoch']:.0f}% of the epoch's training" if train_seconds else "",
+                 shown or "no results", writer.path)
         return doc

@@ -128,8 +128,10 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
 
 
 def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, console=None,
-              encode_batch_size: int = 128) -> dict:
+              encode_batch_size: int = 128, budget_seconds: float | None = None) -> dict:
     """Run every loaded task in order; each result is written as soon as it exists.
+
+    ``budget_seconds``: tasks that would start later than that are skipped, with the reason recorded.
 
     Missing data: recorded under ``skipped``, the run goes on. Any other failure of one task:
     recorded under ``errors``, the run goes on. A broken encoder (NaN, wrong shape) stops the run
@@ -156,6 +158,13 @@ def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, 
         for i, task in runnable:
             name = task.spec.name
             progress.update(bar, description=f"{name} ({task.spec.regime})")
+            if budget_seconds is not None and time.perf_counter() - started > budget_seconds:
+                writer.add_skipped(name, f"time budget of {budget_seconds:g} s reached before this task")
+                writer.update(time_budget={"seconds": budget_seconds, "cut": True})
+                cache.forget([s for s in task.data.sentences() if last_use.get(s) == i])
+                task.data = None
+                progress.advance(bar)
+                continue
             try:
                 result = run_task(task, cache, params)
             except EncoderOutputError as err:

@@ -36,7 +36,7 @@ def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root
     loads = []
     monkeypatch.setattr(callback_module, "load_tasks", lambda *a, **k: loads.append(a) or load_tasks(*a, **k))
     cfg = _train_cfg(tiny_corpus, tmp_path / "run", [
-        "trainer.max_epochs=2", "logger=tensorboard", "callbacks=senteval",
+        "trainer.max_epochs=2", "logger=tensorboard",
         "~callbacks.rich_progress_bar", "~callbacks.model_summary",
         "callbacks.senteval.tasks=[Length,WordContent,TopConstituents]",  # no TopConstituents in the fixtures
         f"callbacks.senteval.data_dir={senteval_root}",
@@ -50,32 +50,39 @@ def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root
     for key, value in plain.state_dict().items():
         assert torch.equal(value, model.state_dict()[key]), key
 
-    out = tmp_path / "run" / "senteval"
-    assert sorted(p.name for p in out.iterdir()) == ["epoch_000.json", "epoch_000.md", "epoch_001.json", "epoch_001.md"]
-    docs = [json.loads((out / f"epoch_{e:03d}.json").read_text()) for e in (0, 1)]
+    out = tmp_path / "run" / "eval"
+    # epoch 0 = before the first step (the untrained model), then after each of the 2 epochs
+    assert sorted(p.name for p in out.iterdir()) == [f"epoch_{e:03d}.{x}" for e in (0, 1, 2) for x in ("json", "md")]
+    docs = [json.loads((out / f"epoch_{e:03d}.json").read_text()) for e in (0, 1, 2)]
     for epoch, doc in enumerate(docs):
         assert set(doc["results"]) == {"Length", "WordContent"}
         assert "TopConstituents" in doc["skipped"] and not doc["errors"]
         assert doc["epoch"] == epoch and doc["encoder"]["epoch"] == epoch
         assert doc["protocol"]["name"] == "prototype" and doc["protocol"]["l2_grid"] == [1e-3]
         assert doc["protocol"]["max_examples_per_split"] is None and "subsample" not in doc
+        assert doc["eval_seconds"] > 0 and (epoch == 0) == ("eval_share_of_epoch" not in doc)
         assert 0 <= doc["results"]["Length"]["main_score"] <= 100
         # Evaluated with vocabulary expansion fit on that epoch's weights (f and g: two tables)...
         expansion = doc["encoder"]["vocabulary_expansion"]
         assert expansion["added_words"] > 390_000 and len(expansion["shared_words"]) == 2
     # ...and removed afterwards.
     assert model.encode_vocab is model.vocab and model.expansion is None
+    assert docs[0]["encoder"]["global_step"] == 0 and docs[2]["encoder"]["global_step"] > docs[1]["encoder"]["global_step"]
     assert "| Length |" in (out / "epoch_001.md").read_text()
 
     events = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
     events.Reload()
-    assert {"senteval/Length", "senteval/WordContent"} <= set(events.Tags()["scalars"])
-    assert "senteval/TopConstituents" not in events.Tags()["scalars"]
+    tags = set(events.Tags()["scalars"])
+    assert {"probing/Length", "probing/WordContent"} <= tags and "probing/TopConstituents" not in tags
     for task in ("Length", "WordContent"):
-        scalars = events.Scalars(f"senteval/{task}")
-        assert [s.step for s in scalars] == [0, 1]
+        scalars = events.Scalars(f"probing/{task}")
+        assert [s.step for s in scalars] == [0, 1, 2]
         np.testing.assert_allclose([s.value for s in scalars], [d["results"][task]["main_score"] for d in docs],
                                    rtol=1e-6)
+        # The HParams tab: the final and the best score of each task.
+        assert events.Scalars(f"hparams/final/{task}")[-1].value == pytest.approx(docs[2]["results"][task]["main_score"])
+        assert events.Scalars(f"hparams/best/{task}")[-1].value == pytest.approx(
+            max(d["results"][task]["main_score"] for d in docs))
 
 
 class _Model(torch.nn.Module):
@@ -93,9 +100,11 @@ class _Model(torch.nn.Module):
 
 
 def _trainer(tmp_path: Path, epoch: int = 0):
-    logger = SimpleNamespace(metrics=[], log_metrics=lambda m, step: logger.metrics.append((step, m)))
+    logger = SimpleNamespace(metrics=[], hparams=[], log_metrics=lambda m, step: logger.metrics.append((step, m)),
+                             log_hyperparams=lambda p, metrics=None: logger.hparams.append((p, metrics)))
     return SimpleNamespace(current_epoch=epoch, global_step=10 * (epoch + 1), sanity_checking=False,
-                           is_global_zero=True, world_size=1, loggers=[logger], default_root_dir=str(tmp_path))
+                           fast_dev_run=False, is_global_zero=True, world_size=1, loggers=[logger],
+                           default_root_dir=str(tmp_path))
 
 
 def test_construction_reads_no_data_and_rejects_unknown_tasks(tmp_path):
@@ -104,7 +113,7 @@ def test_construction_reads_no_data_and_rejects_unknown_tasks(tmp_path):
     with pytest.raises(UnknownTask):
         SentEvalCallback(tasks=["Length", "Bogus"])
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("train", overrides=["callbacks=senteval"])
+        cfg = compose("train")  # on by default
     assert isinstance(instantiate(cfg.callbacks.senteval, data_dir=str(tmp_path / "nowhere"),
                                   output_dir=str(tmp_path)), SentEvalCallback)
 
@@ -126,10 +135,11 @@ def test_scores_match_the_runner_every_time_and_state_is_restored(senteval_root,
     fresh = run_tasks(load_tasks(["Length", "MR", "STS13"], senteval_root), hash_encoder, params_from_config(FAST),
                       ResultsWriter(tmp_path / "fresh.json", {}))
     want = {t: r["main_score"] for t, r in fresh["results"].items()}
-    assert cb.history == {0: want, 1: want}
+    assert cb.history == {1: want, 2: want}  # after 1 and 2 epochs of training
     logged = trainer.loggers[0].metrics
-    assert [step for step, _ in logged] == [0, 1]
-    assert logged[0][1] == {f"senteval/{t}": pytest.approx(s) for t, s in want.items()}
+    assert [step for step, _ in logged] == [1, 2]
+    families = {"Length": "probing", "MR": "transfer", "STS13": "sts"}
+    assert logged[0][1] == {f"{families[t]}/{t}": pytest.approx(s) for t, s in want.items()}
 
 
 def test_every_n_epochs(senteval_root, hash_encoder, tmp_path):
@@ -138,8 +148,8 @@ def test_every_n_epochs(senteval_root, hash_encoder, tmp_path):
     for epoch in range(4):
         trainer.current_epoch = epoch
         cb.on_train_epoch_end(trainer, model)
-    assert sorted(cb.history) == [1, 3]
-    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["epoch_001.json", "epoch_003.json"]
+    assert sorted(cb.history) == [2, 4]
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["epoch_002.json", "epoch_004.json"]
 
 
 def test_a_failing_encoder_or_task_never_stops_training(senteval_root, hash_encoder, tmp_path, caplog):
@@ -150,14 +160,14 @@ def test_a_failing_encoder_or_task_never_stops_training(senteval_root, hash_enco
     cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
     model, trainer = _Model(Broken()), _trainer(tmp_path)
     cb.on_train_epoch_end(trainer, model)  # NaN embeddings: logged, recorded, no exception
-    doc = json.loads((tmp_path / "epoch_000.json").read_text())
+    doc = json.loads((tmp_path / "epoch_001.json").read_text())
     assert "aborted" in doc and not doc["results"]
-    assert any("epoch 0" in r.getMessage() for r in caplog.records if r.levelname == "ERROR")
+    assert any("epoch 1" in r.getMessage() for r in caplog.records if r.levelname == "ERROR")
     assert trainer.loggers[0].metrics == []
 
     cb._loaded[1].data.splits["all"].y = cb._loaded[1].data.splits["all"].y[:3]  # MR now broken: an error
     cb.on_train_epoch_end(trainer, _Model(hash_encoder))
-    doc = json.loads((tmp_path / "epoch_000.json").read_text())
+    doc = json.loads((tmp_path / "epoch_001.json").read_text())
     assert set(doc["results"]) == {"Length"} and "MR" in doc["errors"]
 
 
@@ -165,7 +175,57 @@ def test_subsampling_is_recorded(senteval_root, hash_encoder, tmp_path):
     cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path,
                           max_examples_per_split=30)
     cb.on_train_epoch_end(_trainer(tmp_path), _Model(hash_encoder))
-    doc = json.loads((tmp_path / "epoch_000.json").read_text())
+    doc = json.loads((tmp_path / "epoch_001.json").read_text())
     assert doc["protocol"]["max_examples_per_split"] == 30 and "not SentEval's protocol" in doc["subsample"]["note"]
     assert doc["results"]["MR"]["n"] == 30 and doc["results"]["MR"]["subsampled"] == {"all": "30 of 80"}
     assert doc["results"]["Length"]["subsampled"]["train"].startswith("30 of ")
+
+
+def test_epoch_zero_before_training_but_not_on_resume_nor_under_fast_dev_run(senteval_root, hash_encoder, tmp_path):
+    cb = SentEvalCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path)
+    model, trainer = _Model(hash_encoder), _trainer(tmp_path)
+    trainer.global_step = 0
+    cb.on_train_start(trainer, model)
+    assert sorted(cb.history) == [0] and (tmp_path / "epoch_000.json").is_file()
+    resumed = SentEvalCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path / "r")
+    trainer.global_step = 50
+    resumed.on_train_start(trainer, model)
+    assert resumed.history == {}
+    quick = SentEvalCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path / "q")
+    trainer.global_step, trainer.fast_dev_run = 0, True
+    quick.on_train_start(trainer, model)
+    quick.on_train_epoch_end(trainer, model)
+    assert quick.history == {} and not (tmp_path / "q").exists()
+
+
+def test_time_budget_skips_the_remaining_tasks_and_says_so(senteval_root, hash_encoder, tmp_path):
+    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path,
+                          time_budget_s=0.0)
+    cb.on_train_epoch_end(_trainer(tmp_path), _Model(hash_encoder))
+    doc = json.loads((tmp_path / "epoch_001.json").read_text())
+    assert not doc["results"] and "time budget of 0 s" in doc["skipped"]["MR"]
+    assert doc["time_budget"] == {"seconds": 0.0, "cut": True}
+
+
+def test_fit_end_sends_final_and_best_scores_with_the_hyperparameters(senteval_root, hash_encoder, tmp_path):
+    cb = SentEvalCallback(tasks=["STS13"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
+    cb.task_names = ["STS13"]
+    cb.history = {0: {"STS13": 0.2}, 1: {"STS13": 0.5}, 2: {"STS13": 0.4}}
+    model, trainer = _Model(hash_encoder), _trainer(tmp_path)
+    model.hparams = {"encoder": {"_target_": "x"}}
+    cb.on_fit_end(trainer, model)
+    params, metrics = trainer.loggers[0].hparams[0]
+    assert params == {"encoder": {"_target_": "x"}}
+    assert metrics == {"hparams/final/STS13": 0.4, "hparams/best/STS13": 0.5}
+
+
+def test_no_task_data_at_all_is_said_once_and_training_goes_on(hash_encoder, tmp_path, caplog):
+    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=tmp_path / "nowhere", params=FAST, output_dir=tmp_path / "e")
+    trainer, model = _trainer(tmp_path), _Model(hash_encoder)
+    cb.setup(trainer, model, "fit")
+    trainer.global_step = 0
+    cb.on_train_start(trainer, model)
+    cb.on_train_epoch_end(trainer, model)
+    said = [r.getMessage() for r in caplog.records if "no task data" in r.getMessage()]
+    assert len(said) == 1 and "SENTENCE_DATA" in said[0]
+    assert cb.history == {} and not (tmp_path / "e").exists()
