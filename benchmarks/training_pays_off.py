@@ -37,11 +37,14 @@ def run(cmd: list[str], log: Path) -> float:
     return time.perf_counter() - t0
 
 
-def train(minutes: float | None, overrides: list[str]) -> Path:
+def train(minutes: float | None, overrides: list[str], keep_suite: bool = False) -> Path:
     run_dir = ROOT / "logs" / "pays_off" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     run_dir.mkdir(parents=True)
     budget = [f"trainer.max_time=00:00:{int(minutes):02d}:{int(minutes % 1 * 60):02d}"] if minutes else []
-    cmd = [sys.executable, str(ROOT / "train.py"), *overrides, *budget, f"hydra.run.dir={run_dir}"]
+    # The per-epoch evaluation suite is left out: its time would count against the training budget, and this
+    # script evaluates the checkpoints itself (pass --keep-suite to keep it).
+    suite = [] if keep_suite else ["~callbacks.senteval"]
+    cmd = [sys.executable, str(ROOT / "train.py"), *overrides, *suite, *budget, f"hydra.run.dir={run_dir}"]
     seconds = run(cmd, run_dir / "train.log")
     print(f"trained in {seconds / 60:.1f} min: {run_dir}")
     (run_dir / "train_wall_seconds.txt").write_text(f"{seconds:.1f}\n")
@@ -146,11 +149,12 @@ def main() -> None:
     parser.add_argument("--run-dir", type=Path, default=None, help="evaluate this run instead of training")
     parser.add_argument("--probing", action="store_true", help="also the X-Probe probing tasks")
     parser.add_argument("--tasks", default=",".join(TASKS))
+    parser.add_argument("--keep-suite", action="store_true", help="keep train.py's per-epoch evaluation suite")
     parser.add_argument("overrides", nargs="*", help="train.py overrides (after --)")
     args = parser.parse_args()
     if not os.environ.get("SENTENCE_DATA"):
         raise SystemExit("set SENTENCE_DATA to the data root (e.g. ../shared/data): the tasks are read from there")
-    run_dir = args.run_dir.resolve() if args.run_dir else train(args.minutes, args.overrides)
+    run_dir = args.run_dir.resolve() if args.run_dir else train(args.minutes, args.overrides, args.keep_suite)
     ckpts = run_dir / "checkpoints"
     if not (ckpts / "init.ckpt").is_file():
         raise SystemExit(f"{ckpts}/init.ckpt is missing: the run was not made with the init checkpoint callback")
