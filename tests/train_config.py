@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _compose(overrides: list[str], out: Path) -> DictConfig:
     # The per-epoch evaluation suite is on by default and would read the real tasks (CI sets SENTENCE_DATA):
     # off unless a test configures it.
-    if not any(o.startswith(("callbacks.senteval", "callbacks=none", "~callbacks.senteval")) for o in overrides):
+    if not any(o.startswith(("callbacks.senteval", "callbacks=none", "~callbacks.senteval", "debug=")) for o in overrides):
         overrides = ["~callbacks.senteval", *overrides]
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("train", overrides=overrides, return_hydra_config=True)

@@ -72,6 +72,10 @@ def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     model = build_model(cfg, datamodule)
     trainer: L.Trainer = instantiate(cfg.trainer, callbacks=_instantiate_group(cfg.get("callbacks")),
                                      logger=_instantiate_group(cfg.get("logger")) or False)
+    for logger in trainer.loggers:  # what the run is, next to the model's own hyper-parameters
+        logger.log_hyperparams({"tags": list(cfg.get("tags") or []), "objective_name": config_choice(cfg, "objective"),
+                                "encoder_name": config_choice(cfg, "encoder"), "data_name": config_choice(cfg, "data"),
+                                "seed": int(cfg.seed)})
     trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
     return trainer, model
 
@@ -96,7 +100,10 @@ def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> dict[str, floa
 
 def train(cfg: DictConfig) -> float | None:
     """``fit``, test on the data's test sets (``test_after_fit``), return the monitored metric (what a sweeper
-    optimises)."""
+    optimises). The composed config is printed (``print_config``) and saved as ``config_tree.log``."""
+    from training.config_tree import config_tree
+
+    config_tree(cfg, save_to=Path(cfg.paths.output_dir) / "config_tree.log", show=bool(cfg.get("print_config", True)))
     trainer, model = fit(cfg)
     metric = trainer.callback_metrics.get(cfg.monitor)
     value = float(metric) if isinstance(metric, torch.Tensor) else metric
