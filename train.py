@@ -11,8 +11,9 @@ from omegaconf import DictConfig  # noqa: E402
 @hydra.main(version_base="1.3", config_path="conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
     from training.run import train
+    from training.sweeps import run_job
 
-    return train(cfg)
+    return run_job(cfg, train)
 
 
 if __name__ == "__main__":
