@@ -1,0 +1,11 @@
+"""Turn a directory of runs into a table and figures: ``python report.py logs/train/multiruns/<time>``."""
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
+
+if __name__ == "__main__":
+    from evaluation.report import main
+
+    sys.exit(main())

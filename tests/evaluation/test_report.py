@@ -1,0 +1,93 @@
+"""report.py: a directory of runs -> table, figures; correlations by hand; a 2-job multirun end to end."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evaluation.report import Run, build_report, correlation_matrix, find_runs, main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def fake_run(root: Path, name: str, scores: dict[int, dict[str, float]], objective: str = "qt") -> Path:
+    """A run folder as train.py leaves it: .hydra/ config and eval/epoch_NNN.json."""
+    run = root / name
+    (run / ".hydra").mkdir(parents=True)
+    (run / ".hydra" / "config.yaml").write_text(f"seed: 1\nobjective: {{_target_: x}}\ntrainer: {{max_epochs: 2}}\n"
+                                                "data: {batch_size: 8}\nmodel: {optimizer: {lr: 0.1}}\ntags: [t]\n")
+    (run / ".hydra" / "hydra.yaml").write_text(
+        f"hydra:\n  runtime:\n    choices:\n      objective: {objective}\n      encoder: bow\n      data: books\n")
+    (run / "eval").mkdir()
+    for epoch, tasks in scores.items():
+        doc = {"epoch": epoch, "results": {t: {"main_score": s} for t, s in tasks.items()}}
+        (run / "eval" / f"epoch_{epoch:03d}.json").write_text(json.dumps(doc))
+    return run
+
+
+def test_table_has_final_and_best_scores_and_settings(tmp_path):
+    fake_run(tmp_path, "a", {0: {"Length": 50.0, "MR": 60.0}, 1: {"Length": 70.0, "MR": 58.0}, 2: {"Length": 65.0}})
+    fake_run(tmp_path, "b", {0: {"Length": 40.0}}, objective="nli")
+    (tmp_path / "evalonly" / ".hydra").mkdir(parents=True)  # an evaluate.py folder: not a run
+    (tmp_path / "evalonly" / ".hydra" / "config.yaml").write_text("tasks: all\n")
+    runs = build_report(tmp_path)
+    assert [r.name for r in runs] == ["a", "b"]
+    rows = list(csv.DictReader((tmp_path / "report.csv").open()))
+    assert rows[0]["objective"] == "qt" and rows[1]["objective"] == "nli" and rows[0]["lr"] == "0.1000"
+    assert rows[0]["Length final"] == "65.00" and rows[0]["Length best"] == "70.00" and rows[0]["Length best epoch"] == "1"
+    assert rows[0]["MR final"] == "58.00" and rows[0]["MR best epoch"] == "0" and rows[1]["MR final"] == ""
+    assert (tmp_path / "probing_curves.png").stat().st_size > 1000
+    assert "| a | qt | bow | books |" in (tmp_path / "report.md").read_text()
+
+
+def test_correlations_across_runs_by_hand():
+    def run(length, wc, mr):
+        r = Run(Path("x"), "x", families={"Length": "probing", "WordContent": "probing", "MR": "transfer"})
+        r.curves = {"Length": {1: length}, "WordContent": {1: wc}, "MR": {1: mr}}
+        return r
+
+    runs = [run(1, 4, 10), run(2, 3, 20), run(3, 1, 30), run(4, 2, 40)]
+    probing, downstream, rho, pval = correlation_matrix(runs)
+    assert probing == ["Length", "WordContent"] and downstream == ["MR"]
+    assert rho[0, 0] == pytest.approx(1.0)  # same order
+    # WordContent ranks 4,3,1,2 against 1,2,3,4: d^2 = 9+1+4+4 = 18, rho = 1 - 6*18/(4*15) = -0.8
+    assert rho[1, 0] == pytest.approx(-0.8) and 0.05 < pval[1, 0] < 1
+
+
+def test_no_run_is_a_one_line_error(tmp_path, capsys):
+    assert main([str(tmp_path)]) == 2
+    assert "no run under" in capsys.readouterr().err
+
+
+def test_two_job_multirun_then_report(tiny_corpus, senteval_root, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    sweep = tmp_path / "sweep"
+    cmd = [sys.executable, str(ROOT / "train.py"), "-m", "encoder=bow,gru", "encoder.embed_dim=16",
+           "encoder.embedding_init=random", "encoder.freeze_embeddings=false", "trainer.max_epochs=2",
+           "trainer.val_check_interval=1.0", "data.batch_size=8", "print_config=false",
+           f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
+           f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}",
+           f"callbacks.senteval.data_dir={senteval_root}", "callbacks.senteval.tasks=[Length,WordContent,STS13]",
+           "callbacks.senteval.params.l2_grid=[1e-3]", "callbacks.senteval.params.max_epoch=4"]
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for job in ("0", "1"):
+        assert sorted(p.name for p in (sweep / job / "eval").glob("*.json")) == [
+            "epoch_000.json", "epoch_001.json", "epoch_002.json"]
+    report = subprocess.run([sys.executable, str(ROOT / "report.py"), str(sweep)], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0, report.stderr[-2000:]
+    runs = find_runs(sweep)
+    assert [r.choices["encoder"] for r in runs] == ["bow", "gru"]
+    assert all(sorted(r.curves["Length"]) == [0, 1, 2] for r in runs)
+    table = (sweep / "report.md").read_text()
+    assert "| 0 | qt | bow |" in table and "| 1 | qt | gru |" in table
+    for png in ("probing_curves.png", "training_loss.png"):
+        assert (sweep / png).stat().st_size > 1000
+    assert np.isfinite(runs[0].loss[-1][1])
