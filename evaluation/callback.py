@@ -184,6 +184,18 @@ class SentEvalCallback(Callback):
         seconds = time.perf_counter() - self._epoch_started if self._epoch_started is not None else None
         self._evaluate_on_rank_zero(trainer, pl_module, trained, seconds)
 
+    def final_scores(self) -> dict[str, float]:
+        """The last evaluation's scores by tag (``probing/Length``, ``sts/STS14``, ...) and each family's mean
+        (``probing/mean``, ``sts/mean``, ``transfer/mean``): what a hyper-parameter search can maximise."""
+        if not self.history:
+            return {}
+        last = self.history[max(self.history)]
+        scores = {task_tag(t): float(v) for t, v in last.items() if v is not None and np.isfinite(v)}
+        families: dict[str, list[float]] = {}
+        for tag, value in scores.items():
+            families.setdefault(tag.split("/")[0], []).append(value)
+        return scores | {f"{family}/mean": float(np.mean(values)) for family, values in families.items()}
+
     def on_fit_end(self, trainer, pl_module) -> None:
         """The run's hyper-parameters with each task's final and best score, for TensorBoard's HParams tab."""
         if not trainer.is_global_zero or not self.history or trainer.fast_dev_run:

@@ -98,16 +98,35 @@ def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> dict[str, floa
     return merged
 
 
+def optimized_value(cfg: DictConfig, trainer: L.Trainer) -> tuple[str, float | None]:
+    """The value ``train`` returns: ``optimized_metric`` (a logged metric such as ``val/context_acc``, or a score
+    of the evaluation suite's last epoch such as ``probing/mean``, ``sts/STSBenchmark``), default ``monitor``."""
+    from evaluation.callback import SentEvalCallback
+
+    name = str(cfg.get("optimized_metric") or cfg.monitor)
+    metric = trainer.callback_metrics.get(name)
+    if metric is not None:
+        return name, float(metric)
+    for callback in trainer.callbacks:
+        if isinstance(callback, SentEvalCallback):
+            scores = callback.final_scores()
+            if name in scores:
+                return name, scores[name]
+            log.warning("optimized_metric=%s: not among the logged metrics nor the suite's scores (%s)", name,
+                        ", ".join(sorted(scores)) or "none")
+    return name, None
+
+
 def train(cfg: DictConfig) -> float | None:
-    """``fit``, test on the data's test sets (``test_after_fit``), return the monitored metric (what a sweeper
-    optimises). The composed config is printed (``print_config``) and saved as ``config_tree.log``."""
+    """``fit``, test on the data's test sets (``test_after_fit``), return ``optimized_metric`` (default: the
+    monitored metric), what a sweeper optimises. The composed config is printed (``print_config``) and saved as
+    ``config_tree.log``."""
     from training.config_tree import config_tree
 
     config_tree(cfg, save_to=Path(cfg.paths.output_dir) / "config_tree.log", show=bool(cfg.get("print_config", True)))
     trainer, model = fit(cfg)
-    metric = trainer.callback_metrics.get(cfg.monitor)
-    value = float(metric) if isinstance(metric, torch.Tensor) else metric
-    log.info("%s = %s; run directory: %s", cfg.monitor, value, trainer.default_root_dir)
+    name, value = optimized_value(cfg, trainer)
+    log.info("%s = %s; run directory: %s", name, value, trainer.default_root_dir)
     if cfg.get("test_after_fit", True) and getattr(trainer.datamodule, "test_names", None):
         test(trainer, model, trainer.datamodule)
     return value
