@@ -4,18 +4,18 @@ from __future__ import annotations
 import logging
 import os
 
-from lightning import LightningDataModule
 from torch.utils.data import DataLoader
 
 from datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
 from datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
+from datamodules.resumable import ResumableBatches, SkippingDataLoader
 from objectives.contract import SENTENCES
 from text import Tokenizer, Vocab
 
 log = logging.getLogger(__name__)
 
 
-class OrderedCorpusDataModule(LightningDataModule):
+class OrderedCorpusDataModule(ResumableBatches):
     """Sentences of ``train_dir``/``valid_dir`` documents as contiguous batches.
 
     The vocabulary is built on the training documents; the processed corpus is cached in
@@ -67,8 +67,10 @@ class OrderedCorpusDataModule(LightningDataModule):
         chunks = ContiguousChunks(self.splits[split], self.batch_size)
         if len(chunks) == 0:
             raise ValueError(f"the {split} corpus has fewer than 2 sentences: add documents to {self.train_dir}")
-        return DataLoader(chunks, batch_size=None, sampler=EpochShuffledSampler(len(chunks), self.seed, shuffle),
-                          num_workers=self.num_workers, persistent_workers=self.num_workers > 0)
+        skip = self.skip_for_epoch(self.trainer.current_epoch, len(chunks)) if shuffle and self.trainer else 0
+        sampler = EpochShuffledSampler(len(chunks), self.seed, shuffle)
+        return SkippingDataLoader(chunks, batch_size=None, sampler=sampler, num_workers=self.num_workers, persistent_workers=self.num_workers > 0,
+                                  skip_batches=skip)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader("train", shuffle=True)

@@ -12,11 +12,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
-from lightning import LightningDataModule
 from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader, Dataset
 
+from datamodules.contiguous import EpochShuffledSampler
 from datamodules.pair_readers import read_pairs
+from datamodules.resumable import ResumableBatches, SkippingDataLoader
 from objectives.contract import LABELLED_PAIRS, PAIRS
 from text import Tokenizer, Vocab, pad_batch
 
@@ -61,7 +62,7 @@ def _fingerprint(split: Mapping[str, Any]) -> list:
     return stats
 
 
-class PairsDataModule(LightningDataModule):
+class PairsDataModule(ResumableBatches):
     """``train`` / ``valid`` / ``test`` split descriptions (``datamodules.pair_readers``); ``valid: null``
     holds out ``valid_size`` random training pairs (seeded) instead. ``labels``: the class names in
     index order (NLI), or null for unlabelled pairs (translations, paraphrases); pairs whose label is not
@@ -184,12 +185,15 @@ class PairsDataModule(LightningDataModule):
 
     # ---- loaders ----------------------------------------------------------------------------
     def _loader(self, name: str, shuffle: bool) -> DataLoader:
-        generator = torch.Generator().manual_seed(self.seed) if shuffle else None
-        return DataLoader(self.datasets[name], batch_size=self.batch_size, shuffle=shuffle, generator=generator,
-                          collate_fn=collate_pairs, num_workers=self.num_workers,
-                          persistent_workers=self.num_workers > 0,
-                          # in-batch negatives (J_bi, J_pa) need full batches
-                          drop_last=self.batch is PAIRS and not name.startswith("test/"))
+        dataset = self.datasets[name]
+        # in-batch negatives (J_bi, J_pa) need full batches
+        drop_last = self.batch is PAIRS and not name.startswith("test/")
+        batches = len(dataset) // self.batch_size if drop_last else -(-len(dataset) // self.batch_size)
+        skip = self.skip_for_epoch(self.trainer.current_epoch, batches) if shuffle and self.trainer else 0
+        # The epoch's order is drawn from seed + epoch (Lightning sets the epoch), so a resume can skip to its place.
+        sampler = EpochShuffledSampler(len(dataset), self.seed, shuffle)
+        return SkippingDataLoader(dataset, batch_size=self.batch_size, sampler=sampler, collate_fn=collate_pairs, num_workers=self.num_workers,
+                                  persistent_workers=self.num_workers > 0, drop_last=drop_last, skip_batches=skip)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader("train", shuffle=True)

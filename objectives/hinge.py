@@ -74,6 +74,14 @@ class PairHinge(nn.Module):
         self.negatives, self.k, self.margin, self.kind, self.l2 = negatives, k, margin, distance, l2
         self.generator = torch.Generator().manual_seed(seed)
 
+    def get_extra_state(self) -> dict:
+        """The noise generator's state travels in the checkpoint (a resumed run draws the same noise)."""
+        return {"generator": self.generator.get_state()}
+
+    def set_extra_state(self, state: dict) -> None:
+        if state and "generator" in state:
+            self.generator.set_state(state["generator"])
+
     def noise(self, x1: torch.Tensor, x2: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Indices ``[B, k]`` of the side-a noise for side b and of the side-b noise for side a."""
         n = x1.shape[0]

@@ -25,3 +25,10 @@ class RunningMeans:
 
     def __bool__(self) -> bool:
         return self.count > 0
+
+    def state_dict(self) -> dict:
+        return {"sums": {k: v.detach().cpu() for k, v in self.sums.items()}, "count": self.count}
+
+    def load_state_dict(self, state: dict, device: torch.device | None = None) -> None:
+        self.sums = {k: v.to(device) if device is not None else v for k, v in state.get("sums", {}).items()}
+        self.count = int(state.get("count", 0))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import random
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -164,10 +165,27 @@ class SentenceModel(LightningModule):
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint["vocabs"] = {side: v.itos for side, v in self.vocabs.items()}
+        # The random streams, so that a run resumed from this point continues as if never stopped.
+        # The running means of the epoch so far: a resumed epoch reports the same means as an uninterrupted one.
+        checkpoint["running_means"] = {"window": self._window.state_dict(), "epoch": self._epoch.state_dict()}
+        name, keys, pos, has_gauss, cached = np.random.get_state()
+        checkpoint["rng_states"] = {"torch": torch.get_rng_state(), "python": random.getstate(),
+                                    # plain types: Lightning resumes with torch.load(weights_only=True)
+                                    "numpy": [name, keys.tolist(), int(pos), int(has_gauss), float(cached)]}
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         """Resuming (``ckpt_path=``) onto a model built with other vocabularies would load embedding rows
         onto the wrong words: refuse it."""
+        means = checkpoint.get("running_means")
+        if means:
+            self._window.load_state_dict(means["window"], self.device)
+            self._epoch.load_state_dict(means["epoch"], self.device)
+        rng = checkpoint.get("rng_states")
+        if rng:
+            torch.set_rng_state(rng["torch"])
+            name, keys, pos, has_gauss, cached = rng["numpy"]
+            np.random.set_state((name, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
+            random.setstate(rng["python"])
         for side, saved in saved_vocabs(checkpoint).items():
             ours = self.vocabs.get(side)
             if ours is None:

@@ -58,9 +58,32 @@ def config_choice(cfg: DictConfig, group: str) -> str:
     return str(cfg[group].get("_target_", group)).rsplit(".", 1)[-1]
 
 
+def newest_resumable_run(cfg: DictConfig) -> Path | None:
+    """The most recently written ``last.ckpt`` of this task's runs (``logs/<task_name>/runs/*``), or None."""
+    runs = Path(cfg.paths.log_dir) / str(cfg.task_name) / "runs"
+    here = Path(cfg.paths.output_dir).resolve()
+    candidates = [p for p in runs.glob("*/checkpoints/last.ckpt") if p.parent.parent.resolve() != here]
+    return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
+
+
+def apply_resume(cfg: DictConfig) -> None:
+    """``resume=true``: continue the newest run of this task from its ``last.ckpt``, writing into its directory."""
+    if not cfg.get("resume") or cfg.get("ckpt_path"):
+        return
+    last = newest_resumable_run(cfg)
+    if last is None:
+        log.warning("resume=true: no last.ckpt under %s/%s/runs: starting a new run", cfg.paths.log_dir, cfg.task_name)
+        return
+    with open_dict(cfg):
+        cfg.ckpt_path = str(last)
+        cfg.paths.output_dir = str(last.parent.parent)
+    log.info("resume=true: continuing %s from %s", cfg.paths.output_dir, last.name)
+
+
 def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     """Fit ``cfg.objective`` with ``cfg.encoder`` on ``cfg.data``; return the trainer and model."""
     check_encoder_config(cfg)
+    apply_resume(cfg)
     spec = objective_spec(cfg)
     with open_dict(cfg):  # the objective names the metric a run monitors unless monitor= says otherwise
         if cfg.get("monitor") is None:

@@ -100,3 +100,18 @@ def test_resuming_with_another_vocabulary_is_an_error(tiny_corpus, tmp_path):
                                                                   f"ckpt_path={last}"])
     with pytest.raises(ValueError, match="vocabulary .* is not this run's"):
         fit(cfg)
+
+
+def test_resume_true_continues_the_newest_run_in_its_directory(tiny_corpus, tmp_path):
+    from train_config import compose_train_cfg
+
+    quiet = ["encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random", "logger=none",
+             "~callbacks.rich_progress_bar", "~callbacks.model_summary", "trainer.val_check_interval=1.0",
+             f"paths.log_dir={tmp_path / 'logs'}", "task_name=t"]
+    first = tmp_path / "logs" / "t" / "runs" / "first"
+    fit(compose_train_cfg(tiny_corpus, first, quiet + ["trainer.max_epochs=1"]))
+    cfg = compose_train_cfg(tiny_corpus, tmp_path / "logs" / "t" / "runs" / "second",
+                            quiet + ["trainer.max_epochs=2", "resume=true"])
+    trainer, _ = fit(cfg)
+    assert cfg.ckpt_path == str(first / "checkpoints" / "last.ckpt") and trainer.current_epoch == 2
+    assert (first / "checkpoints" / "epoch_001.ckpt").is_file()  # the second epoch was written into the first run
