@@ -10,7 +10,7 @@ from training.run import fit, train
 from train_config import compose_objective_cfg, compose_train_cfg
 
 OBJECTIVES = ["qt", "skipthought", "nli", "nmt", "autoencoder", "jbi", "jpa"]
-ENCODERS = ["bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv"]
+ENCODERS = ["bow", "bow_sum", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv", "mc_bilstm_max"]
 SMALL_DECODER = ["objective.hidden_dim=16", "objective.embed_dim=8"]
 QUIET = ["logger=none", "~callbacks.rich_progress_bar", "~callbacks.model_summary"]
 
