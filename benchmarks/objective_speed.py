@@ -6,7 +6,7 @@ over the first ``--batches`` batches of the shipped books for each objective (sa
 size, same encoder) and prints seconds per 10k sentences and the ratio to the first objective.
 
     python benchmarks/objective_speed.py [--encoder gru] [--objectives qt,skipthought,autoencoder]
-                                         [--batches 20] [--batch-size 128]
+                                         [--batches 20] [--batch-size 128] [--recipe]
 """
 from __future__ import annotations
 
@@ -28,10 +28,12 @@ from omegaconf import OmegaConf  # noqa: E402
 from objectives.module import SentenceModel  # noqa: E402
 
 
-def composed(objective: str, encoder: str, batch_size: int):
+def composed(objective: str, encoder: str, batch_size: int, recipe: bool = False):
+    """The objective's own config (its paper's sizes), or with ``recipe`` its CPU recipe (experiment/<name>.yaml)."""
+    extra = [] if recipe else ["~experiment"]
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("train", overrides=[f"objective={objective}", f"encoder={encoder}",
-                                          f"data.batch_size={batch_size}", "paths.output_dir=/tmp"])
+                                          f"data.batch_size={batch_size}", "paths.output_dir=/tmp", *extra])
     return cfg
 
 
@@ -63,21 +65,24 @@ def main() -> None:
     parser.add_argument("--objectives", default="qt,skipthought")
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--recipe", action="store_true",
+                        help="with each objective's CPU recipe (conf/experiment/<name>.yaml), not its own config")
     args = parser.parse_args()
     objectives = args.objectives.split(",")
-    base = composed(objectives[0], args.encoder, args.batch_size)
+    base = composed(objectives[0], args.encoder, args.batch_size, args.recipe)
     datamodule = instantiate(base.data)
     datamodule.setup("fit")
     loader = iter(datamodule.train_dataloader())
     batches = [next(loader) for _ in range(args.batches)]
     n = sum(int(b["lengths"].shape[0]) for b in batches)
     print(f"encoder={args.encoder}, {n} sentences in {args.batches} batches of {args.batch_size} "
-          f"(the shipped books), {torch.get_num_threads()} threads, torch {torch.__version__}")
+          f"(the shipped books), {torch.get_num_threads()} threads, torch {torch.__version__}, "
+          f"{'CPU recipes' if args.recipe else 'objective configs'}")
     print(f"| objective | s / 10k sentences | trainable parameters | slower than {objectives[0]} |")
     print("|---|---|---|---|")
     first = None
     for name in objectives:
-        cfg = composed(name, args.encoder, args.batch_size)
+        cfg = composed(name, args.encoder, args.batch_size, args.recipe)
         if OmegaConf.select(cfg, "data._target_") != base.data._target_:
             raise SystemExit(f"objective={name} does not train on ordered sentences: compare it elsewhere")
         seconds, n_params = seconds_per_10k(cfg, batches, datamodule)
