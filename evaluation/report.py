@@ -232,7 +232,8 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
         for task in sorted(t for t in run.curves if run.families.get(t) == "probing"):
             epochs = sorted(run.curves[task])
             ax.plot(epochs, [run.curves[task][e] for e in epochs], marker="o", label=task)
-        ax.set_title(run.name, fontsize=9)
+        ax.set_title(f"{run.name}: {run.choices.get('objective')} / {run.choices.get('encoder')}", fontsize=9)
+        ax.xaxis.get_major_locator().set_params(integer=True)
         ax.set_xlabel("epoch (0 = untrained)")
         ax.set_ylabel("probing accuracy (%)")
         ax.grid(alpha=0.3)
