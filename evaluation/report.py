@@ -246,10 +246,24 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
     return True
 
 
+def spearman_with_p(a: list[float], b: list[float]) -> tuple[float, float]:
+    """Spearman's rho and its two-sided p-value: exact over every permutation for up to 8 runs (scipy's
+    t-approximation calls rho = 1 on 3 runs "p = 0"; the exact value is 1/3), scipy's beyond."""
+    from itertools import permutations
+
+    from scipy.stats import rankdata, spearmanr
+
+    rho = float(spearmanr(a, b).statistic)
+    if len(a) > 8:
+        return rho, float(spearmanr(a, b).pvalue)
+    ra, rb = rankdata(a), rankdata(b)
+    rhos = [float(np.corrcoef(ra, np.asarray(p))[0, 1]) for p in permutations(rb)]
+    return rho, float(np.mean([abs(r) >= abs(rho) - 1e-12 for r in rhos]))
+
+
 def correlation_matrix(runs: list[Run]) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
     """Spearman correlations across runs (final scores) between probing tasks (rows) and downstream tasks
     (columns), with their p-values; a pair needs at least 3 runs that have both scores."""
-    from scipy.stats import spearmanr
 
     tasks = _tasks(runs)
     families = {t: f for r in runs for t, f in r.families.items()}
@@ -261,8 +275,7 @@ def correlation_matrix(runs: list[Run]) -> tuple[list[str], list[str], np.ndarra
         for j, d in enumerate(downstream):
             pairs = [(r.final(p), r.final(d)) for r in runs if r.final(p) is not None and r.final(d) is not None]
             if len(pairs) >= 3 and len({a for a, _ in pairs}) > 1 and len({b for _, b in pairs}) > 1:
-                result = spearmanr([a for a, _ in pairs], [b for _, b in pairs])
-                rho[i, j], pval[i, j] = float(result.statistic), float(result.pvalue)
+                rho[i, j], pval[i, j] = spearman_with_p([a for a, _ in pairs], [b for _, b in pairs])
     return probing, downstream, rho, pval
 
 

@@ -57,7 +57,11 @@ def test_correlations_across_runs_by_hand():
     assert probing == ["Length", "WordContent"] and downstream == ["MR"]
     assert rho[0, 0] == pytest.approx(1.0)  # same order
     # WordContent ranks 4,3,1,2 against 1,2,3,4: d^2 = 9+1+4+4 = 18, rho = 1 - 6*18/(4*15) = -0.8
-    assert rho[1, 0] == pytest.approx(-0.8) and 0.05 < pval[1, 0] < 1
+    assert rho[1, 0] == pytest.approx(-0.8)
+    # exact p over the 24 orders of 4 runs: |rho| >= 0.8 for the 2 perfect ones and 6 at +-0.8 -> 8/24
+    assert pval[1, 0] == pytest.approx(8 / 24) and pval[0, 0] == pytest.approx(2 / 24)
+    _, _, rho3, p3 = correlation_matrix(runs[:3])
+    assert rho3[0, 0] == pytest.approx(1.0) and p3[0, 0] == pytest.approx(1 / 3)  # never "significant" on 3 runs
 
 
 def test_no_run_is_a_one_line_error(tmp_path, capsys):
