@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14",
          "STS15", "STS16"]
 PROBING = ["Length", "WordContent", "Depth", "BigramShift", "Tense", "SubjNumber", "ObjNumber", "OddManOut",
@@ -102,38 +103,34 @@ def training_summary(run_dir: Path) -> list[str]:
     the training loss at the first and last logged point, the monitored validation metric (first and best),
     and the test sets' scores when the data has them."""
     import yaml
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from evaluation.report import read_scalars
 
     cfg = yaml.safe_load((run_dir / ".hydra" / "config.yaml").read_text()) if (run_dir / ".hydra").is_dir() else {}
     choices = {}
     hydra_file = run_dir / ".hydra" / "hydra.yaml"
     if hydra_file.is_file():
         choices = yaml.safe_load(hydra_file.read_text())["hydra"]["runtime"]["choices"]
-    scalars: dict[str, list] = {}
-    for events in sorted((run_dir / "tensorboard").glob("**/events.out.tfevents.*")):
-        acc = EventAccumulator(str(events))
-        acc.Reload()
-        for tag in acc.Tags()["scalars"]:
-            scalars.setdefault(tag, []).extend(acc.Scalars(tag))
+    scalars = read_scalars(run_dir)
     lines = [f"objective={choices.get('objective', '?')} encoder={choices.get('encoder', '?')} "
              f"data={choices.get('data', '?')}"]
     wall = run_dir / "train_wall_seconds.txt"
     if wall.is_file():
         lines.append(f"wall clock (train.py, data processing and test sets included): "
                      f"{float(wall.read_text()) / 60:.1f} min")
-    loss = sorted(scalars.get("train/loss_step", []), key=lambda e: e.step)
+    loss = scalars.get("train/loss_step", [])
     if loss:
-        lines.append(f"training loss (mean over the logging window): {loss[0].value:.4f} at step {loss[0].step}, "
-                     f"{loss[-1].value:.4f} at step {loss[-1].step}")
+        lines.append(f"training loss (mean over the logging window): {loss[0][1]:.4f} at step {loss[0][0]}, "
+                     f"{loss[-1][1]:.4f} at step {loss[-1][0]}")
     monitor = cfg.get("monitor") or next((t for t in ("val/context_acc", "val/acc", "val/bleu", "val/hinge", "val/loss")
                                           if t in scalars), None)
     if monitor in scalars:
-        values = [e.value for e in sorted(scalars[monitor], key=lambda e: e.step)]
+        values = [v for _, v in scalars[monitor]]
         best = min(values) if monitor in ("val/loss", "val/hinge") else max(values)
         lines.append(f"{monitor}: {values[0]:.4f} at the first validation, best {best:.4f} over {len(values)} validations")
     for other in ("val/loss", "val/ppl", "val/bleu", "val/acc", "val/hinge_acc"):
         if other != monitor and other in scalars:
-            values = [e.value for e in sorted(scalars[other], key=lambda e: e.step)]
+            values = [v for _, v in scalars[other]]
             lines.append(f"{other}: first {values[0]:.4f}, last {values[-1]:.4f}")
     tests = run_dir / "test_results.json"
     if tests.is_file():

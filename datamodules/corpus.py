@@ -144,13 +144,14 @@ def tokenize_documents(paths: list[Path], settings: CorpusSettings, workers: int
     return [_tokenize_job(j) for j in jobs]
 
 
-def _fingerprint(paths: Iterable[Path]) -> list[list]:
+def file_fingerprint(paths: Iterable[Path]) -> list[list]:
+    """[path, size, mtime] of each file: what a cache key must change with."""
     return [[str(p), p.stat().st_size, int(p.stat().st_mtime)] for p in paths]
 
 
 def cache_key(train_files: list[Path], valid_files: list[Path], settings: CorpusSettings) -> str:
     blob = json.dumps(
-        {"v": CACHE_VERSION, "train": _fingerprint(train_files), "valid": _fingerprint(valid_files),
+        {"v": CACHE_VERSION, "train": file_fingerprint(train_files), "valid": file_fingerprint(valid_files),
          "settings": settings.tokenization()},
         sort_keys=True,
     )

@@ -16,6 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader, Dataset
 
 from datamodules.contiguous import EpochShuffledSampler
+from datamodules.corpus import file_fingerprint
 from datamodules.pair_readers import read_pairs
 from datamodules.resumable import ResumableBatches, SkippingDataLoader
 from objectives.contract import LABELLED_PAIRS, PAIRS
@@ -52,14 +53,12 @@ def collate_pairs(items: Sequence[tuple[list[int], list[int], int]]) -> dict[str
     return batch
 
 
-def _fingerprint(split: Mapping[str, Any]) -> list:
-    files = [Path(v) for k, v in split.items() if k in ("path", "target_path")]
-    stats = []
-    for f in files:
-        for p in (sorted(f.iterdir()) if f.is_dir() else [f]):
-            if p.exists():
-                stats.append([str(p), p.stat().st_size, int(p.stat().st_mtime)])
-    return stats
+def _split_files(split: Mapping[str, Any]) -> list[Path]:
+    """The files a split description reads (a folder, as InferSent's layout, gives its files)."""
+    files = []
+    for f in (Path(v) for k, v in split.items() if k in ("path", "target_path")):
+        files += [p for p in (sorted(f.iterdir()) if f.is_dir() else [f]) if p.exists()]
+    return files
 
 
 class PairsDataModule(ResumableBatches):
@@ -104,7 +103,7 @@ class PairsDataModule(ResumableBatches):
             f"test/{name}": cfg for name, cfg in self.test_cfg.items()}
         settings = {"v": CACHE_VERSION, "tok": {k: t.to_dict() for k, t in self.tokenizers.items()},
                     "max_tokens": self.max_tokens, "splits": wanted,
-                    "files": {name: _fingerprint(cfg) for name, cfg in wanted.items()}}
+                    "files": {name: file_fingerprint(_split_files(cfg)) for name, cfg in wanted.items()}}
         key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
         path = Path(self.cache_dir) / f"pairs-{key}.pkl"
         if path.exists():

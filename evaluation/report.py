@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluation.results import atomic_write_text
+
 log = logging.getLogger(__name__)
 
 SETTINGS = {  # column -> dotted key of the composed config
@@ -64,43 +66,49 @@ class Run:
         return scores[epoch], epoch
 
 
-def _select(cfg: dict, dotted: str):
-    node = cfg
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def _read_loss(run_dir: Path) -> list[tuple[int, float]]:
+def read_scalars(run_dir: Path) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar a run logged to TensorBoard (``<run>/tensorboard``): tag -> [(step, value)], by step."""
     events = sorted(run_dir.glob("tensorboard/**/events.out.tfevents.*"))
     if not events:
-        return []
+        return {}
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    points: dict[int, float] = {}
+    points: dict[str, dict[int, float]] = {}
     for path in events:
         acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
         acc.Reload()
-        if "train/loss_step" in acc.Tags()["scalars"]:
-            points.update({e.step: e.value for e in acc.Scalars("train/loss_step")})
-    return sorted(points.items())
+        for tag in acc.Tags()["scalars"]:
+            points.setdefault(tag, {}).update({e.step: e.value for e in acc.Scalars(tag)})
+    return {tag: sorted(values.items()) for tag, values in points.items()}
 
 
-def load_run(run_dir: Path, root: Path) -> Run:
+def _read_config(run_dir: Path) -> dict | None:
     import yaml
 
-    from evaluation.tasks.registry import TASKS
+    try:
+        return yaml.safe_load((run_dir / ".hydra" / "config.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return None
 
-    cfg = yaml.safe_load((run_dir / ".hydra" / "config.yaml").read_text()) or {}
+
+def is_training_run(cfg: dict | None) -> bool:
+    """A ``train.py`` run (not, e.g., the folder of an ``evaluate.py`` call): its config has an objective."""
+    return cfg is not None and "objective" in cfg and "trainer" in cfg
+
+
+def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
+    import yaml
+
+    from evaluation.tasks.registry import TASKS, get_path
+
+    cfg = (_read_config(run_dir) or {}) if cfg is None else cfg
     hydra_file = run_dir / ".hydra" / "hydra.yaml"
     choices = {}
     if hydra_file.is_file():
         choices = (yaml.safe_load(hydra_file.read_text()) or {}).get("hydra", {}).get("runtime", {}).get("choices", {})
     name = str(run_dir.relative_to(root)) if run_dir != root else run_dir.name
     run = Run(run_dir, name, {k: choices.get(k) for k in ("objective", "encoder", "data", "experiment")},
-              {column: _select(cfg, key) for column, key in SETTINGS.items()})
+              {column: get_path(cfg, key) for column, key in SETTINGS.items()})
     for path in sorted((run_dir / "eval").glob("epoch_*.json")):
         try:
             doc = json.loads(path.read_text())
@@ -113,28 +121,18 @@ def load_run(run_dir: Path, root: Path) -> Run:
                 run.curves.setdefault(task, {})[epoch] = float(result["main_score"])
                 spec = TASKS.get(task)
                 run.families[task] = spec.family if spec else "other"
-    run.loss = _read_loss(run_dir)
+    run.loss = read_scalars(run_dir).get("train/loss_step", [])
     tests = run_dir / "test_results.json"
     if tests.is_file():
         run.tests = {k: v for k, v in json.loads(tests.read_text()).items() if isinstance(v, (int, float))}
     return run
 
 
-def is_training_run(run_dir: Path) -> bool:
-    """A ``train.py`` run (not, e.g., the folder of an ``evaluate.py`` call): its config has an objective."""
-    import yaml
-
-    try:
-        cfg = yaml.safe_load((run_dir / ".hydra" / "config.yaml").read_text()) or {}
-    except (OSError, yaml.YAMLError):
-        return False
-    return "objective" in cfg and "trainer" in cfg
-
-
 def find_runs(root: Path) -> list[Run]:
     """Every training run below ``root`` (``root`` itself included), in path order."""
     dirs = sorted({p.parent.parent for p in root.glob("**/.hydra/config.yaml")})
-    return [load_run(d, root) for d in dirs if is_training_run(d)]
+    configs = {d: _read_config(d) for d in dirs}
+    return [load_run(d, root, cfg) for d, cfg in configs.items() if is_training_run(cfg)]
 
 
 # ---- the table --------------------------------------------------------------------------------------
@@ -180,7 +178,7 @@ def write_table(runs: list[Run], out: Path) -> None:
     writer = csv.writer(buffer)
     writer.writerow(header)
     writer.writerows([[_cell(v) for v in row] for row in rows])
-    _atomic_write(out / "report.csv", buffer.getvalue())
+    atomic_write_text(out / "report.csv", buffer.getvalue())
     lines = [f"# Report: {len(runs)} run(s) under `{out}`", "",
              "Final and best score per task (accuracy in %, correlations in [-1, 1]) from the evaluation suite "
              "of each run (`eval/epoch_NNN.json`; epoch 0 = before training).", ""]
@@ -194,13 +192,7 @@ def write_table(runs: list[Run], out: Path) -> None:
                if p.is_file()]
     if figures:
         lines += ["", "Figures: " + ", ".join(f"[{f}]({f})" for f in figures)]
-    _atomic_write(out / "report.md", "\n".join(lines) + "\n")
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(out / "report.md", "\n".join(lines) + "\n")
 
 
 # ---- figures ----------------------------------------------------------------------------------------
@@ -368,7 +360,7 @@ def build_report(root: Path, with_neighbours: bool = False, queries: list[str] |
     plot_losses(runs, root / "training_loss.png")
     write_table(runs, root)
     if with_neighbours:
-        _atomic_write(root / "neighbours.md", neighbours(runs, list(queries or QUERIES), pool or default_pool()))
+        atomic_write_text(root / "neighbours.md", neighbours(runs, list(queries or QUERIES), pool or default_pool()))
     return runs
 
 

@@ -29,8 +29,7 @@ def config_tree(cfg: DictConfig, save_to: Path | None = None, show: bool = True)
         recorder.print(tree)
     rendered = recorder.export_text()
     if save_to is not None:
-        save_to.parent.mkdir(parents=True, exist_ok=True)
-        tmp = save_to.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(rendered, encoding="utf-8")
-        os.replace(tmp, save_to)
+        from evaluation.results import atomic_write_text
+
+        atomic_write_text(save_to, rendered)
     return rendered

@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 import lightning as L
-import torch
 from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, open_dict
 
+from evaluation.results import atomic_write_text
 from objectives.contract import ObjectiveSpec, check_pairing
 from objectives.module import SentenceModel
 
@@ -112,10 +111,7 @@ def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> dict[str, floa
     merged = {k: float(v) for r in results for k, v in r.items()}
     merged["checkpoint"] = best or "final weights"
     if trainer.is_global_zero:
-        path = Path(trainer.default_root_dir) / "test_results.json"
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(merged, indent=2))
-        os.replace(tmp, path)
+        atomic_write_text(Path(trainer.default_root_dir) / "test_results.json", json.dumps(merged, indent=2))
         log.info("Test results (%s): %s", merged["checkpoint"],
                  ", ".join(f"{k}={v:.4f}" for k, v in merged.items() if isinstance(v, float)))
     return merged
