@@ -4,6 +4,7 @@
     python evaluate.py encoder=bow_glove tasks=[MR,STS14] evaluation=full
     python evaluate.py encoder=bilstm_max tasks=probing          # untrained, random init
     python evaluate.py ckpt_path=[<uni-QT run>,<bi-QT run>]      # combine-QT: vectors concatenated
+    python evaluate.py tasks=probing probing=generated:<dir>     # a set made by evaluation.probing_gen
 """
 import os
 import sys
@@ -78,7 +79,7 @@ def evaluate(cfg: DictConfig) -> int:
     data_dir = Path(hydra.utils.to_absolute_path(str(cfg.paths.data_dir)))
     try:
         params = params_from_config(cfg.evaluation)
-        loaded = load_tasks(tasks, data_dir, console=console)
+        loaded = load_tasks(tasks, data_dir, console=console, probing=str(cfg.get("probing") or "auto"))
     except (UnknownTask, TypeError, ValueError) as err:
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2
@@ -96,6 +97,7 @@ def evaluate(cfg: DictConfig) -> int:
     meta = {"protocol": {**dataclasses.asdict(params),
                          "encode_batch_size": int(cfg.evaluation.get("encode_batch_size", 128))},
             "encoder": description, "tasks": [t.spec.name for t in loaded], "data_dir": str(data_dir),
+            "probing_source": str(cfg.get("probing") or "auto"),
             "versions": library_versions(), "git_revision": git_revision()}
     writer = ResultsWriter(results_file, meta)
     writer.flush()

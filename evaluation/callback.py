@@ -84,6 +84,8 @@ class SentEvalCallback(Callback):
         max_examples_per_split: ``None`` = SentEval's protocol on all the data; a number caps every split
             (recorded in the JSON, per task and under ``protocol`` and ``subsample``).
         log_prefix: ``None`` logs ``<family>/<Task>``; a string logs ``<log_prefix>/<Task>`` instead.
+        probing: where the probing tasks come from (auto: SentEval's, else X-Probe's, else the set generated
+            from the shipped books; senteval, xprobe, generated, generated:<dir>).
         vocab_expansion: evaluate with vocabulary expansion, as ``evaluate.py`` does a checkpoint (fit anew
             for each evaluation, removed afterwards); skipped, with the reason in the JSON, when impossible.
     """
@@ -92,8 +94,9 @@ class SentEvalCallback(Callback):
                  output_dir: str | Path | None = None, every_n_epochs: int = 1,
                  max_examples_per_split: int | None = None, subsample_seed: int = 1111,
                  log_prefix: str | None = None, vocab_expansion: bool = True, before_training: bool = True,
-                 time_budget_s: float | None = None) -> None:
+                 time_budget_s: float | None = None, probing: str = "auto") -> None:
         super().__init__()
+        self.probing = str(probing or "auto")
         self.before_training = bool(before_training)
         self.time_budget_s = None if time_budget_s is None else float(time_budget_s)
         self.vocab_expansion = bool(vocab_expansion)
@@ -122,7 +125,7 @@ class SentEvalCallback(Callback):
         if stage != "fit" or self._loaded is not None or not trainer.is_global_zero:
             return
         t0 = time.perf_counter()
-        self._loaded = load_tasks(self.task_names, self.data_dir)
+        self._loaded = load_tasks(self.task_names, self.data_dir, probing=self.probing)
         missing = [t for t in self._loaded if t.missing]
         if len(missing) == len(self._loaded):
             log.warning("SentEval callback: no task data under %s (set paths.data_dir or SENTENCE_DATA): training goes "
@@ -227,6 +230,7 @@ class SentEvalCallback(Callback):
                             "source": "SentEvalCallback during training", "epoch": epoch,
                             "global_step": int(trainer.global_step)},
                 "epoch": epoch, "tasks": list(self.task_names), "data_dir": str(self.data_dir),
+                "probing_source": self.probing,
                 "versions": library_versions(), "git_revision": git_revision()}
         if self.max_examples_per_split is not None:
             meta["subsample"] = {"max_examples_per_split": self.max_examples_per_split,

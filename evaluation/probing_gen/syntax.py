@@ -1,0 +1,312 @@
+"""Tasks read off a tagged and parsed sentence (paper 003, section 2): Tense, SubjNum, ObjNum, TreeDepth,
+TopConst and CoordInv. The parse is spaCy's dependency parse (``parser.py``), not the paper's Stanford
+constituency parse: TreeDepth and TopConst are dependency-based approximations, named so in meta.json.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from typing import Callable
+
+from scipy.stats import spearmanr
+
+from .parser import Parsed
+from .sampling import balanced_splits, split_by_target
+from .settings import GenSettings
+from .surface import length_bin_edges, modified_half
+from .task_output import TaskOutput, rows_from_splits
+
+FINITE = {"VBD": "PAST", "VBP": "PRES", "VBZ": "PRES"}
+NUMBER = {"NN": "NN", "NNS": "NNS"}
+SUBJECT_DEPS = ("nsubj", "nsubjpass")
+FINAL_PUNCT = {".", "!", "?"}
+COORDINATORS = {"and", "but", "or", "nor", "so", "yet"}
+
+
+def main_verb(p: Parsed) -> int | None:
+    """The one root, when the sentence parses as one clause headed by a verb."""
+    roots = p.roots
+    if len(roots) != 1 or not p.tags[roots[0]].startswith(("VB", "MD")):
+        return None
+    return roots[0]
+
+
+def finite_verb(p: Parsed, root: int) -> int | None:
+    """The main clause's tensed form: its first auxiliary before the verb if any (``has gone``), else the verb."""
+    for j in p.children(root):
+        if j < root and p.deps[j] in ("aux", "auxpass"):
+            return j if p.tags[j] in FINITE else None
+    return root if p.tags[root] in FINITE else None
+
+
+def tense_item(p: Parsed) -> tuple[str, str] | None:
+    root = main_verb(p)
+    verb = None if root is None else finite_verb(p, root)
+    return None if verb is None else (FINITE[p.tags[verb]], p.tokens[verb].lower())
+
+
+def argument_item(p: Parsed, deps: tuple[str, ...]) -> tuple[str, str] | None:
+    """(NN|NNS, the noun) of the main verb's argument with one of ``deps`` (subject or direct object)."""
+    root = main_verb(p)
+    if root is None:
+        return None
+    args = [j for j in p.children(root) if p.deps[j] in deps]
+    if len(args) != 1 or p.tags[args[0]] not in NUMBER:
+        return None
+    return NUMBER[p.tags[args[0]]], p.tokens[args[0]].lower()
+
+
+def phrase_label(p: Parsed, i: int) -> str:
+    tag, dep = p.tags[i], p.deps[i]
+    if dep == "punct":
+        return tag
+    if dep in ("advcl", "mark") or (tag == "IN" and dep != "prep"):
+        return "SBAR"
+    if tag.startswith(("NN", "PRP", "DT", "CD", "EX", "WP")):
+        return "NP"
+    if tag.startswith("RB") or tag == "WRB":
+        return "ADVP"
+    if tag in ("IN", "TO"):
+        return "PP"
+    if tag.startswith("JJ"):
+        return "ADJP"
+    if tag == "CC":
+        return "CC"
+    if tag.startswith(("VB", "MD")):
+        return "S"
+    if tag == "UH":
+        return "INTJ"
+    return tag
+
+
+def top_constituents(p: Parsed) -> str | None:
+    """Dependency-based approximation of the constituents right under S: the root's dependents in order,
+    each as its phrase type; the verb with its auxiliaries and its complements to the right is one VP;
+    a coordinated clause to the right is ``CC S``. E.g. "Then dark letters appeared ." -> ``ADVP_NP_VP_.``."""
+    roots = p.roots
+    if len(roots) != 1:
+        return None
+    root = roots[0]
+    verbal = p.tags[root].startswith(("VB", "MD"))
+    labels = []
+    for i in sorted(p.children(root) + [root]):
+        dep = p.deps[i]
+        if i == root:
+            label = "VP" if verbal else phrase_label(p, i)
+        elif verbal and dep in ("aux", "auxpass", "neg"):
+            label = "VP"
+        elif i > root and verbal and dep not in ("punct", "cc", "conj"):
+            label = "VP"
+        elif dep == "conj":
+            label = "S" if p.tags[i].startswith(("VB", "MD")) else phrase_label(p, i)
+        else:
+            label = phrase_label(p, i)
+        if not (label == "VP" and labels and labels[-1] == "VP"):
+            labels.append(label)
+    last = len(p.tokens) - 1
+    if p.deps[last] == "punct" and p.heads[last] != root:
+        labels.append(p.tags[last])  # the final . belongs under S even when the parser hangs it lower
+    return "_".join(labels)
+
+
+SEPARATORS = {",", ";", ":"}
+QUOTES = {'"', "“", "”", "‘", "’", "'", "``", "''", "_"}
+
+
+def invert_clauses(tokens: list[str], comma: bool, cc: int, end: int, keep_case: Callable[[int], bool]) -> str:
+    """``A [,;:] cc B .`` -> ``B [,;:] cc a .``: clause B first (capitalised), A lower-cased at its start unless
+    ``keep_case(0)`` (``I``, a proper noun). ``comma``: a separator stands before ``cc``."""
+    first = tokens[:cc - 1] if comma else tokens[:cc]
+    second = tokens[cc + 1:end]
+    first = ([first[0] if keep_case(0) else first[0][:1].lower() + first[0][1:]] + first[1:])
+    second = [second[0][:1].upper() + second[0][1:]] + second[1:]
+    return " ".join(second + ([tokens[cc - 1]] if comma else []) + [tokens[cc]] + first + tokens[end:])
+
+
+def _balanced(len1: int, len2: int, ratio: float) -> bool:
+    return min(len1, len2) >= 2 and max(len1, len2) <= ratio * min(len1, len2)
+
+
+def coordination_parsed(p: Parsed, ratio: float) -> tuple[bool, int, int] | None:
+    """(comma before cc, cc index, end of clause 2) when the sentence is two coordinate clauses: the root
+    verb has one ``cc`` and one verbal ``conj`` with its own subject, and that conj's subtree is exactly
+    the second clause."""
+    root = main_verb(p)
+    if root is None:
+        return None
+    kids = p.children(root)
+    ccs = [j for j in kids if p.deps[j] == "cc"]
+    conjs = [j for j in kids if p.deps[j] == "conj"]
+    if len(ccs) != 1 or len(conjs) != 1:
+        return None
+    cc, conj = ccs[0], conjs[0]
+    if not (root < cc < conj) or not p.tags[conj].startswith(("VB", "MD")) or p.tokens[cc].lower() not in COORDINATORS:
+        return None
+    if not any(p.deps[j] in SUBJECT_DEPS + ("expl",) for j in p.children(conj)):
+        return None
+    end = len(p.tokens) - 1 if p.tokens[-1] in FINAL_PUNCT else len(p.tokens)
+    span = [j for j in _subtree(p, conj) if j < end]  # the final . may hang from either verb
+    if min(span) != cc + 1 or max(span) != end - 1:
+        return None
+    comma = p.tokens[cc - 1] in SEPARATORS
+    len1 = cc - 1 if comma else cc
+    if not _balanced(len1, end - cc - 1, ratio):
+        return None
+    return comma, cc, end
+
+
+def _subtree(p: Parsed, i: int) -> list[int]:
+    out, stack = [], [i]
+    while stack:
+        j = stack.pop()
+        out.append(j)
+        stack.extend(p.children(j))
+    return out
+
+
+SUBJECT_LIKE = {"i", "you", "he", "she", "it", "we", "they", "there", "this", "that", "these", "those", "the", "a",
+                "an", "his", "her", "my", "our", "their", "its", "your", "no", "one", "some", "all", "every", "each"}
+
+
+def coordination_heuristic(tokens: list[str], ratio: float) -> tuple[bool, int, int] | None:
+    """Without a parser: exactly one ``, <coordinator>`` followed by a pronoun or determiner, and a final
+    ``.``/``!``/``?``; clause lengths balanced. An approximation of "two coordinate clauses"."""
+    spots = [k for k in range(1, len(tokens) - 2) if tokens[k] == "," and tokens[k + 1].lower() in COORDINATORS]
+    if len(spots) != 1 or tokens[-1] not in FINAL_PUNCT or any(t in QUOTES for t in tokens):
+        return None
+    k = spots[0]
+    if tokens[k + 2].lower() not in SUBJECT_LIKE:
+        return None
+    end = len(tokens) - 1
+    if not _balanced(k, end - k - 2, ratio):
+        return None
+    return True, k + 1, end
+
+
+def coordination_candidate(tokens: list[str]) -> bool:
+    """A cheap superset of what ``coordination_parsed`` accepts, so only these sentences are parsed for CoordInv."""
+    if tokens[-1] not in FINAL_PUNCT or any(t in QUOTES for t in tokens):
+        return False  # quoted speech: moving a clause would unbalance its quotes
+    return any(tokens[k].lower() in COORDINATORS and (tokens[k - 1] in SEPARATORS or tokens[k + 1].lower() in SUBJECT_LIKE)
+               for k in range(1, len(tokens) - 2))
+
+
+PARSED_COORDINATION = ("spaCy dependency parse: the root verb has one cc and one verbal conj with its own subject, "
+                       "whose subtree is the whole second clause")
+
+
+def proper_noun_test(tokens: list[str], tags: list[str]) -> Callable[[int], bool]:
+    return lambda i: tags[i].startswith("NNP") or tokens[i] == "I"
+
+
+class ParsedTasks:
+    """Collects, from each parsed sentence, its item for every parser task asked for (CoordInv aside: its
+    sentences are pre-filtered and parsed apart); ``finish`` cuts the splits."""
+
+    def __init__(self, tasks: list[str], settings: GenSettings, rng: random.Random, unigrams: Counter) -> None:
+        self.tasks, self.settings, self.rng, self.unigrams = tasks, settings, rng, unigrams
+        self.targets: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # task -> (label, target, sentence)
+        self.depth: dict[tuple[int, int], list[str]] = defaultdict(list)  # (depth, length bin) -> sentences
+        self.top: list[tuple[str, str]] = []
+        self.edges = length_bin_edges(settings)
+
+    def offer(self, p: Parsed) -> None:
+        sentence = " ".join(p.tokens)
+        for task, item in (("Tense", lambda: tense_item(p)), ("SubjNumber", lambda: argument_item(p, SUBJECT_DEPS)),
+                           ("ObjNumber", lambda: argument_item(p, ("dobj",)))):
+            if task in self.tasks:
+                found = item()
+                if found is not None:
+                    self.targets[task].append((found[0], found[1], sentence))
+        if "Depth" in self.tasks and len(p.roots) == 1:
+            width = self.edges[0][1] - self.edges[0][0] + 1
+            self.depth[(p.depth(), (len(p.tokens) - self.settings.min_tokens) // width)].append(sentence)
+        if "TopConstituents" in self.tasks:
+            seq = top_constituents(p)
+            if seq is not None:
+                self.top.append((seq, sentence))
+
+    def finish(self) -> list[TaskOutput]:
+        out = []
+        per_split = self.settings.per_split
+        labels = {"Tense": ["PAST", "PRES"], "SubjNumber": ["NN", "NNS"], "ObjNumber": ["NN", "NNS"]}
+        how = {"Tense": "the main clause's finite verb (its first auxiliary, else the root verb): VBD -> PAST, "
+                        "VBP/VBZ -> PRES",
+               "SubjNumber": "the main verb's one nsubj/nsubjpass: NN or NNS",
+               "ObjNumber": "the main verb's one dobj: NN or NNS"}
+        for task in ("Tense", "SubjNumber", "ObjNumber"):
+            if task in self.tasks:
+                splits, assignment = split_by_target(((l, t, s) for l, t, s in self.targets[task]), per_split,
+                                                     labels[task], self.rng)
+                out.append(TaskOutput(task, rows_from_splits(splits), method=how[task] + "; no target word in "
+                                      "two splits", extra={"target_words": len(assignment)}))
+        if "Depth" in self.tasks:
+            out.append(self._depth())
+        if "TopConstituents" in self.tasks:
+            out.append(self._top())
+        return out
+
+    def _depth(self) -> TaskOutput:
+        values = sorted({d for d, _ in self.depth})
+        bins = sorted({b for _, b in self.depth})
+        k = self.settings.depth_classes
+
+        def cells(window: list[int]) -> dict[int, int]:
+            """Per length bin, the count every depth of the window can give: equal length distributions."""
+            return {b: min(len(self.depth.get((d, b), ())) for d in window) for b in bins}
+
+        windows = [values[i:i + k] for i in range(max(1, len(values) - k + 1))]
+        # the paper's "structured sampling" de-correlates depth and length: every depth class gets the same
+        # number of sentences in each length bin; the window of depths is the one that keeps the most
+        best = max(windows, key=lambda w: (sum(cells(w).values()), -w[0]))
+        quota = cells(best)
+        need = self.settings.total // len(best)
+        scale = min(1.0, need / max(sum(quota.values()), 1))
+        by_class: dict[int, list[str]] = {d: [] for d in best}
+        for b in bins:
+            q = int(quota[b] * scale)
+            for d in best:
+                items = list(self.depth.get((d, b), ()))
+                self.rng.shuffle(items)
+                by_class[d].extend(items[:q])
+        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=best)
+        rows = rows_from_splits(splits)
+        rho = spearmanr([int(label) for _, label, _ in rows], [len(s.split()) for _, _, s in rows])[0] if rows else None
+        return TaskOutput("Depth", rows,
+                          method=f"label = nodes on the longest root-to-leaf path of the dependency tree, "
+                                 f"the {k} consecutive values that keep the most sentences when every depth gets the same "
+                                 "count in each length bin (length de-correlated)",
+                          approximation="dependency-tree depth, not the constituency-tree depth of the paper "
+                                        "(values differ: the paper's range is 5-12)",
+                          extra={"depths": best, "length_depth_spearman": None if rho is None else round(float(rho), 3)})
+
+    def _top(self) -> TaskOutput:
+        k = self.settings.top_constituents_classes
+        freq = Counter(seq for seq, _ in self.top)
+        kept = [seq for seq, _ in freq.most_common(k - 1)]
+        keep = set(kept)
+        by_class: dict[str, list[str]] = defaultdict(list)
+        for seq, sentence in self.top:
+            by_class[seq if seq in keep else "OTHER"].append(sentence)
+        classes = kept + ["OTHER"]
+        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=classes)
+        return TaskOutput("TopConstituents", rows_from_splits(splits),
+                          method=f"label = sequence of the root's dependents as phrase types; the {k - 1} most "
+                                 "frequent sequences and OTHER",
+                          approximation="dependency-based: phrase types from the dependents' tags, the verb with its "
+                                        "auxiliaries and right-hand complements as one VP; the paper reads the "
+                                        "constituents under S from a constituency parse",
+                          extra={"sequences": kept})
+
+
+def coordination_task(items: list[tuple[list[str], tuple, Callable[[int], bool]]], settings: GenSettings,
+                      rng: random.Random, method: str, approximation: str | None) -> TaskOutput:
+    """CoordInv: intact (O) or the two clauses swapped (I); each sentence in one form only."""
+    def modify(item):
+        tokens, (comma, cc, end), keep_case = item
+        return invert_clauses(tokens, comma, cc, end, keep_case)
+
+    splits = modified_half(list(items), modify, lambda item: " ".join(item[0]), settings.per_split, rng, ("O", "I"))
+    return TaskOutput("CoordinationInversion", rows_from_splits(splits), method=method +
+                      f"; clauses balanced (longer <= {settings.coord_max_length_ratio} x shorter); I: the two clauses "
+                      "swapped", approximation=approximation)

@@ -1,0 +1,98 @@
+"""The generator end to end on two shipped public-domain books, and its output read by the evaluation engine."""
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from evaluation.probing_gen.__main__ import main, parse_settings
+from evaluation.probing_gen.generate import generate
+from evaluation.runner import load_tasks
+
+BOOKS = Path(__file__).resolve().parents[3] / "assets" / "books" / "train"
+SIZES = {"tr": 600, "va": 60, "te": 60}
+
+
+def read_rows(path: Path) -> list[tuple[str, str, str]]:
+    return [tuple(line.rstrip("\n").split("\t")) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture(scope="module")
+def surface_set(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("probing_surface")
+    settings = parse_settings([f"corpus={BOOKS}", f"out={out}", "max_documents=2", "parser=none", "progress=false",
+                               "train=600", "dev=60", "test=60", "wc_rank_start=200", "wc_words=30",
+                               "tasks=[Length,WordContent,BigramShift,CoordinationInversion]"])
+    generate(settings)
+    return out
+
+
+def test_meta_counts_match_the_files_and_classes_are_balanced(surface_set):
+    meta = json.loads((surface_set / "meta.json").read_text())
+    assert meta["tagger_parser"] is None and meta["source"]["documents"] == 2
+    assert set(meta["tasks"]) == {"Length", "WordContent", "BigramShift", "CoordinationInversion"}
+    for task, entry in meta["tasks"].items():
+        rows = read_rows(surface_set / entry["file"])
+        counts = {s: Counter(label for split, label, _ in rows if split == s) for s in SIZES}
+        assert {s: dict(c) for s, c in counts.items()} == entry["counts"], task
+        for s, c in counts.items():
+            assert len(set(c.values())) == 1, f"{task} {s} not balanced: {c}"  # equal count per class
+            if task in ("Length", "BigramShift"):  # two books fill these
+                assert sum(c.values()) >= SIZES[s] - len(c), task
+        assert all(5 <= len(sentence.split()) <= 28 for _, _, sentence in rows)
+        sentences = [sentence for _, _, sentence in rows]
+        assert len(sentences) == len(set(sentences)), f"{task}: a sentence used twice"
+    assert "heuristic" in meta["tasks"]["CoordinationInversion"]["method"]
+    assert "approximation" in meta["tasks"]["CoordinationInversion"]
+
+
+def test_length_labels_are_the_bins(surface_set):
+    for _, label, sentence in read_rows(surface_set / "sentence_length.txt"):
+        assert int(label) == (len(sentence.split()) - 5) // 4
+
+
+def test_word_content_sentences_hold_exactly_their_word(surface_set):
+    rows = read_rows(surface_set / "word_content.txt")
+    words = {label for _, label, _ in rows}
+    assert len(words) == 30
+    for _, label, sentence in rows:
+        hits = [t for t in sentence.split() if t in words]
+        assert hits == [label]
+
+
+def test_modified_and_intact_sentences_never_share_a_source(surface_set):
+    for name in ("bigram_shift.txt", "coordination_inversion.txt"):
+        rows = read_rows(surface_set / name)
+        bags = {label: {tuple(sorted(s.lower().split())) for _, l, s in rows if l == label} for label in ("O", "I")}
+        assert not bags["O"] & bags["I"], name  # no sentence in both original and modified form
+
+
+def test_generated_set_loads_in_the_evaluation_engine(surface_set):
+    loaded = {t.spec.name: t for t in load_tasks(["Length", "BigramShift", "Tense"], "/nonexistent",
+                                                 probing=f"generated:{surface_set}")}
+    length = loaded["Length"].data
+    assert length.nclasses == 6 and length.info["layout"] == "generated"
+    assert len(length.splits["train"]) == 600 and len(length.splits["test"]) == 60
+    assert loaded["BigramShift"].data.nclasses == 2
+    assert loaded["Tense"].missing and "probing_gen" in loaded["Tense"].error  # not generated: said so
+
+
+def test_the_shipped_default_set_is_what_auto_falls_back_to(tmp_path):
+    loaded = load_tasks(["Length", "WordContent"], tmp_path, probing="auto")
+    for task in loaded:
+        assert task.data is not None, task.error
+        assert task.data.info["layout"] == "generated" and "books-en" in task.data.info["probing_set"]
+    senteval_only = load_tasks(["Length"], tmp_path, probing="senteval")
+    assert senteval_only[0].missing
+
+
+def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys):
+    assert main([f"corpus={tmp_path / 'nowhere'}", f"out={tmp_path / 'o'}"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main([f"corpus={BOOKS}", f"out={tmp_path / 'o'}", "trian=5"]) == 2
+    err = capsys.readouterr().err
+    assert "trian" in err and "valid settings" in err and len(err.strip().splitlines()) == 1
+    assert main([f"corpus={BOOKS}"]) == 2
+    assert "missing setting(s) out" in capsys.readouterr().err
+    assert main([f"corpus={BOOKS}", f"out={tmp_path / 'o'}", "tasks=[Lenght]"]) == 2
+    assert "unknown task" in capsys.readouterr().err

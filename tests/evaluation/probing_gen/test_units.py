@@ -1,0 +1,139 @@
+"""The generator's pieces on hand-made inputs: bins, swaps, clause inversion, parse-based labels, splits."""
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from evaluation.probing_gen.parser import Parsed
+from evaluation.probing_gen.sampling import Reservoirs, balanced_splits, split_by_target
+from evaluation.probing_gen.settings import GenSettings
+from evaluation.probing_gen.stream import BigramCounter
+from evaluation.probing_gen.surface import length_bin_edges, shift_bigram
+from evaluation.probing_gen.syntax import (argument_item, coordination_heuristic, coordination_parsed,
+                                           invert_clauses, tense_item, top_constituents)
+
+
+def test_length_bins_follow_the_paper():
+    # 5-to-28 tokens in 6 equal-width bins (paper 003, section 2; Adi et al. 2017)
+    assert length_bin_edges(GenSettings()) == [(5, 8), (9, 12), (13, 16), (17, 20), (21, 24), (25, 28)]
+    with pytest.raises(ValueError, match="equal-width"):
+        length_bin_edges(GenSettings(length_bins=5))
+
+
+def test_bigram_shift_is_exactly_one_adjacent_swap_of_two_words():
+    tokens = "What are you doing out there ?".split()
+    for seed in range(30):
+        shifted = shift_bigram(tokens, random.Random(seed))
+        diff = [i for i, (a, b) in enumerate(zip(tokens, shifted)) if a != b]
+        assert len(diff) == 2 and diff[1] == diff[0] + 1
+        i = diff[0]
+        assert shifted[i] == tokens[i + 1] and shifted[i + 1] == tokens[i]
+        assert "?" not in (shifted[i], shifted[i + 1])  # punctuation is never moved
+    assert shift_bigram("the the , .".split(), random.Random(0)) is None
+
+
+SENTENCE = "They might be only memories , but I can still feel each one .".split()
+# spaCy en_core_web_sm's parse of it (tags, 0-based heads, relations), written out by hand
+PARSE = Parsed(SENTENCE,
+               ["PRP", "MD", "VB", "RB", "NNS", ",", "CC", "PRP", "MD", "RB", "VB", "DT", "NN", "."],
+               [2, 2, 2, 4, 2, 2, 2, 10, 10, 10, 2, 12, 10, 10],
+               ["nsubj", "aux", "ROOT", "advmod", "attr", "punct", "cc", "nsubj", "aux", "advmod", "conj", "det",
+                "dobj", "punct"])
+
+
+def test_coordination_inversion_swaps_exactly_the_two_clauses():
+    found = coordination_parsed(PARSE, ratio=1.5)
+    assert found == (True, 6, 13)
+    inverted = invert_clauses(SENTENCE, *found, keep_case=lambda i: False)
+    # the paper's own example (section 2)
+    assert inverted == "I can still feel each one , but they might be only memories ."
+    assert coordination_heuristic(SENTENCE, ratio=1.5) == found
+    # unbalanced clauses are refused
+    long_second = SENTENCE[:7] + "I can still feel each one of the many small things".split() + ["."]
+    assert coordination_heuristic(long_second, ratio=1.5) is None
+    # a proper noun keeps its capital
+    tokens = "Paul stated the sum , and Mr. Meacham put it away .".split()
+    assert invert_clauses(tokens, True, 5, 11, keep_case=lambda i: True) == \
+        "Mr. Meacham put it away , and Paul stated the sum ."
+
+
+def test_one_clause_sentence_is_not_a_coordination():
+    p = Parsed("She reads books every evening .".split(), ["PRP", "VBZ", "NNS", "DT", "NN", "."],
+               [1, 1, 1, 4, 1, 1], ["nsubj", "ROOT", "dobj", "det", "npadvmod", "punct"])
+    assert coordination_parsed(p, 1.5) is None
+    assert tense_item(p) == ("PRES", "reads")
+    assert argument_item(p, ("nsubj", "nsubjpass")) is None  # a pronoun subject is neither NN nor NNS
+    assert argument_item(p, ("dobj",)) == ("NNS", "books")
+
+
+def test_tense_reads_the_finite_auxiliary_and_subject_number_the_noun():
+    p = Parsed("The old men had walked to the church .".split(), ["DT", "JJ", "NNS", "VBD", "VBN", "IN", "DT", "NN", "."],
+               [2, 2, 4, 4, 4, 4, 7, 5, 4], ["det", "amod", "nsubj", "aux", "ROOT", "prep", "det", "pobj", "punct"])
+    assert tense_item(p) == ("PAST", "had")
+    assert argument_item(p, ("nsubj", "nsubjpass")) == ("NNS", "men")
+    modal = Parsed("He could go .".split(), ["PRP", "MD", "VB", "."], [2, 2, 2, 2], ["nsubj", "aux", "ROOT", "punct"])
+    assert tense_item(modal) is None  # no tensed form in the main clause
+
+
+def test_top_constituents_and_depth_on_the_papers_example():
+    tokens = "Then very dark gray letters on a black screen appeared .".split()
+    p = Parsed(tokens, ["RB", "RB", "JJ", "JJ", "NNS", "IN", "DT", "JJ", "NN", "VBD", "."],
+               [9, 2, 4, 4, 9, 4, 8, 8, 5, 9, 9],
+               ["advmod", "advmod", "amod", "amod", "nsubj", "prep", "det", "amod", "pobj", "ROOT", "punct"])
+    assert top_constituents(p) == "ADVP_NP_VP_."  # the paper's "ADVP NP VP ."
+    assert p.depth() == 5  # appeared -> letters -> on -> screen -> a
+    assert top_constituents(PARSE) == "NP_VP_,_CC_S_."
+
+
+def test_balanced_splits_equal_per_class_and_shrink_together():
+    rng = random.Random(0)
+    by_class = {"a": [f"a{i}" for i in range(50)], "b": [f"b{i}" for i in range(30)]}
+    splits = balanced_splits(by_class, {"tr": 40, "va": 10, "te": 10}, rng)
+    counts = {s: Counter(c for c, _ in rows) for s, rows in splits.items()}
+    assert counts == {"tr": {"a": 20, "b": 20}, "va": {"a": 5, "b": 5}, "te": {"a": 5, "b": 5}}
+    short = balanced_splits(by_class, {"tr": 80, "va": 20, "te": 20}, rng)  # b has 30 of the 60 asked
+    assert {s: Counter(c for c, _ in rows) for s, rows in short.items()} == \
+        {"tr": {"a": 20, "b": 20}, "va": {"a": 5, "b": 5}, "te": {"a": 5, "b": 5}}
+    every = [item for rows in splits.values() for _, item in rows]
+    assert len(every) == len(set(every))
+
+
+def test_split_by_target_never_shares_a_target_word():
+    rng = random.Random(1)
+    words = {"PAST": [f"went{i}" for i in range(40)], "PRES": [f"goes{i}" for i in range(40)]}
+    items = [(label, rng.choice(words[label]), f"s{n}{label}") for n in range(3000) for label in ("PAST", "PRES")]
+    splits, assignment = split_by_target(items, {"tr": 1000, "va": 200, "te": 200}, ["PAST", "PRES"], rng)
+    target_of = {item: target for _, target, item in items}
+    seen = {s: {target_of[item] for _, item in rows} for s, rows in splits.items()}
+    assert not (seen["tr"] & seen["va"]) and not (seen["tr"] & seen["te"]) and not (seen["va"] & seen["te"])
+    for s, n in (("tr", 1000), ("va", 200), ("te", 200)):
+        assert Counter(c for c, _ in splits[s]) == {"PAST": n // 2, "PRES": n // 2}
+
+
+def test_reservoir_is_bounded_and_uniform():
+    rng = random.Random(3)
+    hits = Counter()
+    for trial in range(2000):
+        r = Reservoirs(2, rng)
+        for i in range(10):
+            r.offer("k", i)
+        assert len(r.items["k"]) == 2
+        hits.update(r.items["k"])
+    # each of the 10 items kept with probability 2/10: 400 of 2000 trials, sd ~18
+    assert all(330 < hits[i] < 470 for i in range(10))
+
+
+def test_bigram_counter_matches_a_plain_count_across_merges():
+    rng = np.random.default_rng(0)
+    counter, plain = BigramCounter(chunk=50), Counter()
+    for _ in range(40):
+        ids = rng.integers(0, 12, size=rng.integers(1, 15)).tolist()
+        counter.add(ids)
+        plain.update(zip(ids[:-1], ids[1:]))
+    counter.finish()
+    left = np.array([a for a in range(12) for b in range(12)])
+    right = np.array([b for a in range(12) for b in range(12)])
+    assert counter.count(left, right).tolist() == [plain[(a, b)] for a, b in zip(left, right)]
+    followers, counts = counter.followers(3)
+    assert dict(zip(followers.tolist(), counts.tolist())) == {b: n for (a, b), n in plain.items() if a == 3}
