@@ -105,9 +105,12 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
     """One task: encode its sentences (cached), run its regime, add main score, size and timings."""
     spec, data = task.spec, task.data
     t0, enc0 = time.perf_counter(), cache.seconds
-    cache.embed(data.sentences())  # one length-sorted pass; the regime below only hits the cache
     run_params = task_params(spec, params)
-    result = REGIMES[spec.regime](spec, data, cache.embed, run_params)
+    if hasattr(cache.encoder, "run_task"):  # a task-level baseline (NB-tfidf): it classifies the text itself
+        result = cache.encoder.run_task(spec, data, run_params)
+    else:
+        cache.embed(data.sentences())  # one length-sorted pass; the regime below only hits the cache
+        result = REGIMES[spec.regime](spec, data, cache.embed, run_params)
     seconds = time.perf_counter() - t0
     encode_seconds = cache.seconds - enc0
     result.update({
