@@ -26,10 +26,24 @@ class ProtocolParams:
     seed: int = 1111
     l2_grid: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
     device: str = "auto"  # auto -> cuda if available else cpu
+    # Several classifier seeds: every classifier task runs once per seed; results keep each seed's scores and
+    # report their mean and sd (None: ``seed`` alone, SentEval's single run).
+    seeds: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        """Settings that would only fail once the classifiers run are rejected here, before any encoding."""
+        parse_optim(self.optim)
+        if self.kfold < 2:
+            raise ValueError(f"kfold={self.kfold}: k-fold needs k >= 2")
+        if not self.l2_grid:
+            raise ValueError("l2_grid is empty: give at least one L2 value, e.g. evaluation.l2_grid=[1e-4]")
+        if self.seeds is not None and not self.seeds:
+            raise ValueError("evaluation.seeds is empty: give seeds, e.g. [1111,1112,1113], or null")
+
+    def classifier_seeds(self) -> tuple[int, ...]:
+        return tuple(self.seeds) if self.seeds else (self.seed,)
 
 
-PROTOTYPE = ProtocolParams()
-FULL = ProtocolParams(name="full", kfold=10, optim="adam", batch_size=64, tenacity=5, epoch_size=4)
 
 # torch.optim defaults of the optimizers the batched engine implements (torch 2.x).
 OPTIM_DEFAULTS: dict[str, dict[str, float]] = {
@@ -50,7 +64,8 @@ def parse_optim(spec: str) -> tuple[str, dict[str, float]]:
     method, _, rest = spec.partition(",")
     method = method.strip().lower()
     if method not in OPTIM_DEFAULTS:
-        raise ValueError(f"optimizer {method!r} not supported (supported: {sorted(OPTIM_DEFAULTS)})")
+        raise ValueError(f"optimizer {method!r} not supported: use one of {sorted(OPTIM_DEFAULTS)} "
+                         "(evaluation.optim=...)")
     values = dict(OPTIM_DEFAULTS[method])
     if rest:
         for item in rest.split(","):
@@ -72,3 +87,7 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     return device
+
+
+PROTOTYPE = ProtocolParams()
+FULL = ProtocolParams(name="full", kfold=10, optim="adam", batch_size=64, tenacity=5, epoch_size=4)

@@ -68,7 +68,8 @@ def markdown_table(doc: dict) -> str:
         elif isinstance(r.get("all"), dict) and isinstance(r["all"].get("spearman"), dict):
             extra = f"spearman mean {_fmt(r['all']['spearman'].get('mean'))}"
         secs = f"{r.get('seconds', 0):.1f} ({r.get('encode_seconds', 0):.1f} + {r.get('classifier_seconds', 0):.1f})"
-        lines.append(f"| {task} | {_fmt(r.get('main_score'))} | {r.get('main_metric', '')} | {extra} | "
+        score = _fmt(r.get("main_score")) + (f" ± {_fmt(r['main_score_sd'])}" if "main_score_sd" in r else "")
+        lines.append(f"| {task} | {score} | {r.get('main_metric', '')} | {extra} | "
                      f"{r.get('n', '')} | {secs} |")
     for task, message in doc.get("skipped", {}).items():
         lines.append(f"| {task} | skipped | | {message.split(':', 1)[-1].strip()[:80]} | | |")

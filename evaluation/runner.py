@@ -64,8 +64,34 @@ def params_from_config(cfg: Mapping):
     for key, value in dict(cfg.get("classifier") or {}).items():
         flat[key] = value
     known = {f.name: f for f in dataclasses.fields(ProtocolParams)}
-    kwargs = {k: (tuple(float(x) for x in v) if k == "l2_grid" else v) for k, v in flat.items() if k in known}
+    convert = {"l2_grid": lambda v: tuple(float(x) for x in v),
+               "seeds": lambda v: None if v is None else tuple(int(x) for x in v)}
+    kwargs = {k: convert.get(k, lambda v: v)(v) for k, v in flat.items() if k in known}
     return ProtocolParams(**kwargs)
+
+
+SEED_METRICS = ("acc", "devacc", "pearson", "spearman", "mse", "devpearson", "f1")
+
+
+def run_seeds(regime, spec, data, embed, params) -> dict:
+    """The regime once per classifier seed. One seed: SentEval's result as it is. Several: the first seed's
+    result with each metric replaced by its mean over seeds, plus ``seeds`` ({seed: metrics}) and ``sd``."""
+    import numpy as np
+
+    seeds = params.classifier_seeds()
+    runs = {seed: regime(spec, data, embed, dataclasses.replace(params, seed=seed, seeds=None)) for seed in seeds}
+    first = runs[seeds[0]]
+    if len(seeds) == 1:
+        return first
+    out = dict(first)
+    keys = [k for k in SEED_METRICS if isinstance(first.get(k), (int, float))]
+    out["seeds"] = {str(seed): {k: r[k] for k in keys} for seed, r in runs.items()}
+    out["sd"] = {}
+    for k in keys:
+        values = np.array([r[k] for r in runs.values()], dtype=np.float64)
+        out[k] = round(float(values.mean()), 4)
+        out["sd"][k] = round(float(values.std(ddof=1)), 4)
+    return out
 
 
 def git_revision(root: Path | None = None) -> str | None:
@@ -110,12 +136,16 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
         result = cache.encoder.run_task(spec, data, run_params)
     else:
         cache.embed(data.sentences())  # one length-sorted pass; the regime below only hits the cache
-        result = REGIMES[spec.regime](spec, data, cache.embed, run_params)
+        if spec.regime == "cosine":  # no classifier: the seeds change nothing
+            result = REGIMES[spec.regime](spec, data, cache.embed, run_params)
+        else:
+            result = run_seeds(REGIMES[spec.regime], spec, data, cache.embed, run_params)
     seconds = time.perf_counter() - t0
     encode_seconds = cache.seconds - enc0
     result.update({
         "main_score": get_path(result, spec.main_score),
         "main_metric": spec.main_score,
+        **({"main_score_sd": result["sd"][spec.main_score]} if spec.main_score in result.get("sd", {}) else {}),
         "n": data.n,
         "seconds": round(seconds, 3),
         "encode_seconds": round(encode_seconds, 3),
