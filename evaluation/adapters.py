@@ -81,13 +81,16 @@ class PrecomputedEncoder:
         self.index = {_normalise(s): i for i, s in enumerate(texts)}
         self.output_dim = int(vectors.shape[1])
 
-    def encode(self, sentences: list[str], batch_size: int | None = None) -> np.ndarray:
-        rows = [self.index.get(_normalise(s)) for s in sentences]
-        missing = [s for s, r in zip(sentences, rows) if r is None]
+    def check_covers(self, sentences: list[str]) -> None:
+        """Raise ``MissingSentences`` naming how many of a task's sentences the file lacks, and the first."""
+        missing = [s for s in sentences if _normalise(s) not in self.index]
         if missing:
             raise MissingSentences(f"{len(missing)} of {len(sentences)} sentences are not in {self.path} (first: "
                                    f"{missing[0][:60]!r}): encode every sentence of the task's files")
-        return self.vectors[np.asarray(rows, dtype=np.int64)]
+
+    def encode(self, sentences: list[str], batch_size: int | None = None) -> np.ndarray:
+        self.check_covers(sentences)
+        return self.vectors[np.asarray([self.index[_normalise(s)] for s in sentences], dtype=np.int64)]
 
     def describe(self) -> dict:
         return {"name": f"precomputed:{Path(self.path).name}", "source": f"precomputed vectors {self.path}",

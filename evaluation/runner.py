@@ -135,6 +135,8 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
     if hasattr(cache.encoder, "run_task"):  # a task-level baseline (NB-tfidf): it classifies the text itself
         result = cache.encoder.run_task(spec, data, run_params)
     else:
+        if hasattr(cache.encoder, "check_covers"):  # precomputed vectors: say every missing sentence of the task
+            cache.encoder.check_covers(list(dict.fromkeys(data.sentences())))
         cache.embed(data.sentences())  # one length-sorted pass; the regime below only hits the cache
         if spec.regime == "cosine":  # no classifier: the seeds change nothing
             result = REGIMES[spec.regime](spec, data, cache.embed, run_params)

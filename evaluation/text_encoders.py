@@ -24,7 +24,7 @@ class EncoderOutputError(RuntimeError):
 
 
 def check_output(vectors, sentences: list[str], dim: int | None, name: str = "encoder") -> np.ndarray:
-    """Validate one batch of encoder output and return it as float32 ``[len(sentences), d]``."""
+    """Validate one batch of encoder output and return it as float32 (float64 kept) ``[len(sentences), d]``."""
     if hasattr(vectors, "detach"):  # a torch tensor slipped through
         vectors = vectors.detach().cpu().numpy()
     arr = np.asarray(vectors)
@@ -37,7 +37,8 @@ def check_output(vectors, sentences: list[str], dim: int | None, name: str = "en
             f"{name}.encode returned {arr.shape[1]}-d vectors after {dim}-d ones: every call must return the same width")
     if not np.issubdtype(arr.dtype, np.number):
         raise EncoderOutputError(f"{name}.encode returned dtype {arr.dtype}: it must return float vectors")
-    arr = arr.astype(np.float32, copy=False)
+    # float64 stays float64 (STS cosines in the encoder's own precision); anything else becomes float32
+    arr = arr if arr.dtype == np.float64 else arr.astype(np.float32, copy=False)
     bad = ~np.isfinite(arr).all(axis=1)
     if bad.any():
         first = sentences[int(np.flatnonzero(bad)[0])]

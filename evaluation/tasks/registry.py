@@ -24,6 +24,7 @@ class TaskSpec:
 
 _ACC = ("devacc", "acc")
 _REL = ("devpearson", "pearson", "spearman", "mse")
+_COS = ("test.pearson", "test.spearman")
 _STS = ("all.pearson.mean", "all.pearson.wmean", "all.spearman.mean", "all.spearman.wmean", "pooled.spearman")
 
 _TABLE = [
@@ -46,6 +47,11 @@ _TABLE = [
              features="absdiff_prod"),
     *[TaskSpec(name, "similarity", getattr(sts, f"load_{name.lower()}"), "cosine", _STS, "all.pearson.mean")
       for name in ("STS12", "STS13", "STS14", "STS15", "STS16")],
+    # SimCSE's protocol (Gao et al. 2021, appendix B): cosine on the test split, Spearman, no regressor
+    TaskSpec("STSBenchmarkCosine", "similarity", sts.load_sts_benchmark_cosine, "cosine", _COS, "test.spearman",
+             note="cosine, no trained regressor (SimCSE protocol)"),
+    TaskSpec("SICKRelatednessCosine", "similarity", sick.load_sick_relatedness_cosine, "cosine", _COS,
+             "test.spearman", note="cosine, no trained regressor (SimCSE protocol)"),
     *[TaskSpec(name, "probing", probing.LOADERS[name], "train_dev_test", _ACC, "acc",
                params_override=MappingProxyType({"nhid": 0}) if name == "WordContent" else MappingProxyType({}),
                note="nhid forced to 0 (SentEval)" if name == "WordContent" else "")
@@ -56,12 +62,13 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType({spec.name: spec for spec in _T
 
 GROUPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "transfer": tuple(s.name for s in _TABLE if s.family in ("transfer", "relatedness")),
-    "sts": tuple(s.name for s in _TABLE if s.family == "similarity")
-    + tuple(s.name for s in _TABLE if s.family == "relatedness"),
+    "sts": ("STS12", "STS13", "STS14", "STS15", "STS16") + tuple(s.name for s in _TABLE if s.family == "relatedness"),
     "relatedness": tuple(s.name for s in _TABLE if s.family == "relatedness"),
-    "similarity": tuple(s.name for s in _TABLE if s.family == "similarity"),
+    "similarity": ("STS12", "STS13", "STS14", "STS15", "STS16"),
+    # SimCSE's STS protocol: STS12-16 (headline: pooled.spearman, their "all"), STS-B and SICK-R by cosine
+    "sts_cosine": ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmarkCosine", "SICKRelatednessCosine"),
     "probing": tuple(s.name for s in _TABLE if s.family == "probing"),
-    "all": tuple(s.name for s in _TABLE),
+    "all": tuple(s.name for s in _TABLE if not s.name.endswith("Cosine")),  # SentEval's tasks
 })
 
 

@@ -47,3 +47,10 @@ def load_sick_entailment(data_dir: Path) -> TaskData:
 
 def load_sick_relatedness(data_dir: Path) -> TaskData:
     return _load("SICKRelatedness", data_dir, entailment=False)
+
+
+def load_sick_relatedness_cosine(data_dir: Path) -> TaskData:
+    """SICK-R's test split for cosine scoring (SimCSE's protocol)."""
+    from .sts import test_split_only
+
+    return test_split_only(load_sick_relatedness, data_dir)

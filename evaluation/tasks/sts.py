@@ -1,4 +1,5 @@
-"""STS12-16 (unsupervised, cosine) and STS Benchmark (supervised) as SentEval's ``sts.py`` reads them."""
+"""STS12-16 (unsupervised, cosine) and STS Benchmark (supervised) as SentEval's ``sts.py`` reads them; and the
+test splits of STS-B and SICK-R scored by cosine alone, the protocol SimCSE popularised (Gao et al. 2021)."""
 from __future__ import annotations
 
 from functools import partial
@@ -77,3 +78,14 @@ load_sts13 = partial(load_sts_year, "STS13")
 load_sts14 = partial(load_sts_year, "STS14")
 load_sts15 = partial(load_sts_year, "STS15")
 load_sts16 = partial(load_sts_year, "STS16")
+
+
+def test_split_only(load, data_dir: Path) -> TaskData:
+    """The task's test split alone, for cosine scoring with no trained regressor (SimCSE's STS-B / SICK-R)."""
+    data = load(data_dir)
+    return TaskData(splits={"test": data.splits["test"]},
+                    info={**data.info, "protocol": "cosine similarity on the test split, no trained regressor "
+                          "(SimCSE's evaluation); SentEval's trained-regressor score is the task without 'Cosine'"})
+
+
+load_sts_benchmark_cosine = partial(test_split_only, load_sts_benchmark)

@@ -39,3 +39,32 @@ def test_run_cosine_on_fixture(senteval_root, hash_encoder):
     assert set(r) == set(data.splits) | {"all", "pooled"}
     # identical pairs (cosine 1) carry the high gold scores: correlations are positive
     assert r["all"]["spearman"]["mean"] > 0.5
+
+
+def test_cosine_protocol_scores_the_test_split_by_spearman(senteval_root):
+    """SimCSE's STS-B: cosine of the test pairs, Spearman against gold, no regressor (checked by hand here)."""
+    from scipy.stats import rankdata
+
+    from evaluation.embedding_cache import EmbeddingCache
+    from evaluation.runner import load_tasks, run_task
+    from evaluation.protocol import ProtocolParams
+
+    class Fixed:
+        def encode(self, sentences):
+            return np.array([[len(s), s.count("e") + 1.0, 1.0] for s in sentences], dtype=np.float64)
+
+        def describe(self):
+            return {"name": "fixed"}
+
+    (task,) = load_tasks(["STSBenchmarkCosine"], senteval_root)
+    test = task.data.splits["test"]
+    assert set(task.data.splits) == {"test"}
+    enc = Fixed()
+    u, v = enc.encode(test.a), enc.encode(test.b)
+    # pair by pair, as SentEval does: the fixture has exact ties, which a vectorised formula breaks by 1 ulp
+    cos = np.array([a @ b / (np.linalg.norm(a) * np.linalg.norm(b)) for a, b in zip(u, v)])
+    rx, ry = rankdata(cos), rankdata(test.y)
+    by_hand = float(np.corrcoef(rx, ry)[0, 1])  # Spearman = Pearson of the ranks
+    result = run_task(task, EmbeddingCache(enc), ProtocolParams())
+    assert result["main_metric"] == "test.spearman"
+    assert abs(result["main_score"] - by_hand) < 1e-9  # float64 all the way
