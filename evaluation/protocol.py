@@ -29,6 +29,8 @@ class ProtocolParams:
     # Several classifier seeds: every classifier task runs once per seed; results keep each seed's scores and
     # report their mean and sd (None: ``seed`` alone, SentEval's single run).
     seeds: tuple[int, ...] | None = None
+    # Model selection without test data: only train/dev splits are encoded and scored (execute.DEV_ONLY_NOTE).
+    dev_only: bool = False
 
     def __post_init__(self) -> None:
         """Settings that would only fail once the classifiers run are rejected here, before any encoding."""

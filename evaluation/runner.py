@@ -13,7 +13,7 @@ from typing import Mapping
 from .embedding_cache import EmbeddingCache
 from .results import ResultsWriter
 from .tasks.base import MissingTaskData, TaskData, TaskDataError
-from .tasks.execute import REGIMES, task_params
+from .tasks.execute import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_view, run_dev_only, task_params
 from .tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
 from .text_encoders import EncoderOutputError
 
@@ -132,8 +132,14 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
     spec, data = task.spec, task.data
     t0, enc0 = time.perf_counter(), cache.seconds
     run_params = task_params(spec, params)
+    main_score = spec.main_score
     if hasattr(cache.encoder, "run_task"):  # a task-level baseline (NB-tfidf): it classifies the text itself
         result = cache.encoder.run_task(spec, data, run_params)
+    elif params.dev_only:  # the test split is dropped before anything is encoded
+        data = dev_view(spec, data)
+        main_score = DEV_ONLY_SCORE[spec.regime]
+        cache.embed(data.sentences())
+        result = run_seeds(run_dev_only, spec, data, cache.embed, run_params)
     else:
         if hasattr(cache.encoder, "check_covers"):  # precomputed vectors: say every missing sentence of the task
             cache.encoder.check_covers(list(dict.fromkeys(data.sentences())))
@@ -145,9 +151,9 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
     seconds = time.perf_counter() - t0
     encode_seconds = cache.seconds - enc0
     result.update({
-        "main_score": get_path(result, spec.main_score),
-        "main_metric": spec.main_score,
-        **({"main_score_sd": result["sd"][spec.main_score]} if spec.main_score in result.get("sd", {}) else {}),
+        "main_score": get_path(result, main_score),
+        "main_metric": main_score,
+        **({"main_score_sd": result["sd"][main_score]} if main_score in result.get("sd", {}) else {}),
         "n": data.n,
         "seconds": round(seconds, 3),
         "encode_seconds": round(encode_seconds, 3),
@@ -178,6 +184,8 @@ def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     name = encoder.describe().get("name") if hasattr(encoder, "describe") else None
+    if params.dev_only:
+        writer.update(dev_only=DEV_ONLY_NOTE)
     cache = EmbeddingCache(encoder, batch_size=encode_batch_size, name=name or type(encoder).__name__)
     last_use: dict[str, int] = {}
     for i, task in enumerate(loaded):
@@ -208,6 +216,8 @@ def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, 
             except EncoderOutputError as err:
                 writer.update(aborted=f"{name}: {err}")
                 raise
+            except NoDevSplit as err:
+                writer.add_skipped(name, str(err))
             except Exception as err:  # one task's failure must not lose the others
                 log.debug("task %s failed", name, exc_info=True)
                 message = f"{name} failed: {type(err).__name__}: {err}".replace("\n", " ")

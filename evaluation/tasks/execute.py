@@ -132,10 +132,60 @@ def sts_summary(per_dataset: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
 
 
 def run_cosine(spec, data: TaskData, embed: Embed, params) -> dict:
+    """Every sub-dataset (STS12-16), or the test split of a task that also has a dev split (STS-B cosine)."""
+    splits = {k: v for k, v in data.splits.items() if k != "dev"}
     per_dataset = {}
-    for name, split in data.splits.items():
+    for name, split in splits.items():
         per_dataset[name] = (cosine_rows(embed(split.a), embed(split.b)), split.y.astype(np.float64))
     return sts_summary(per_dataset)
+
+
+class NoDevSplit(ValueError):
+    """Dev-only mode on a task without a dev split (STS12-16): skipped, not failed."""
+
+
+DEV_ONLY_SCORE = {"train_dev_test": "devacc", "kfold_then_test": "devacc", "nested_cv": "devacc",
+                  "relatedness": "devpearson", "cosine": "dev.spearman"}
+DEV_ONLY_NOTE = ("dev-only: the test split is neither encoded nor scored; train/dev tasks report dev accuracy, "
+                 "k-fold tasks (MR, CR, SUBJ, MPQA, TREC, MRPC) the k-fold CV accuracy on their training data, "
+                 "relatedness the dev Pearson, STS-B/SICK-R cosine the dev Spearman; STS12-16 have no dev split")
+
+
+def dev_view(spec, data: TaskData) -> TaskData:
+    """The task without its test split (nested-CV tasks keep their one pool: only CV folds are scored)."""
+    if spec.regime == "nested_cv":
+        return data
+    if "dev" not in data.splits and spec.regime in ("cosine", "train_dev_test", "relatedness"):
+        raise NoDevSplit(f"{spec.name} has no dev split: nothing to score in dev-only mode")
+    return TaskData(splits={k: v for k, v in data.splits.items() if k != "test"}, nclasses=data.nclasses,
+                    info={**data.info, "dev_only": True})
+
+
+def run_dev_only(spec, data: TaskData, embed: Embed, params) -> dict:
+    """The model-selection score of a task from its training and dev data alone (``dev_view`` already dropped
+    the test split, so it cannot be read)."""
+    from evaluation import regimes
+
+    if spec.regime == "cosine":
+        dev = data.splits["dev"]
+        summary = sts_summary({"dev": (cosine_rows(embed(dev.a), embed(dev.b)), dev.y.astype(np.float64))})
+        return {"dev": summary["dev"]}
+    if spec.regime == "relatedness":
+        X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev")}
+        y = {k: data.splits[k].y.astype(np.float64) for k in ("train", "dev")}
+        out = _clean(regimes.relatedness(X["train"], y["train"], X["dev"], y["dev"], X["dev"][:2], y["dev"][:2],
+                                         params, nclasses=5))
+        return {"devpearson": out["devpearson"], "ndev": len(y["dev"])}
+    if spec.regime == "train_dev_test":
+        X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev")}
+        y = {k: data.splits[k].y for k in ("train", "dev")}
+        out = regimes.train_dev_test(X["train"], y["train"], X["dev"], y["dev"], X["dev"][:1], y["dev"][:1], params,
+                                     data.nclasses, noreg=params.l2_grid == (1e-9,))
+        return {"devacc": out["devacc"], "ndev": out["ndev"]}
+    split = data.splits["all" if spec.regime == "nested_cv" else "train"]
+    X = features(split, embed, spec.features)
+    out = regimes.kfold_then_test(X, split.y, X[:1], split.y[:1], params, data.nclasses)
+    return {"devacc": out["devacc"], "ndev": out["ndev"]}
 
 
 REGIMES = {

@@ -81,9 +81,10 @@ load_sts16 = partial(load_sts_year, "STS16")
 
 
 def test_split_only(load, data_dir: Path) -> TaskData:
-    """The task's test split alone, for cosine scoring with no trained regressor (SimCSE's STS-B / SICK-R)."""
+    """The task's dev and test splits, for cosine scoring with no trained regressor (SimCSE's STS-B / SICK-R):
+    the test split is scored, the dev split only in dev-only mode."""
     data = load(data_dir)
-    return TaskData(splits={"test": data.splits["test"]},
+    return TaskData(splits={"dev": data.splits["dev"], "test": data.splits["test"]},
                     info={**data.info, "protocol": "cosine similarity on the test split, no trained regressor "
                           "(SimCSE's evaluation); SentEval's trained-regressor score is the task without 'Cosine'"})
 
