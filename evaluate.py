@@ -38,6 +38,12 @@ def evaluate(cfg: DictConfig) -> int:
     except (UnknownTask, TypeError, ValueError) as err:
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2
+    if all(t.data is None for t in loaded):
+        where = f"{data_dir} does not exist" if not data_dir.is_dir() else f"nothing under {data_dir} holds them"
+        console.print(f"[red]error:[/red] no data for any requested task ({where}): set SENTENCE_DATA or "
+                      "paths.data_dir to the data root (senteval/, probing/), or get it with "
+                      "scripts/get_senteval_data.sh", highlight=False, soft_wrap=True)
+        return 2
     if cfg.results_file:
         results_file = Path(hydra.utils.to_absolute_path(str(cfg.results_file)))
     else:
@@ -55,6 +61,19 @@ def evaluate(cfg: DictConfig) -> int:
             "probing_source": str(cfg.get("probing") or "auto"),
             "versions": library_versions(), "git_revision": git_revision()}
     writer = ResultsWriter(results_file, meta)
+    if cfg.get("resume") and results_file.is_file():
+        from evaluation.results import resume_from
+
+        try:
+            done = resume_from(writer, results_file)
+        except ValueError as err:
+            console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
+            return 2
+        for task in loaded:
+            if task.spec.name in done:
+                task.data, task.error = None, None  # kept from the file, not run again
+        console.print(f"resume: {len(done)} task(s) already in {results_file}: {', '.join(done) or 'none'}",
+                      highlight=False, soft_wrap=True)
     writer.flush()
     console.print(f"results -> {results_file}", highlight=False, soft_wrap=True)
     try:

@@ -105,3 +105,30 @@ class ResultsWriter:
     def flush(self) -> None:
         atomic_write_text(self.path, json.dumps(to_jsonable(self.doc), indent=2) + "\n")
         atomic_write_text(self.markdown_path, markdown_table(self.doc))
+
+
+RESUME_KEYS = ("protocol", "encoder", "probing_source")
+
+
+def resume_from(writer: ResultsWriter, path: Path) -> list[str]:
+    """Take the finished tasks of an earlier run of the same evaluation into ``writer``; returns their names.
+    A file written with another encoder or protocol is refused (one line), so runs never mix."""
+    try:
+        old = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"resume=true: cannot read {path} ({err}): use another results_file or resume=false") from None
+    new = to_jsonable({k: writer.doc.get(k) for k in RESUME_KEYS})
+    for key in RESUME_KEYS:
+        a, b = old.get(key), new.get(key)
+        if key == "encoder":  # descriptions may carry paths and versions; the name decides
+            a, b = (a or {}).get("name"), (b or {}).get("name")
+        if key == "protocol":
+            a = {k: v for k, v in (a or {}).items() if k != "device"}
+            b = {k: v for k, v in (b or {}).items() if k != "device"}
+        if a != b:
+            raise ValueError(f"resume=true: {path} was written with another {key} ({a!r}, now {b!r}): use another "
+                             "results_file or resume=false")
+    done = list(old.get("results", {}))
+    writer.doc["results"].update(old.get("results", {}))
+    writer.doc["resumed"] = {"from": str(path), "tasks_kept": done}
+    return done

@@ -12,7 +12,7 @@ from typing import Mapping
 
 from .embedding_cache import EmbeddingCache
 from .results import ResultsWriter
-from .tasks.base import MissingTaskData, TaskData, TaskDataError
+from .tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
 from .tasks.execute import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_view, run_dev_only, task_params
 from .tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
 from .text_encoders import EncoderOutputError
@@ -37,7 +37,7 @@ def load_tasks(names, data_dir: Path | str, console=None, probing: str = "auto")
         spec = TASKS[name]
         kwargs = {"source": probing} if spec.family == "probing" else {}
         try:
-            out.append(LoadedTask(spec, data=spec.loader(Path(data_dir), **kwargs)))
+            out.append(LoadedTask(spec, data=check_splits(name, spec.loader(Path(data_dir), **kwargs), ())))
         except MissingTaskData as err:
             out.append(LoadedTask(spec, error=str(err), missing=True))
         except TaskDataError as err:

@@ -20,7 +20,11 @@ class TextEncoder(Protocol):
 
 
 class EncoderOutputError(RuntimeError):
-    """The encoder returned something the suite cannot use (wrong shape, NaN, inf)."""
+    """The encoder returned something the suite cannot use (wrong shape, width or dtype): the run stops."""
+
+
+class NonFiniteOutput(ValueError):
+    """NaN/inf vectors for some sentences: the task that asked for them fails, the others run."""
 
 
 def check_output(vectors, sentences: list[str], dim: int | None, name: str = "encoder") -> np.ndarray:
@@ -42,7 +46,7 @@ def check_output(vectors, sentences: list[str], dim: int | None, name: str = "en
     bad = ~np.isfinite(arr).all(axis=1)
     if bad.any():
         first = sentences[int(np.flatnonzero(bad)[0])]
-        raise EncoderOutputError(
+        raise NonFiniteOutput(
             f"{name}.encode returned NaN/inf for {int(bad.sum())} of {n} sentences (first: {first[:60]!r}): "
             "check the checkpoint and the encoder's numerics (e.g. a mean over zero tokens)")
     return arr

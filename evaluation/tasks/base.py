@@ -143,3 +143,20 @@ def pair_split(a: list[str], b: list[str], labels: list, dtype=np.int64) -> Spli
 
 
 Loader = Callable[[Path], TaskData]
+
+
+class EmptySplit(TaskDataError):
+    def __init__(self, task: str, split: str) -> None:
+        super().__init__(f"{task}: the {split} split is empty (an empty or truncated file?): check or re-download the "
+                         "task's files")
+
+
+def check_splits(task: str, data: TaskData, needs: tuple[str, ...]) -> TaskData:
+    """Every split the task's regime reads must hold examples, else one line naming the split."""
+    for name in needs:
+        if name in data.splits and len(data.splits[name]) == 0:
+            raise EmptySplit(task, name)
+    for name, split in data.splits.items():
+        if len(split) == 0:
+            raise EmptySplit(task, name)
+    return data

@@ -78,10 +78,18 @@ def run_train_dev_test(spec, data: TaskData, embed: Embed, params) -> dict:
                                          params, data.nclasses))
 
 
+def check_not_constant(task: str, X: np.ndarray) -> None:
+    """Constant features make every prediction equal, so a correlation is undefined (SentEval reports -1 or 0)."""
+    if len(X) and not np.ptp(X, axis=0).any():
+        raise ValueError(f"{task}: every pair has the same features (the encoder gives all these sentences one "
+                         "vector), so no correlation can be computed: check the encoder")
+
+
 def run_relatedness(spec, data: TaskData, embed: Embed, params) -> dict:
     from evaluation import regimes
 
     X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev", "test")}
+    check_not_constant(spec.name, X["train"])
     y = {k: data.splits[k].y.astype(np.float64) for k in ("train", "dev", "test")}
     out = _clean(regimes.relatedness(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params,
                                      nclasses=5))
@@ -172,6 +180,7 @@ def run_dev_only(spec, data: TaskData, embed: Embed, params) -> dict:
         return {"dev": summary["dev"]}
     if spec.regime == "relatedness":
         X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev")}
+        check_not_constant(spec.name, X["train"])
         y = {k: data.splits[k].y.astype(np.float64) for k in ("train", "dev")}
         out = _clean(regimes.relatedness(X["train"], y["train"], X["dev"], y["dev"], X["dev"][:2], y["dev"][:2],
                                          params, nclasses=5))
