@@ -1,0 +1,138 @@
+"""Runs side by side: ``python -m evaluation.compare A.json B.json [...] [--tasks probing] [--out table.md]``.
+
+Rows are tasks, columns are runs (results files of ``evaluate.py`` or of the training callback), cells the main
+score. Every run after the first is compared with the first: ``▲``/``▼`` where the difference exceeds the noise,
+``≈`` where it lies inside it. The noise is the seed spread when the runs were scored with several classifier
+seeds (``evaluation.seeds``: a difference within the larger sd is what reseeding alone produces); with one seed,
+the sampling error of the test examples (the interval a bootstrap over them gives): binomial for accuracies,
+Fisher's z for correlations, 95% two-sided.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from .tasks.registry import TASKS, UnknownTask, resolve_tasks
+
+Z95 = 1.96
+
+
+def load_run(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path}: not a readable results file ({err})") from None
+    if not isinstance(doc, dict) or "results" not in doc:
+        raise ValueError(f"{path}: no 'results' in it: give results.json files of evaluate.py or eval/epoch_NNN.json")
+    return doc
+
+
+def _n(result: dict) -> int | None:
+    for key in ("ntest", "ndev"):
+        if isinstance(result.get(key), int) and result[key] > 0:
+            return result[key]
+    for key in ("pooled", "test", "dev"):
+        if isinstance(result.get(key), dict) and result[key].get("nsamples"):
+            return int(result[key]["nsamples"])
+    return None
+
+
+def noise_band(a: dict, b: dict) -> tuple[float | None, str]:
+    """How far apart two main scores may be by chance alone, and which rule said so."""
+    if "main_score_sd" in a or "main_score_sd" in b:
+        return max(a.get("main_score_sd", 0.0), b.get("main_score_sd", 0.0)), "seed sd"
+    metric = str(a.get("main_metric", ""))
+    na, nb = _n(a), _n(b)
+    if not na or not nb:
+        return None, ""
+    sa, sb = a["main_score"], b["main_score"]
+    if metric.endswith("acc"):  # percent
+        se = [100 * math.sqrt(max(p / 100 * (1 - p / 100), 1e-12) / n) for p, n in ((sa, na), (sb, nb))]
+        return Z95 * math.hypot(*se), "test sampling"
+    if "pearson" in metric or "spearman" in metric:
+        if na <= 3 or nb <= 3 or abs(sa) >= 1 or abs(sb) >= 1:
+            return None, ""
+        # the z difference that is significant, mapped back to r around the first score
+        dz = Z95 * math.sqrt(1 / (na - 3) + 1 / (nb - 3))
+        return abs(math.tanh(math.atanh(sa) + dz) - sa), "test sampling"
+    return None, ""
+
+
+def _fmt(score, sd=None) -> str:
+    if score is None:
+        return "n/a"
+    text = f"{score:.2f}" if abs(score) > 1.5 else f"{score:.4f}"
+    return text + (f" ± {sd:.2f}" if sd is not None and abs(score) > 1.5 else f" ± {sd:.4f}" if sd is not None else "")
+
+
+def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) -> str:
+    present = [t for t in TASKS if any(t in doc["results"] for _, doc in runs)]
+    rows = [t for t in (tasks or present) if t in present]
+    header = "| task | " + " | ".join(name for name, _ in runs) + " |"
+    lines = [header, "|---" * (len(runs) + 1) + "|"]
+    rules = set()
+    for task in rows:
+        base = runs[0][1]["results"].get(task)
+        cells = []
+        for i, (_, doc) in enumerate(runs):
+            r = doc["results"].get(task)
+            if r is None or r.get("main_score") is None:
+                reason = "error" if task in doc.get("errors", {}) else "-"
+                cells.append(reason)
+                continue
+            cell = _fmt(r["main_score"], r.get("main_score_sd"))
+            if i and base is not None and base.get("main_score") is not None:
+                band, rule = noise_band(base, r)
+                diff = r["main_score"] - base["main_score"]
+                if band is not None:
+                    rules.add(rule)
+                    cell += " ≈" if abs(diff) <= band else (" ▲" if diff > 0 else " ▼")
+            cells.append(cell)
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    common = [t for t in rows if all(doc["results"].get(t, {}).get("main_score") is not None for _, doc in runs)]
+    if len(common) > 1 and len({runs[0][1]["results"][t].get("main_metric") for t in common}) == 1:
+        means = [sum(doc["results"][t]["main_score"] for t in common) / len(common) for _, doc in runs]
+        lines.append(f"| mean of {len(common)} | " + " | ".join(_fmt(m) for m in means) + " |")
+    legend = ("▲/▼: above/below the first run by more than the noise; ≈: inside it (" +
+              (", ".join(sorted(rules)) or "no noise estimate") + "); scores are each task's main score "
+              "(SentEval's scale: accuracies in %, correlations as fractions)")
+    protocols = {json.dumps(doc.get("protocol", {}).get("name")) for _, doc in runs}
+    if len(protocols) > 1:
+        legend += "; WARNING: the runs used different protocols"
+    return "\n".join(lines) + "\n\n" + legend + "\n"
+
+
+def _names(paths: list[str], docs: list[dict]) -> list[str]:
+    names = [doc.get("encoder", {}).get("name") or Path(p).stem for p, doc in zip(paths, docs)]
+    if len(set(names)) < len(names):
+        names = [f"{n} ({Path(p).parent.name}/{Path(p).name})" for n, p in zip(names, paths)]
+    return names
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evaluation.compare", description=__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="+", help="results JSON files; the first is the reference")
+    parser.add_argument("--tasks", default=None, help="task names or groups, e.g. probing or MR,TREC")
+    parser.add_argument("--out", default=None, help="also write the table to this Markdown file")
+    args = parser.parse_args(argv)
+    try:
+        docs = [load_run(p) for p in args.results]
+        tasks = resolve_tasks(args.tasks) if args.tasks else None
+    except (ValueError, UnknownTask) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    table = compare_table(list(zip(_names(args.results, docs), docs)), tasks)
+    print(table)
+    if args.out:
+        from .results import atomic_write_text
+
+        atomic_write_text(Path(args.out), table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""python -m evaluation.compare: side-by-side table, noise marks from seeds or test sampling."""
+import json
+import math
+
+from evaluation.compare import compare_table, main, noise_band
+
+
+def _run(name, **tasks):
+    return {"encoder": {"name": name}, "protocol": {"name": "prototype"}, "results": tasks}
+
+
+def test_seed_spread_decides_when_there_are_seeds():
+    a = {"main_score": 80.0, "main_metric": "acc", "main_score_sd": 1.0, "ntest": 500}
+    b = {"main_score": 80.8, "main_metric": "acc", "main_score_sd": 0.5, "ntest": 500}
+    assert noise_band(a, b) == (1.0, "seed sd")
+
+
+def test_binomial_band_for_one_seed():
+    a = {"main_score": 50.0, "main_metric": "acc", "ntest": 100}
+    band, rule = noise_band(a, dict(a))
+    # two independent 100-example accuracies at 50%: se 5 points each, 95% band 1.96 * sqrt(2) * 5
+    assert rule == "test sampling" and math.isclose(band, 1.96 * math.sqrt(2) * 5.0)
+
+
+def test_table_marks_and_mean():
+    r = lambda s, n=1000: {"main_score": s, "main_metric": "acc", "ntest": n}  # noqa: E731
+    runs = [("a", _run("a", MR=r(70.0), TREC=r(80.0))), ("b", _run("b", MR=r(70.5), TREC=r(90.0)))]
+    table = compare_table(runs)
+    assert "| MR | 70.00 | 70.50 ≈ |" in table and "| TREC | 80.00 | 90.00 ▲ |" in table
+    assert "| mean of 2 | 75.00 | 80.25 |" in table
+
+
+def test_cli(tmp_path, capsys):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_run("bow", STS13={"main_score": 0.5, "main_metric": "all.pearson.mean"})))
+    b.write_text(json.dumps(_run("bow", STS13={"main_score": 0.6, "main_metric": "all.pearson.mean"})))
+    assert main([str(a), str(b), "--out", str(tmp_path / "t.md")]) == 0
+    out = capsys.readouterr().out
+    assert "bow (" in out and "0.6000" in out and (tmp_path / "t.md").read_text() == out.rstrip("\n") + "\n"
+    (tmp_path / "bad.json").write_text("[]")
+    assert main([str(a), str(tmp_path / "bad.json")]) == 2
+    assert "no 'results'" in capsys.readouterr().err
