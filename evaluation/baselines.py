@@ -38,14 +38,22 @@ class BowGloveEncoder:
                 "trained": False}
 
 
+LENGTH_CENTER = 16.5  # the middle of the probing sets' 5-28-token range
+
+
 class LengthEncoder:
     """The probing paper's Length baseline (Conneau et al. 2018, Table 2): the sentence's token count as the
-    one feature, so the suite's linear classifier sees sentence length alone."""
+    one feature, so the suite's linear classifier sees sentence length alone.
+
+    The count is centred (minus 16.5): a linear classifier with a bias can draw the same boundaries either
+    way, but SentEval's optimiser and epoch budget only find them from a centred feature (X-Probe Length:
+    54.0% from the raw count, 96.3% centred)."""
 
     output_dim = 1
 
     def encode(self, sentences: list[str], batch_size: int | None = None) -> np.ndarray:
-        return np.asarray([[len(s.split())] for s in sentences], dtype=np.float32)
+        return np.asarray([[len(s.split()) - LENGTH_CENTER] for s in sentences], dtype=np.float32)
 
     def describe(self) -> dict:
-        return {"name": "length", "dim": 1, "recipe": "number of whitespace tokens, one feature", "trained": False}
+        return {"name": "length", "dim": 1, "trained": False,
+                "recipe": f"number of whitespace tokens minus {LENGTH_CENTER}, one feature"}

@@ -62,11 +62,12 @@ def noise_band(a: dict, b: dict) -> tuple[float | None, str]:
     return None, ""
 
 
-def _fmt(score, sd=None) -> str:
+def _fmt(score, sd=None, percent: bool | None = None) -> str:
+    """Accuracies (percent) with 2 decimals, correlations (fractions) with 4."""
     if score is None:
         return "n/a"
-    text = f"{score:.2f}" if abs(score) > 1.5 else f"{score:.4f}"
-    return text + (f" ± {sd:.2f}" if sd is not None and abs(score) > 1.5 else f" ± {sd:.4f}" if sd is not None else "")
+    digits = 2 if (percent if percent is not None else abs(score) > 1.5) else 4
+    return f"{score:.{digits}f}" + (f" ± {sd:.{digits}f}" if sd is not None else "")
 
 
 def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) -> str:
@@ -84,7 +85,7 @@ def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) 
                 reason = "error" if task in doc.get("errors", {}) else "-"
                 cells.append(reason)
                 continue
-            cell = _fmt(r["main_score"], r.get("main_score_sd"))
+            cell = _fmt(r["main_score"], r.get("main_score_sd"), str(r.get("main_metric", "")).endswith("acc"))
             if i and base is not None and base.get("main_score") is not None:
                 band, rule = noise_band(base, r)
                 diff = r["main_score"] - base["main_score"]
@@ -96,7 +97,8 @@ def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) 
     common = [t for t in rows if all(doc["results"].get(t, {}).get("main_score") is not None for _, doc in runs)]
     if len(common) > 1 and len({runs[0][1]["results"][t].get("main_metric") for t in common}) == 1:
         means = [sum(doc["results"][t]["main_score"] for t in common) / len(common) for _, doc in runs]
-        lines.append(f"| mean of {len(common)} | " + " | ".join(_fmt(m) for m in means) + " |")
+        percent = str(runs[0][1]["results"][common[0]].get("main_metric", "")).endswith("acc")
+        lines.append(f"| mean of {len(common)} | " + " | ".join(_fmt(m, percent=percent) for m in means) + " |")
     legend = ("▲/▼: above/below the first run by more than the noise; ≈: inside it (" +
               (", ".join(sorted(rules)) or "no noise estimate") + "); scores are each task's main score "
               "(SentEval's scale: accuracies in %, correlations as fractions)")

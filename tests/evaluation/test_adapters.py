@@ -56,7 +56,7 @@ def test_callable_from_a_module_or_a_file(tmp_path):
 
 
 def test_length_encoder_is_the_token_count():
-    assert LengthEncoder().encode(["a b c", "one"]).tolist() == [[3.0], [1.0]]
+    assert LengthEncoder().encode(["a b c", "one"]).tolist() == [[3 - 16.5], [1 - 16.5]]
 
 
 def test_evaluate_with_precomputed_vectors_and_a_missing_task(senteval_root, tmp_path):
