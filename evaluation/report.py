@@ -53,6 +53,7 @@ class Run:
     families: dict[str, str] = field(default_factory=dict)  # task -> probing | transfer | ...
     loss: list[tuple[int, float]] = field(default_factory=list)
     tests: dict[str, float] = field(default_factory=dict)
+    reference: bool = False  # a results file of a fixed encoder (bow_glove, minilm), not a training run
 
     def final(self, task: str) -> float | None:
         scores = self.curves.get(task)
@@ -125,6 +126,20 @@ def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
     tests = run_dir / "test_results.json"
     if tests.is_file():
         run.tests = {k: v for k, v in json.loads(tests.read_text()).items() if isinstance(v, (int, float))}
+    return run
+
+
+def load_reference(path: Path) -> Run:
+    """An ``evaluate.py`` results file as a table row beside the runs (e.g. bow_glove, all-MiniLM-L6-v2)."""
+    from evaluation.tasks.registry import TASKS
+
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    name = doc.get("encoder", {}).get("name") or Path(path).stem
+    run = Run(Path(path), f"reference: {name}", {"objective": "-", "encoder": name, "data": "-"}, reference=True)
+    for task, result in doc.get("results", {}).items():
+        if result.get("main_score") is not None:
+            run.curves[task] = {0: float(result["main_score"])}
+            run.families[task] = TASKS[task].family if task in TASKS else "other"
     return run
 
 
@@ -212,8 +227,9 @@ def _save(fig, path: Path) -> None:
 
 
 def plot_probing_curves(runs: list[Run], path: Path) -> bool:
-    """One panel per run: each probing task's accuracy against epochs of training."""
-    runs = [r for r in runs if any(r.families.get(t) == "probing" for t in r.curves)]
+    """One panel per run: each probing task's accuracy against epochs of training (references: dashed lines)."""
+    references = [r for r in runs if r.reference]
+    runs = [r for r in runs if not r.reference and any(r.families.get(t) == "probing" for t in r.curves)]
     if not runs:
         return False
     plt = _pyplot()
@@ -223,7 +239,10 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
     for ax, run in zip(axes.flat, runs):
         for task in sorted(t for t in run.curves if run.families.get(t) == "probing"):
             epochs = sorted(run.curves[task])
-            ax.plot(epochs, [run.curves[task][e] for e in epochs], marker="o", label=task)
+            line, = ax.plot(epochs, [run.curves[task][e] for e in epochs], marker="o", label=task)
+            for ref in references:
+                if ref.final(task) is not None:
+                    ax.axhline(ref.final(task), color=line.get_color(), linestyle="--", linewidth=0.8, alpha=0.6)
         ax.set_title(f"{run.name}: {run.choices.get('objective')} / {run.choices.get('encoder')}", fontsize=9)
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.set_xlabel("epoch (0 = untrained)")
@@ -232,7 +251,10 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
     for ax in list(axes.flat)[len(runs):]:
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=7, loc="best")
-    fig.suptitle("Probing task accuracy per epoch (cf. Conneau et al. 2018, Figure 1)")
+    title = "Probing task accuracy per epoch (cf. Conneau et al. 2018, Figure 1)"
+    if references:
+        title += "; dashed: " + ", ".join(r.choices["encoder"] for r in references)
+    fig.suptitle(title)
     _save(fig, path)
     plt.close(fig)
     return True
@@ -257,6 +279,7 @@ def correlation_matrix(runs: list[Run]) -> tuple[list[str], list[str], np.ndarra
     """Spearman correlations across runs (final scores) between probing tasks (rows) and downstream tasks
     (columns), with their p-values; a pair needs at least 3 runs that have both scores."""
 
+    runs = [r for r in runs if not r.reference]
     tasks = _tasks(runs)
     families = {t: f for r in runs for t, f in r.families.items()}
     probing = [t for t in tasks if families[t] == "probing"]
@@ -350,17 +373,19 @@ def neighbours(runs: list[Run], queries: list[str], pool: list[str], k: int = 3)
 
 
 def build_report(root: Path, with_neighbours: bool = False, queries: list[str] | None = None,
-                 pool: list[str] | None = None) -> list[Run]:
+                 pool: list[str] | None = None, references: list[Path] | None = None) -> list[Run]:
     runs = find_runs(root)
     if not runs:
         raise FileNotFoundError(f"no run under {root} (a run is a folder with .hydra/config.yaml): point report.py at "
                                 "a run or multirun directory under logs/")
+    runs += [load_reference(p) for p in references or []]
     plot_probing_curves(runs, root / "probing_curves.png")
     plot_correlations(runs, root / "correlations.png")
     plot_losses(runs, root / "training_loss.png")
     write_table(runs, root)
     if with_neighbours:
-        atomic_write_text(root / "neighbours.md", neighbours(runs, list(queries or QUERIES), pool or default_pool()))
+        atomic_write_text(root / "neighbours.md", neighbours([r for r in runs if not r.reference],
+                                                             list(queries or QUERIES), pool or default_pool()))
     return runs
 
 
@@ -370,11 +395,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--neighbours", action="store_true", help="also nearest neighbours of a few queries")
     parser.add_argument("--queries", type=Path, help="a text file of query sentences, one per line")
     parser.add_argument("--pool", type=Path, help="a text file of pool sentences, one per line")
+    parser.add_argument("--reference", type=Path, action="append", default=[],
+                        help="an evaluate.py results file shown beside the runs (repeatable), e.g. bow_glove, minilm")
     args = parser.parse_args(argv)
     read = lambda p: [l.strip() for l in p.read_text(encoding="utf-8").splitlines() if l.strip()] if p else None  # noqa: E731,E741
     try:
-        runs = build_report(args.root.resolve(), args.neighbours, read(args.queries), read(args.pool))
-    except FileNotFoundError as err:
+        runs = build_report(args.root.resolve(), args.neighbours, read(args.queries), read(args.pool),
+                            [p.resolve() for p in args.reference])
+    except (FileNotFoundError, json.JSONDecodeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     written = [p.name for p in sorted(args.root.glob("*")) if p.name.startswith(("report.", "neighbours"))

@@ -46,6 +46,17 @@ def test_table_has_final_and_best_scores_and_settings(tmp_path):
     assert "| a | qt | bow | books |" in (tmp_path / "report.md").read_text()
 
 
+def test_reference_results_sit_beside_the_runs(tmp_path):
+    fake_run(tmp_path, "a", {0: {"Length": 50.0, "MR": 60.0}, 1: {"Length": 70.0, "MR": 58.0}})
+    ref = tmp_path / "minilm.json"
+    ref.write_text(json.dumps({"encoder": {"name": "sentence_transformers:model"},
+                               "results": {"Length": {"main_score": 61.5}, "MR": {"main_score": 75.2}}}))
+    assert main([str(tmp_path), "--reference", str(ref)]) == 0
+    rows = list(csv.DictReader((tmp_path / "report.csv").open()))
+    assert rows[1]["run"] == "reference: sentence_transformers:model" and rows[1]["Length final"] == "61.50"
+    assert rows[1]["MR final"] == "75.20"
+
+
 def test_correlations_across_runs_by_hand():
     def run(length, wc, mr):
         r = Run(Path("x"), "x", families={"Length": "probing", "WordContent": "probing", "MR": "transfer"})
