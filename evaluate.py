@@ -55,7 +55,7 @@ def evaluate(cfg: DictConfig) -> int:
         return 2
     import dataclasses
 
-    meta = {"protocol": {**dataclasses.asdict(params),
+    meta = {"protocol": {"standard": "SentEval", **dataclasses.asdict(params),
                          "encode_batch_size": int(cfg.evaluation.get("encode_batch_size", 128))},
             "encoder": description, "tasks": [t.spec.name for t in loaded], "data_dir": str(data_dir),
             "probing_source": str(cfg.get("probing") or "auto"),

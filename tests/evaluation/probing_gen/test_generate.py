@@ -77,6 +77,17 @@ def test_generated_set_loads_in_the_evaluation_engine(surface_set):
     assert loaded["Tense"].missing and "probing_gen" in loaded["Tense"].error  # not generated: said so
 
 
+def test_length_baseline_reads_length_off_a_generated_set(surface_set):
+    from evaluation.baselines import LengthEncoder
+    from evaluation.embedding_cache import EmbeddingCache
+    from evaluation.protocol import ProtocolParams
+    from evaluation.runner import run_task
+
+    (task,) = load_tasks(["Length"], "/nonexistent", probing=f"generated:{surface_set}")
+    result = run_task(task, EmbeddingCache(LengthEncoder()), ProtocolParams(l2_grid=(1e-5,)))
+    assert result["acc"] > 70  # the paper: 100; chance 16.7; the uncentred count gets ~30 here
+
+
 def test_the_shipped_default_set_is_what_auto_falls_back_to(tmp_path):
     loaded = load_tasks(["Length", "WordContent"], tmp_path, probing="auto")
     for task in loaded:
