@@ -223,8 +223,8 @@ class SentEvalCallback(Callback):
 
     def _meta(self, trainer, pl_module, epoch: int) -> dict:
         describe = getattr(pl_module, "describe", None)
-        protocol = {"standard": "SentEval", **dataclasses.asdict(self.params), "encode_batch_size": self.encode_batch_size,
-                    "max_examples_per_split": self.max_examples_per_split}
+        protocol = {"standard": "SentEval", **dataclasses.asdict(self.params),
+                    "encode_batch_size": self.encode_batch_size, "max_examples_per_split": self.max_examples_per_split}
         meta = {"protocol": protocol,
                 "encoder": {"name": f"training:epoch_{epoch:03d}", **(describe() if callable(describe) else {}),
                             "source": "SentEvalCallback during training", "epoch": epoch,
