@@ -67,7 +67,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             out = args.keep if args.keep and fraction == 1 else tmp
             argv = [f"corpus={args.corpus}", f"out={out}", f"max_documents={docs}", "progress=false",
-                    f"parse_workers={args.workers}", f"parse_sample={args.parse_sample}", f"train={train}",
+                    f"workers={args.workers}", f"parse_sample={args.parse_sample}", f"train={train}",
                     f"dev={dev}", f"test={test}"]
             if args.tasks == "surface":
                 argv += ["parser=none", "tasks=[Length,WordContent,BigramShift,CoordinationInversion]"]

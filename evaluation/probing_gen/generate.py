@@ -88,7 +88,7 @@ def generate(settings: GenSettings) -> dict:
     stages: dict[str, float] = {}
     with _Progress(settings.progress) as progress:
         spool_corpus(files, spool, tables, settings.min_tokens, settings.max_tokens, settings.lowercase,
-                     workers=settings.parse_workers, progress=progress.stage("pass 1: tokenise + count", len(files)))
+                     workers=settings.workers, progress=progress.stage("pass 1: tokenise + count", len(files)))
         stages["pass1_tokenise_count"] = time.perf_counter() - started
         writer.update_source(sentences=tables.sentences, tokens=tables.tokens, eligible_sentences=tables.eligible,
                              vocabulary=len(tables.unigrams),
@@ -134,7 +134,7 @@ def generate(settings: GenSettings) -> dict:
             sample = coord_sample.items.get(0, [])
             items = []
             advance = progress.stage("parse CoordInv candidates", len(sample))
-            for parsed in parser.parse(sample, workers=settings.parse_workers):
+            for parsed in parser.parse(sample, workers=settings.workers):
                 found = coordination_parsed(parsed, settings.coord_max_length_ratio)
                 if found is not None:
                     items.append((parsed.tokens, found, proper_noun_test(parsed.tokens, parsed.tags)))
@@ -150,7 +150,7 @@ def generate(settings: GenSettings) -> dict:
             keep_tags = "OddManOut" in tasks
             tagged: list[Parsed] = []
             advance = progress.stage(f"parse ({parser.name})", len(sample))
-            for parsed in parser.parse(sample, workers=settings.parse_workers):
+            for parsed in parser.parse(sample, workers=settings.workers):
                 collect.offer(parsed)
                 if keep_tags:
                     tagged.append(Parsed(parsed.tokens, parsed.tags, [], []))

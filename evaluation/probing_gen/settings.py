@@ -35,7 +35,7 @@ class GenSettings:
     # Sentences parsed: a uniform sample of the eligible ones (and as many CoordInv candidates, parsed apart).
     # Bounds memory and time (~700 sentences/s per worker on this CPU).
     parse_sample: int = 300000
-    parse_workers: int = 1
+    workers: int = 1  # processes for tokenising (pass 1) and parsing
     lowercase: bool = False  # the output keeps the corpus' case, as SentEval's files do
     seed: int = 1111
     max_documents: int | None = None  # read only the first N documents (tests, quick looks)
