@@ -61,3 +61,17 @@ def compose_objective_cfg(objective: str, tiny_corpus: Path, tiny_pairs: dict[st
     else:
         base += pair_data_overrides(objective, tiny_pairs)
     return _compose(base + overrides, out)
+
+
+def is_text_encoder_config(name: str) -> bool:
+    """An encoder config that is not a trainable ``encoders.*`` module: bow_glove, length, NB baselines,
+    sentence-transformers, precomputed vectors, callables (evaluation-only)."""
+    import yaml
+
+    conf = Path(__file__).resolve().parents[1] / "conf" / "encoder"
+    data = yaml.safe_load((conf / f"{name}.yaml").read_text()) or {}
+    target = data.get("_target_")
+    if target is None:  # a config that extends another (minilm -> sentence_transformers)
+        parents = [d for d in data.get("defaults", []) if isinstance(d, str) and d != "_self_"]
+        return bool(parents) and is_text_encoder_config(parents[0])
+    return not str(target).startswith("encoders.")

@@ -12,15 +12,16 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from text import SPECIALS, Vocab
+from train_config import is_text_encoder_config
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 ENCODER_CONF_DIR = CONF_DIR / "encoder"
-# bow_glove.yaml belongs to another part of the project; configs named after a paper (<encoder>_<author><year>)
+# text encoders (bow_glove, length, minilm, ...) belong to the evaluation side; configs named after a paper (<encoder>_<author><year>)
 # are too big to train in tests; mc_* (several encoders side by side) has its own tests in test_multichannel.py.
 PAPER_NAME = re.compile(r"_[a-z]+\d{4}$")
 TRAINABLE_CONFIGS = sorted(
     p.stem for p in ENCODER_CONF_DIR.glob("*.yaml")
-    if not PAPER_NAME.search(p.stem) and p.stem != "bow_glove" and not p.stem.startswith("mc_")
+    if not PAPER_NAME.search(p.stem) and not is_text_encoder_config(p.stem) and not p.stem.startswith("mc_")
 )
 PAPER_CONFIGS = sorted(p.stem for p in ENCODER_CONF_DIR.glob("*.yaml") if PAPER_NAME.search(p.stem))
 
