@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .parser import Parsed, load_parser
 from .sampling import Reservoirs
-from .settings import ALL_TASKS, PARSED_TASKS, SURFACE_TASKS, TAGGED_TASKS, GenSettings
+from .settings import ALL_TASKS, PARSED_TASKS, TAGGED_TASKS, GenSettings
 from .somo import odd_man_out
 from .stream import CorpusTables, corpus_documents, read_spool, spool_corpus
 from .surface import BigramShiftTask, LengthTask, WordContentTask
@@ -86,6 +86,16 @@ def generate(settings: GenSettings) -> dict:
     spool = out / ".sentences.tmp"
     tables = CorpusTables(bigrams="OddManOut" in tasks and parser is not None)
     stages: dict[str, float] = {}
+    try:
+        _run(settings, tasks, files, parser, writer, rng, spool, tables, stages, started)
+    finally:
+        spool.unlink(missing_ok=True)  # the spooled sentences never outlive the run, even a failed one
+    stages["make_and_write_tasks"] = time.perf_counter() - started - sum(stages.values())
+    return writer.finish(seconds=time.perf_counter() - started, stages=stages)
+
+
+def _run(settings: GenSettings, tasks: list[str], files: list[Path], parser, writer: ProbingWriter,
+         rng: random.Random, spool: Path, tables: CorpusTables, stages: dict[str, float], started: float) -> None:
     with _Progress(settings.progress) as progress:
         spool_corpus(files, spool, tables, settings.min_tokens, settings.max_tokens, settings.lowercase,
                      workers=settings.workers, progress=progress.stage("pass 1: tokenise + count", len(files)))
@@ -104,7 +114,7 @@ def generate(settings: GenSettings) -> dict:
         if "BigramShift" in tasks:
             surface.append(BigramShiftTask(settings, rng))
         heuristic_coord = "CoordinationInversion" in tasks and parser is None
-        coord_items = []
+        coord_reservoir = Reservoirs(2 * settings.total, rng) if heuristic_coord else None
         parse_sample = Reservoirs(settings.parse_sample, rng) if parser is not None else None
         coord_sample = Reservoirs(settings.parse_sample, rng) \
             if parser is not None and "CoordinationInversion" in tasks else None
@@ -119,14 +129,14 @@ def generate(settings: GenSettings) -> dict:
             if heuristic_coord:
                 found = coordination_heuristic(tokens, settings.coord_max_length_ratio)
                 if found is not None:
-                    coord_items.append((tokens, found, _case_test(tokens, tables.unigrams)))
+                    coord_reservoir.offer(0, (tokens, found, _case_test(tokens, tables.unigrams)))
             advance()
         stages["pass2_sample"] = time.perf_counter() - started - sum(stages.values())
         for task in surface:
             writer.write(task.finish())
         if heuristic_coord:
             writer.write(coordination_task(
-                coord_items, settings, rng,
+                coord_reservoir.items.get(0, []), settings, rng,
                 "heuristic (no parser): exactly one ', <and|but|or|nor|so|yet>' followed by a pronoun or determiner, "
                 "and a final . ! or ?",
                 approximation="surface pattern instead of a parse: some matches are not two coordinate clauses"))
@@ -161,9 +171,6 @@ def generate(settings: GenSettings) -> dict:
                 writer.write(output)
             if keep_tags:
                 writer.write(odd_man_out(tagged, tables.ids, tables.bigrams, settings, rng))
-    spool.unlink(missing_ok=True)
-    stages["make_and_write_tasks"] = time.perf_counter() - started - sum(stages.values())
-    return writer.finish(seconds=time.perf_counter() - started, stages=stages)
 
 
 def _case_test(tokens: list[str], unigrams):
