@@ -15,7 +15,7 @@ import math
 import sys
 from pathlib import Path
 
-from .tasks.registry import TASKS, UnknownTask, resolve_tasks
+from .tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
 
 Z95 = 1.96
 
@@ -70,6 +70,20 @@ def _fmt(score, sd=None, percent: bool | None = None) -> str:
     return f"{score:.{digits}f}" + (f" ± {sd:.{digits}f}" if sd is not None else "")
 
 
+def with_metric(doc: dict, metric: str | None) -> dict:
+    """The run with each task's ``main_score`` replaced by ``metric`` (a dotted path, e.g. ``pooled.spearman``)
+    where the task has it."""
+    if not metric:
+        return doc
+    results = {}
+    for task, r in doc.get("results", {}).items():
+        value = get_path(r, metric)
+        if isinstance(value, (int, float)):
+            r = {k: v for k, v in r.items() if k != "main_score_sd"} | {"main_score": value, "main_metric": metric}
+        results[task] = r
+    return {**doc, "results": results}
+
+
 def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) -> str:
     present = [t for t in TASKS if any(t in doc["results"] for _, doc in runs)]
     rows = [t for t in (tasks or present) if t in present]
@@ -120,9 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results", nargs="+", help="results JSON files; the first is the reference")
     parser.add_argument("--tasks", default=None, help="task names or groups, e.g. probing or MR,TREC")
     parser.add_argument("--out", default=None, help="also write the table to this Markdown file")
+    parser.add_argument("--metric", default=None,
+                        help="show this result key instead of the main score where a task has it, e.g. pooled.spearman "
+                             "(SimCSE's STS headline) or devacc")
     args = parser.parse_args(argv)
     try:
-        docs = [load_run(p) for p in args.results]
+        docs = [with_metric(load_run(p), args.metric) for p in args.results]
         tasks = resolve_tasks(args.tasks) if args.tasks else None
     except (ValueError, UnknownTask) as err:
         print(f"error: {err}", file=sys.stderr)

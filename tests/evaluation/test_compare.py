@@ -40,3 +40,13 @@ def test_cli(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("[]")
     assert main([str(a), str(tmp_path / "bad.json")]) == 2
     assert "no 'results'" in capsys.readouterr().err
+
+
+def test_metric_option_picks_another_key():
+    from evaluation.compare import with_metric
+
+    doc = _run("m", STS12={"main_score": 0.5, "main_metric": "all.pearson.mean", "pooled": {"spearman": 0.7,
+                                                                                            "nsamples": 3000}})
+    r = with_metric(doc, "pooled.spearman")["results"]["STS12"]
+    assert r["main_score"] == 0.7 and r["main_metric"] == "pooled.spearman"
+    assert with_metric(doc, "nothing.here")["results"]["STS12"]["main_score"] == 0.5
