@@ -187,7 +187,8 @@ class SentenceTransformerEncoder:
     def describe(self) -> dict:
         import sentence_transformers
 
-        return {"name": f"sentence_transformers:{Path(self.model_name).name}", "model": self.model_name,
+        short = self.model_name.split(":", 1)[1] if self.model_name.startswith("package:") else Path(self.model_name).name
+        return {"name": f"sentence_transformers:{short}", "model": self.model_name,
                 "dim": self.output_dim, "max_seq_length": self.model.max_seq_length, "normalize": self.normalize,
                 "sentence_transformers": sentence_transformers.__version__, "device": str(self.model.device)}
 
