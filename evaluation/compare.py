@@ -116,7 +116,7 @@ def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) 
     legend = ("▲/▼: above/below the first run by more than the noise; ≈: inside it (" +
               (", ".join(sorted(rules)) or "no noise estimate") + "); scores are each task's main score "
               "(SentEval's scale: accuracies in %, correlations as fractions)")
-    protocols = {json.dumps(doc.get("protocol", {}).get("name")) for _, doc in runs}
+    protocols = {doc.get("protocol", {}).get("name") for _, doc in runs}
     if len(protocols) > 1:
         legend += "; WARNING: the runs used different protocols"
     return "\n".join(lines) + "\n\n" + legend + "\n"

@@ -37,7 +37,7 @@ def load_tasks(names, data_dir: Path | str, console=None, probing: str = "auto")
         spec = TASKS[name]
         kwargs = {"source": probing} if spec.family == "probing" else {}
         try:
-            out.append(LoadedTask(spec, data=check_splits(name, spec.loader(Path(data_dir), **kwargs), ())))
+            out.append(LoadedTask(spec, data=check_splits(name, spec.loader(Path(data_dir), **kwargs))))
         except MissingTaskData as err:
             out.append(LoadedTask(spec, error=str(err), missing=True))
         except TaskDataError as err:

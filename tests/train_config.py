@@ -75,3 +75,17 @@ def is_text_encoder_config(name: str) -> bool:
         parents = [d for d in data.get("defaults", []) if isinstance(d, str) and d != "_self_"]
         return bool(parents) and is_text_encoder_config(parents[0])
     return not str(target).startswith("encoders.")
+
+
+def sweep_command(tiny_corpus: Path, senteval_root: Path, tmp_path: Path, tasks: str, *overrides: str) -> list[str]:
+    """``python train.py`` as a sweep on the fixtures: a small bow encoder, the tiny corpus, the callback on
+    ``tasks`` with a fast protocol, the sweep written to ``tmp_path / "sweep"``."""
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    return [sys.executable, str(root / "train.py"), *overrides, "encoder.embed_dim=16", "encoder.embedding_init=random",
+            "trainer.val_check_interval=1.0", "print_config=false",
+            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
+            f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={tmp_path / 'sweep'}",
+            f"callbacks.senteval.data_dir={senteval_root}", f"callbacks.senteval.tasks={tasks}",
+            "callbacks.senteval.params.l2_grid=[1e-3]", "callbacks.senteval.params.max_epoch=4"]

@@ -33,6 +33,15 @@ class Parsed:
     def children(self, i: int) -> list[int]:
         return [j for j, h in enumerate(self.heads) if h == i and j != i]
 
+    def subtree(self, i: int) -> list[int]:
+        """Token ``i`` and everything below it."""
+        out, stack = [], [i]
+        while stack:
+            j = stack.pop()
+            out.append(j)
+            stack.extend(self.children(j))
+        return out
+
     def depth(self) -> int:
         """Nodes on the longest root-to-leaf path of the dependency tree."""
         memo: dict[int, int] = {}

@@ -47,9 +47,10 @@ def balanced_splits(by_class: dict[Hashable, list], per_split: dict[str, int], r
     otherwise every split shrinks in proportion (the counts go to meta.json).
     """
     classes = list(classes if classes is not None else sorted(by_class))
+    distinct = {c: unique(by_class.get(c, ()), key=lambda item: item if isinstance(item, str) else repr(item))
+                for c in classes}
     per_class = {s: per_split.get(s, 0) // len(classes) for s in SPLITS}
-    have = min(len(unique(by_class.get(c, ()), key=lambda item: item if isinstance(item, str) else repr(item)))
-               for c in classes)
+    have = min(len(items) for items in distinct.values())
     need = sum(per_class.values())
     if have < need:
         # shrink every split in proportion, but keep one item per class in dev and test while there are three
@@ -61,7 +62,7 @@ def balanced_splits(by_class: dict[Hashable, list], per_split: dict[str, int], r
         per_class = scaled
     out: dict[str, list] = {s: [] for s in SPLITS}
     for c in classes:
-        items = unique(by_class[c], key=lambda item: item if isinstance(item, str) else repr(item))
+        items = distinct[c]
         rng.shuffle(items)
         start = 0
         for s in SPLITS:

@@ -145,7 +145,7 @@ def coordination_parsed(p: Parsed, ratio: float) -> tuple[bool, int, int] | None
     if not any(p.deps[j] in SUBJECT_DEPS + ("expl",) for j in p.children(conj)):
         return None
     end = len(p.tokens) - 1 if p.tokens[-1] in FINAL_PUNCT else len(p.tokens)
-    span = [j for j in _subtree(p, conj) if j < end]  # the final . may hang from either verb
+    span = [j for j in p.subtree(conj) if j < end]  # the final . may hang from either verb
     if min(span) != cc + 1 or max(span) != end - 1:
         return None
     comma = p.tokens[cc - 1] in SEPARATORS
@@ -153,15 +153,6 @@ def coordination_parsed(p: Parsed, ratio: float) -> tuple[bool, int, int] | None
     if not _balanced(len1, end - cc - 1, ratio):
         return None
     return comma, cc, end
-
-
-def _subtree(p: Parsed, i: int) -> list[int]:
-    out, stack = [], [i]
-    while stack:
-        j = stack.pop()
-        out.append(j)
-        stack.extend(p.children(j))
-    return out
 
 
 SUBJECT_LIKE = {"i", "you", "he", "she", "it", "we", "they", "there", "this", "that", "these", "those", "the", "a",
@@ -203,8 +194,8 @@ class ParsedTasks:
     """Collects, from each parsed sentence, its item for every parser task asked for (CoordInv aside: its
     sentences are pre-filtered and parsed apart); ``finish`` cuts the splits."""
 
-    def __init__(self, tasks: list[str], settings: GenSettings, rng: random.Random, unigrams: Counter) -> None:
-        self.tasks, self.settings, self.rng, self.unigrams = tasks, settings, rng, unigrams
+    def __init__(self, tasks: list[str], settings: GenSettings, rng: random.Random) -> None:
+        self.tasks, self.settings, self.rng = tasks, settings, rng
         self.targets: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # task -> (label, target, sentence)
         self.depth: dict[tuple[int, int], list[str]] = defaultdict(list)  # (depth, length bin) -> sentences
         self.top: list[tuple[str, str]] = []

@@ -139,13 +139,14 @@ def sts_summary(per_dataset: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
     return results
 
 
+def cosine_summary(splits: dict[str, Split], embed: Embed) -> dict:
+    return sts_summary({name: (cosine_rows(embed(s.a), embed(s.b)), s.y.astype(np.float64))
+                        for name, s in splits.items()})
+
+
 def run_cosine(spec, data: TaskData, embed: Embed, params) -> dict:
     """Every sub-dataset (STS12-16), or the test split of a task that also has a dev split (STS-B cosine)."""
-    splits = {k: v for k, v in data.splits.items() if k != "dev"}
-    per_dataset = {}
-    for name, split in splits.items():
-        per_dataset[name] = (cosine_rows(embed(split.a), embed(split.b)), split.y.astype(np.float64))
-    return sts_summary(per_dataset)
+    return cosine_summary({k: v for k, v in data.splits.items() if k != "dev"}, embed)
 
 
 class NoDevSplit(ValueError):
@@ -175,9 +176,7 @@ def run_dev_only(spec, data: TaskData, embed: Embed, params) -> dict:
     from evaluation import regimes
 
     if spec.regime == "cosine":
-        dev = data.splits["dev"]
-        summary = sts_summary({"dev": (cosine_rows(embed(dev.a), embed(dev.b)), dev.y.astype(np.float64))})
-        return {"dev": summary["dev"]}
+        return {"dev": cosine_summary({"dev": data.splits["dev"]}, embed)["dev"]}
     if spec.regime == "relatedness":
         X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev")}
         check_not_constant(spec.name, X["train"])

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 from hydra import compose, initialize_config_dir
+from train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -15,14 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_optuna_runs_two_trials_maximising_the_mean_probing_accuracy(tiny_corpus, senteval_root, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     sweep = tmp_path / "sweep"
-    cmd = [sys.executable, str(ROOT / "train.py"), "hparams_search=qt_optuna", "hydra.sweeper.n_trials=2",
-           "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "encoder.embed_dim=16",
-           "encoder.embedding_init=random", "trainer.max_epochs=1", "trainer.val_check_interval=1.0",
-           "logger=none", "print_config=false",
-           f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
-           f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}",
-           f"callbacks.senteval.data_dir={senteval_root}", "callbacks.senteval.tasks=[Length,WordContent]",
-           "callbacks.senteval.params.l2_grid=[1e-3]", "callbacks.senteval.params.max_epoch=4"]
+    cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
+                        "hydra.sweeper.n_trials=2", "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow",
+                        "trainer.max_epochs=1", "logger=none")
     done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     best = yaml.safe_load((sweep / "optimization_results.yaml").read_text())

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from evaluation.report import Run, build_report, correlation_matrix, find_runs, main
+from train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,13 +84,8 @@ def test_no_run_is_a_one_line_error(tmp_path, capsys):
 def test_two_job_multirun_then_report(tiny_corpus, senteval_root, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     sweep = tmp_path / "sweep"
-    cmd = [sys.executable, str(ROOT / "train.py"), "-m", "encoder=bow,gru", "encoder.embed_dim=16",
-           "encoder.embedding_init=random", "encoder.freeze_embeddings=false", "trainer.max_epochs=2",
-           "trainer.val_check_interval=1.0", "data.batch_size=8", "print_config=false",
-           f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
-           f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}",
-           f"callbacks.senteval.data_dir={senteval_root}", "callbacks.senteval.tasks=[Length,WordContent,STS13]",
-           "callbacks.senteval.params.l2_grid=[1e-3]", "callbacks.senteval.params.max_epoch=4"]
+    cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent,STS13]", "-m", "encoder=bow,gru",
+                        "encoder.freeze_embeddings=false", "trainer.max_epochs=2", "data.batch_size=8")
     done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     for job in ("0", "1"):
