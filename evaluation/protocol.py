@@ -47,11 +47,14 @@ class ProtocolParams:
 
 
 
-# torch.optim defaults of the optimizers the batched engine implements (torch 2.x).
+# torch.optim defaults of the optimizers the engine implements (torch 2.x; SentEval's get_optimizer names them).
 OPTIM_DEFAULTS: dict[str, dict[str, float]] = {
     "adam": {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0},
     "rmsprop": {"lr": 1e-2, "alpha": 0.99, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.0, "centered": 0.0},
     "sgd": {"lr": float("nan"), "momentum": 0.0, "dampening": 0.0, "weight_decay": 0.0, "nesterov": 0.0},
+    "adamax": {"lr": 2e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0},
+    "adagrad": {"lr": 1e-2, "lr_decay": 0.0, "weight_decay": 0.0, "initial_accumulator_value": 0.0, "eps": 1e-10},
+    "adadelta": {"lr": 1.0, "rho": 0.9, "eps": 1e-6, "weight_decay": 0.0},
 }
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 
@@ -80,6 +83,8 @@ def parse_optim(spec: str) -> tuple[str, dict[str, float]]:
             values[key] = float(val)
     if method == "sgd" and values["lr"] != values["lr"]:
         raise ValueError("sgd needs an explicit lr, as in SentEval: 'sgd,lr=0.1'")
+    if method == "sgd" and values["nesterov"] and (values["momentum"] <= 0 or values["dampening"] != 0):
+        raise ValueError(f"{spec!r}: nesterov needs momentum > 0 and dampening 0 (as torch.optim.SGD)")
     return method, values
 
 

@@ -7,9 +7,8 @@
 
 Inputs are numpy arrays already in SentEval's (length, label) order; labels are class ids
 ``0..nclasses-1``. Accuracies are percentages rounded exactly where SentEval rounds them.
-All classifiers of a stage train at once (:func:`evaluation.classifier.fit_batched`); every
-function takes ``engine="sequential"`` to run the one-by-one reference instead (same results
-up to float rounding).
+All classifiers of a stage train at once (:func:`evaluation.classifier.fit_members`). A test set of
+``None`` (dev-only mode) skips what only the test score needs: the refit and the test predictions.
 """
 from __future__ import annotations
 
@@ -54,7 +53,7 @@ def kfold_folds(y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.n
     return list(skf.split(np.zeros((len(y), 1)), y))
 
 
-def nested_cv(X, y, params: ProtocolParams, nclasses: int, *, engine: str = "batched", **kw) -> dict:
+def nested_cv(X, y, params: ProtocolParams, nclasses: int, **kw) -> dict:
     """Nested cross-validation; returns ``{"devacc", "acc", "ndev", "ntest"}`` (percent)."""
     X = np.asarray(X)
     y = _labels(y)
@@ -64,7 +63,7 @@ def nested_cv(X, y, params: ProtocolParams, nclasses: int, *, engine: str = "bat
 
     # Stage 1: every (outer fold, inner fold) x every L2 value; early stopping on the inner test fold.
     groups = [Group(tr, te) for _, _, inner in folds for tr, te in inner]
-    res = fit_members(X, y, groups, regs, params, nclasses, engine=engine, **kw)
+    res = fit_members(X, y, groups, regs, params, nclasses, **kw)
     acc = res.dev_accuracy().reshape(k, k, len(regs))  # [outer, inner, reg]
     devresults, optregs = [], []
     for o in range(k):
@@ -74,7 +73,7 @@ def nested_cv(X, y, params: ProtocolParams, nclasses: int, *, engine: str = "bat
 
     # Stage 2: refit each outer training part with its chosen L2 (5% held out), score the test fold.
     refit = fit_members(X, y, [Group(tr, None, 0.05) for tr, _, _ in folds], np.asarray(optregs)[:, None],
-                        params, nclasses, engine=engine, **kw)
+                        params, nclasses, **kw)
     testresults = [round(100 * refit.score(X[te], y[te], g, 0), 2) for g, (_, te, _) in enumerate(folds)]
     return {
         "devacc": float(round(np.mean(devresults), 2)),
@@ -84,24 +83,23 @@ def nested_cv(X, y, params: ProtocolParams, nclasses: int, *, engine: str = "bat
     }
 
 
-def kfold_then_test(Xtrain, ytrain, Xtest, ytest, params: ProtocolParams, nclasses: int, *,
-                    engine: str = "batched", **kw) -> dict:
+def kfold_then_test(Xtrain, ytrain, Xtest, ytest, params: ProtocolParams, nclasses: int, **kw) -> dict:
     """k-fold on train to pick L2, refit on all train (5% held out), score the test set.
 
     Returns ``{"devacc", "acc", "ndev", "ntest", "yhat"}``; ``yhat`` are the int test predictions.
     """
-    Xtrain, Xtest = np.asarray(Xtrain), np.asarray(Xtest)
-    ytrain, ytest = _labels(ytrain), _labels(ytest)
+    Xtrain, ytrain = np.asarray(Xtrain), _labels(ytrain)
     regs = list(params.l2_grid)
     folds = kfold_folds(ytrain, params.kfold, params.seed)
-    res = fit_members(Xtrain, ytrain, [Group(tr, te) for tr, te in folds], regs, params, nclasses,
-                      engine=engine, **kw)
+    res = fit_members(Xtrain, ytrain, [Group(tr, te) for tr, te in folds], regs, params, nclasses, **kw)
     acc = res.dev_accuracy()  # [fold, reg]
     scores = [round(100 * np.mean([acc[f, l] for f in range(len(folds))]), 2) for l in range(len(regs))]
     optreg = regs[int(np.argmax(scores))]
     devacc = np.max(scores)
-    refit = fit_members(Xtrain, ytrain, [Group(np.arange(len(ytrain)), None, 0.05)], [optreg], params,
-                        nclasses, engine=engine, **kw)
+    if Xtest is None:
+        return {"devacc": float(devacc), "ndev": len(Xtrain)}
+    ytest = _labels(ytest)
+    refit = fit_members(Xtrain, ytrain, [Group(np.arange(len(ytrain)), None, 0.05)], [optreg], params, nclasses, **kw)
     yhat = refit.predict(Xtest, 0, 0)
     testacc = round(100 * (1.0 * int((yhat == ytest).sum()) / len(ytest)), 2)
     return {"devacc": float(devacc), "acc": float(testacc), "ndev": len(Xtrain), "ntest": len(Xtest),
@@ -109,27 +107,23 @@ def kfold_then_test(Xtrain, ytrain, Xtest, ytest, params: ProtocolParams, nclass
 
 
 def train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclasses: int, *,
-                   engine: str = "batched", noreg: bool = False, **kw) -> dict:
+                   noreg: bool = False, **kw) -> dict:
     """Train on train for each L2, early-stop on dev, pick by dev accuracy, report test accuracy.
 
     ``noreg=True`` is SentEval's ``config['noreg']`` (SNLI): the grid becomes ``[1e-9]``.
 
     SentEval refits the chosen L2 value from scratch on the same data with the same seed, which
-    reproduces the member trained in the sweep; the batched engine reuses that member
-    (``engine="sequential"`` does the refit, as SentEval does).
+    reproduces the member trained in the sweep; that member is reused.
     """
-    Xtr, Xdev, Xte = np.asarray(Xtr), np.asarray(Xdev), np.asarray(Xte)
-    ytr, ydev, yte = _labels(ytr), _labels(ydev), _labels(yte)
+    Xtr, Xdev = np.asarray(Xtr), np.asarray(Xdev)
+    ytr, ydev = _labels(ytr), _labels(ydev)
     regs = [1e-9] if noreg else list(params.l2_grid)
     group = [Group(np.arange(len(ytr)), np.arange(len(ydev)))]
-    res: FitResult = fit_members(Xtr, ytr, group, regs, params, nclasses, engine=engine, Xdev=Xdev,
-                                 ydev=ydev, **kw)
+    res: FitResult = fit_members(Xtr, ytr, group, regs, params, nclasses, Xdev=Xdev, ydev=ydev, **kw)
     scores = [round(100 * res.dev_accuracy()[0, l], 2) for l in range(len(regs))]
     best = int(np.argmax(scores))
     devacc = np.max(scores)
-    if engine == "sequential":
-        res = fit_members(Xtr, ytr, group, [regs[best]], params, nclasses, engine=engine, Xdev=Xdev,
-                          ydev=ydev, **kw)
-        best = 0
-    testacc = round(100 * res.score(Xte, yte, 0, best), 2)
+    if Xte is None:
+        return {"devacc": float(devacc), "ndev": len(Xdev)}
+    testacc = round(100 * res.score(Xte, _labels(yte), 0, best), 2)
     return {"devacc": float(devacc), "acc": float(testacc), "ndev": len(Xdev), "ntest": len(Xte)}

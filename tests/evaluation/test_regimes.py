@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
+from senteval_transcription import RelatednessPytorch, train_member
 from sklearn.model_selection import StratifiedKFold
 
 from evaluation import regimes
+from evaluation.classifier import Group
 from evaluation.protocol import ProtocolParams
 from evaluation.regimes import (kfold_folds, kfold_then_test, nested_cv, nested_folds, relatedness,
                                 tai_target, train_dev_test)
@@ -93,12 +95,25 @@ def test_nested_cv_separable_and_random():
     assert 30 <= res["acc"] <= 70
 
 
-def test_nested_cv_batched_equals_sequential():
+def _senteval_kfold(X, y, folds, params, nclasses):
+    """``KFoldClassifier``/inner CV of ``validation.py`` with the transcribed classifier: (dev %, chosen L2)."""
+    regs = list(params.l2_grid)
+    scores = [round(100 * np.mean([train_member(X, y, Group(tr, te), reg, params, nclasses).score(X[te], y[te])
+                                   for tr, te in folds]), 2) for reg in regs]
+    return max(scores), regs[int(np.argmax(scores))]
+
+
+def test_nested_cv_equals_senteval():
     X, y = _blobs(90, sep=0.8, seed=4)
     p = ProtocolParams(kfold=3, max_epoch=10, batch_size=16)
-    a = nested_cv(X, y, p, 2)
-    b = nested_cv(X, y, p, 2, engine="sequential")
-    assert a == b
+    dev, test = [], []
+    for train, held, inner in nested_folds(y, 3):
+        devacc, reg = _senteval_kfold(X, y, inner, p, 2)
+        clf = train_member(X, y, Group(train, None, 0.05), reg, p, 2)
+        dev.append(devacc)
+        test.append(round(100 * clf.score(X[held], y[held]), 2))
+    assert nested_cv(X, y, p, 2) == {"devacc": round(np.mean(dev), 2), "acc": round(np.mean(test), 2),
+                                     "ndev": 90, "ntest": 90}
 
 
 def test_kfold_then_test_multiclass():
@@ -108,10 +123,13 @@ def test_kfold_then_test_multiclass():
     assert set(res) == {"devacc", "acc", "ndev", "ntest", "yhat"}
     assert res["yhat"].shape == (60,) and res["yhat"].dtype == np.int64
     assert res["acc"] >= 99 and res["ndev"] == 180 and res["ntest"] == 60
-    seq = kfold_then_test(X, y, Xt, yt, ProtocolParams(kfold=3, max_epoch=6), 3, engine="sequential")
-    bat = kfold_then_test(X, y, Xt, yt, ProtocolParams(kfold=3, max_epoch=6), 3)
-    np.testing.assert_array_equal(seq.pop("yhat"), bat.pop("yhat"))
-    assert seq == bat
+    p = ProtocolParams(kfold=3, max_epoch=6)
+    devacc, reg = _senteval_kfold(X, y, kfold_folds(y, 3, p.seed), p, 3)
+    clf = train_member(X, y, Group(np.arange(len(y)), None, 0.05), reg, p, 3)
+    ours = kfold_then_test(X, y, Xt, yt, p, 3)
+    np.testing.assert_array_equal(ours.pop("yhat"), clf.predict(Xt).reshape(-1))
+    assert ours == {"devacc": devacc, "acc": round(100 * clf.score(Xt, yt), 2), "ndev": 180, "ntest": 60}
+    assert kfold_then_test(X, y, None, None, p, 3) == {"devacc": devacc, "ndev": 180}  # dev-only: no refit
 
 
 def test_train_dev_test():
@@ -120,7 +138,13 @@ def test_train_dev_test():
     res = train_dev_test(*args, FAST, 2)
     assert set(res) == {"devacc", "acc", "ndev", "ntest"}
     assert res["ndev"] == 40 and res["ntest"] == 40
-    assert res == train_dev_test(*args, FAST, 2, engine="sequential")  # sequential refits
+    # SentEval: one classifier per L2 on train, early-stopped on dev; the best by dev accuracy is refit and tested.
+    dev = [round(100 * train_member(args[0], args[1], Group(np.arange(120), np.arange(40)), reg, FAST, 2, args[2],
+                                    args[3]).score(args[2], args[3]), 2) for reg in FAST.l2_grid]
+    best = train_member(args[0], args[1], Group(np.arange(120), np.arange(40)), FAST.l2_grid[int(np.argmax(dev))],
+                        FAST, 2, args[2], args[3])
+    assert res == {"devacc": max(dev), "acc": round(100 * best.score(args[4], args[5]), 2), "ndev": 40, "ntest": 40}
+    assert train_dev_test(*args[:4], None, None, FAST, 2) == {"devacc": max(dev), "ndev": 40}
     noreg = train_dev_test(*args, FAST, 2, noreg=True)  # SNLI: the grid is [1e-9]
     assert noreg == train_dev_test(*args, ProtocolParams(kfold=3, max_epoch=30, l2_grid=(1e-9,)), 2)
     Xs, ys = _blobs(200, nclasses=2, sep=8, seed=6)
@@ -137,9 +161,11 @@ def test_relatedness_learns_and_matches_reference_loop():
     assert set(res) == {"devpearson", "pearson", "spearman", "mse", "yhat", "ndev", "ntest"}
     assert res["ndev"] == 30 and res["ntest"] == 30 and res["yhat"].shape == (30,)
     assert res["pearson"] > 0.8 and res["devpearson"] > 0.8 and res["mse"] < 0.5
-    ref = relatedness(X[tr], scores[tr], X[dv], scores[dv], X[te], scores[te], FAST, engine="sequential")
-    np.testing.assert_allclose(res["yhat"], ref["yhat"], atol=1e-4)
-    assert abs(res["devpearson"] - ref["devpearson"]) < 1e-5
+    ref = RelatednessPytorch({"X": X[tr], "y": tai_target(scores[tr])}, {"X": X[dv]}, {"X": X[te]}, scores[dv],
+                             {"seed": FAST.seed, "nclasses": 5})
+    devpr, yhat = ref.run()
+    np.testing.assert_allclose(res["yhat"], yhat, atol=1e-4)
+    assert abs(res["devpearson"] - devpr) < 1e-5
 
 
 def test_regimes_module_exports():
