@@ -3,11 +3,17 @@
     SENTENCE_DATA=../shared/data python benchmarks/eval_speed.py                       # all tasks, both sets
     SENTENCE_DATA=../shared/data python benchmarks/eval_speed.py --tasks MR,STS14 --params prototype
     python benchmarks/eval_speed.py --encoders bow_glove --out-dir /tmp/eval_speed
+    SENTENCE_DATA=../shared/data python benchmarks/eval_speed.py --high-dim --params prototype \
+        [--reference /tmp/senteval_ref] [--tasks MR,TREC]      # the probes of a 4096-d encoder alone
 
 Encoders: ``bow_glove`` and an untrained 4096-d ``bilstm_max`` (encoder.hidden_dim=2048). Each
 (encoder, parameter set) runs ``evaluate.py`` in a subprocess and the per-task timings are read
 back from its results JSON (``encode_seconds`` is time inside the encoder, ``classifier_seconds``
 the rest: features, classifiers, correlations).
+
+``--high-dim`` times the classifiers of a 4096-d encoder whose encoding costs nothing (a fixed random
+projection), with bytes, FLOPs, the share of this CPU's roofline, the share of a 4096-d BiLSTM-max's encoding
+time and, given ``--reference``, SentEval's own code on the same vectors (``benchmarks/highdim_probes.py``).
 """
 from __future__ import annotations
 
@@ -63,7 +69,19 @@ def main() -> None:
     ap.add_argument("--params", default="prototype,full", help="parameter sets (default: prototype,full)")
     ap.add_argument("--encoders", default=",".join(ENCODERS), help=f"subset of {list(ENCODERS)}")
     ap.add_argument("--out-dir", default=None, help="where the results JSON files go (default: a temporary folder)")
+    ap.add_argument("--high-dim", action="store_true", help="time the probes of a 4096-d encoder alone")
+    ap.add_argument("--reference", default=None, help="--high-dim: folder with SentEval's senteval/ package")
+    ap.add_argument("--encode-sample", type=int, default=256,
+                    help="--high-dim: sentences per task to time the 4096-d BiLSTM-max on (0: skip)")
     args = ap.parse_args()
+    if args.high_dim:
+        from highdim_probes import DEFAULT_TASKS, main as high_dim
+
+        out = Path(args.out_dir) / "high_dim.json" if args.out_dir else None
+        for params in args.params.split(","):
+            high_dim(DEFAULT_TASKS if args.tasks == "all" else args.tasks, params,
+                     Path(os.environ.get("SENTENCE_DATA") or ROOT / "data"), args.reference, args.encode_sample, out)
+        return
     if not os.environ.get("SENTENCE_DATA"):
         print("note: SENTENCE_DATA is unset; evaluate.py falls back to <project>/data", file=sys.stderr)
     out_dir = Path(args.out_dir or tempfile.mkdtemp(prefix="eval_speed_"))

@@ -54,34 +54,44 @@ class Group:
     validation_split: float = 0.05
 
 
+@dataclass
+class _Stream:
+    """SentEval's numpy draws for one (training-set size, split): the held-out split, then a permutation per epoch."""
+
+    rs: np.random.RandomState
+    kept: np.ndarray | None = None  # positions trained on, after a validation split
+    held: np.ndarray | None = None  # positions held out for early stopping
+    epoch: int = -1
+    perm: np.ndarray | None = None
+
+
 class BatchPlan:
     """Training and dev rows of each group, and per step the rows, loss weights and stepping groups."""
 
     def __init__(self, groups: Sequence[Group], seed: int, batch_size: int, device: torch.device,
                  dtype: torch.dtype = torch.float32, scale: float = 1.0):
         self.batch_size, self.device, self.dtype, self.scale = batch_size, device, dtype, scale
-        streams: dict[tuple, list] = {}  # (n, split) -> [RandomState, train positions, dev positions]
+        streams: dict[tuple, _Stream] = {}
         self.train, self.dev, self.stream = [], [], []
         for group in groups:
             rows = np.asarray(group.train_idx, dtype=np.int64)
             split = None if group.dev_idx is not None else float(group.validation_split)
-            key = (len(rows), split)
-            if key not in streams:
-                rs = np.random.RandomState(seed)
-                perm = rs.permutation(len(rows)) if split is not None else None
-                cut = int(split * len(rows)) if split is not None else 0
-                streams[key] = [rs, None if perm is None else perm[cut:], None if perm is None else perm[:cut], -1, None]
-            st = streams[key]
-            self.train.append(rows if split is None else rows[st[1]])
-            self.dev.append(np.asarray(group.dev_idx, dtype=np.int64) if split is None else rows[st[2]])
+            if (len(rows), split) not in streams:
+                st = streams[len(rows), split] = _Stream(np.random.RandomState(seed))
+                if split is not None:
+                    perm, cut = st.rs.permutation(len(rows)), int(split * len(rows))
+                    st.kept, st.held = perm[cut:], perm[:cut]
+            st = streams[len(rows), split]
+            self.train.append(rows if split is None else rows[st.kept])
+            self.dev.append(np.asarray(group.dev_idx, dtype=np.int64) if split is None else rows[st.held])
             self.stream.append(st)
         self.ndev = np.array([len(d) for d in self.dev], dtype=np.int64)
 
     def _perm(self, g: int, epoch: int) -> np.ndarray:
         st = self.stream[g]  # groups sharing a stream are in lockstep: epochs come in increasing order
-        while st[3] < epoch:
-            st[4], st[3] = st[0].permutation(len(self.train[g])), st[3] + 1
-        return st[4]
+        while st.epoch < epoch:
+            st.perm, st.epoch = st.rs.permutation(len(self.train[g])), st.epoch + 1
+        return st.perm
 
     def steps(self, epoch: int, live: np.ndarray):
         """Per step of ``epoch``: rows ``[Ga * B]`` (tensor), weights ``scale / rows`` ``[Ga, 1, 1, B]`` (tensor) and
@@ -314,6 +324,7 @@ class FitResult:
     ndev: np.ndarray  # [G]
     nepoch: np.ndarray  # [G, L] epochs trained when the member stopped
     nclasses: int
+    work: dict | None = None  # what the training read and computed (benchmarks/classifier_highdim.py)
 
     def dev_accuracy(self) -> np.ndarray:
         """SentEval's ``clf.score(devX, devy)`` (a fraction) per member, ``[G, L]``."""
@@ -353,7 +364,7 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     Xt = _augment(as_t(X).to(dtype))
     y_t = as_t(y)
     T = torch.nn.functional.one_hot(y_t.long(), nclasses).to(dtype) if loss == "cross_entropy" else y_t.to(dtype)
-    Xd = Xt if Xdev is None else _augment(as_t(Xdev).to(dtype))
+    Xd = Xt if Xdev is None else as_t(Xdev).to(dtype)  # dev rows are only multiplied: no column of ones needed
     yd = y_t if Xdev is None else as_t(ydev)
     dev_score = dev_score or (lambda Z, idx, mask: count_correct(Z, yd[idx], mask))
 
@@ -372,6 +383,9 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     B = plan.batch_size
     xbuf = torch.empty(G * B, Xt.shape[1], dtype=dtype, device=dev)  # the minibatch rows of every live group
     tbuf = torch.empty(G * B, nclasses, dtype=dtype, device=dev)
+    chunk = max(1, EVAL_BUDGET // (width * Xd.shape[1]))
+    dbuf = torch.empty(min(chunk, G) * width, Xd.shape[1], dtype=dtype, device=dev)  # dev rows of a chunk of groups
+    work = {"steps": 0, "rows": 0, "dev_rows": 0}  # minibatch steps, gathered training rows, scored dev rows
     live, nepoch = np.arange(G), 0
     while stop.alive.any() and nepoch <= params.max_epoch:
         n = len(live) * B
@@ -381,14 +395,19 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
                 torch.index_select(Xt, 0, rows, out=xbuf[:n])
                 torch.index_select(T, 0, rows, out=tbuf[:n])
                 opt.step(model.params, model.gradients(Xb, Tb, weight, loss), active)
+                work["steps"] += 1
+                work["rows"] += n
         nepoch += params.epoch_size
         live_t = torch.as_tensor(live, device=dev)
-        chunk = max(1, EVAL_BUDGET // (width * Xt.shape[1]))
+        scores = []
         with torch.no_grad():
-            scores = np.concatenate([
-                dev_score(model.logits(Xd[dev_idx[live_t[i : i + chunk]]], [p[i : i + chunk] for p in model.params])[0],
-                          dev_idx[live_t[i : i + chunk]], dev_mask[live_t[i : i + chunk]])
-                for i in range(0, len(live), chunk)])
+            for i in range(0, len(live), chunk):
+                idx, k = dev_idx[live_t[i : i + chunk]], len(live_t[i : i + chunk])
+                Xdev_rows = torch.index_select(Xd, 0, idx.view(-1), out=dbuf[: idx.numel()]).view(k, width, -1)
+                Z = model.logits(Xdev_rows, [p[i : i + chunk] for p in model.params])[0]
+                scores.append(dev_score(Z, idx, dev_mask[live_t[i : i + chunk]]))
+                work["dev_rows"] += idx.numel()
+        scores = np.concatenate(scores)
         improved = torch.as_tensor(stop.update(live, scores, nepoch), device=dev)
         for kept, p in zip(best, model.params):
             kept[live_t] = torch.where(improved.view(*improved.shape, 1, 1), p, kept[live_t])
@@ -398,4 +417,6 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
             model.select(keep_t)
             opt.select(keep_t)
             live = live[keep]
-    return FitResult(best, stop.best, plan.ndev, stop.nepoch, nclasses)
+    work.update(batch_size=B, d=Xt.shape[1] - 1, members=L, nclasses=nclasses, nhid=int(params.nhid),
+                optim=opt.method)
+    return FitResult(best, stop.best, plan.ndev, stop.nepoch, nclasses, work)

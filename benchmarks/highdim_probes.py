@@ -1,0 +1,228 @@
+"""The probes of a 4096-d encoder, timed alone: ``python benchmarks/eval_speed.py --high-dim``.
+
+Encoder: a fixed random projection of ``bow_glove`` (50 -> 4096, Gaussian, seed 0), so encoding costs
+nothing and the classifiers are timed alone, on the features SentEval would give them (pair tasks get
+``[|u - v|, u * v]``: 8192-d). Per task it prints
+
+* the classifier seconds of our engine (the regime call on ready features);
+* what the probes moved and computed, from the engine's counters: every gathered training row and every
+  scored dev row read once (``(d + 1) * 4`` bytes), the optimiser reading and writing parameters, gradient
+  and state once per step; FLOPs of the forward and backward products and of the optimiser;
+* the share of this CPU's roofline: ``max(bytes / bandwidth, FLOPs / matmul peak) / seconds``, with the
+  bandwidth (streaming read of 1 GB) and the peak (a 2048^3 float32 matmul) measured here, at the same
+  thread count;
+* the classifier time as a share of a 4096-d BiLSTM-max's encoding of the task (untrained
+  ``encoder=bilstm_max encoder.hidden_dim=2048``, GloVe input; its sentences/s measured on a random sample
+  of each task's sentences and extrapolated to the task's distinct sentences);
+* with ``--reference DIR`` (a folder holding SentEval's ``senteval`` package, patched to run on a CPU as
+  ``benchmarks/compare_senteval.py`` describes), SentEval's own classifier code on the same features:
+  seconds, speed-up and scores.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+STATE_TENSORS = {"adam": 2, "adamax": 2, "rmsprop": 1, "sgd": 1, "adagrad": 1, "adadelta": 2}
+DEFAULT_TASKS = "MR,CR,SUBJ,MPQA,SST2,SST5,TREC,MRPC,SICKEntailment,SICKRelatedness,STSBenchmark"
+
+
+class ProjectedBow:
+    """``bow_glove`` times a fixed Gaussian matrix ``[50, dim]`` (scaled by 1/sqrt(50)), float32."""
+
+    def __init__(self, dim: int = 4096, seed: int = 0):
+        from evaluation.baselines import BowGloveEncoder
+
+        self.bow = BowGloveEncoder()
+        self.P = (np.random.RandomState(seed).randn(50, dim) / np.sqrt(50)).astype(np.float32)
+
+    def encode(self, sentences: list[str]) -> np.ndarray:
+        return self.bow.encode(sentences) @ self.P
+
+
+def machine_peaks(seconds: float = 1.0) -> dict:
+    """Streaming read bandwidth (bytes/s) and float32 matmul peak (FLOP/s), best of repeated runs."""
+    def best(fn, work):
+        fn()
+        rates, t_end = [], time.perf_counter() + seconds
+        while time.perf_counter() < t_end or len(rates) < 3:
+            t0 = time.perf_counter()
+            fn()
+            rates.append(work / (time.perf_counter() - t0))
+        return max(rates)
+
+    a = torch.rand(1 << 28)  # 1 GiB
+    bandwidth = best(lambda: a.sum(), a.numel() * 4)
+    del a
+    A, B = torch.rand(2048, 2048), torch.rand(2048, 2048)
+    return {"read_bandwidth": bandwidth, "matmul_peak": best(lambda: A @ B, 2 * 2048**3),
+            "threads": torch.get_num_threads()}
+
+
+def probe_cost(works: list[dict]) -> tuple[float, float]:
+    """(bytes, FLOPs) of the engine's fits: each row read once, products, optimiser passes."""
+    nbytes = flops = 0.0
+    for w in works:
+        d1, L, C, h = w["d"] + 1, w["members"], w["nclasses"], w["nhid"]
+        width = L * (h or C)  # output columns of the first product, for all members of a group
+        rows = w["rows"] + w["dev_rows"]
+        nbytes += rows * d1 * 4
+        flops += 2 * d1 * width * (2 * w["rows"] + w["dev_rows"])
+        if h:
+            flops += 2 * L * (h + 1) * C * (3 * w["rows"] + w["dev_rows"])
+        params = L * (h * d1 + C * (h + 1) if h else C * d1)  # per group
+        group_steps = w["rows"] / w["batch_size"]
+        nbytes += group_steps * params * 4 * (3 + 2 * STATE_TENSORS[w["optim"]])
+        flops += group_steps * params * 12
+    return nbytes, flops
+
+
+def run_regime(spec, X: dict, y: dict, params, nclasses: int | None):
+    from evaluation import regimes
+
+    if spec.regime == "nested_cv":
+        return regimes.nested_cv(X["all"], y["all"], params, nclasses)
+    if spec.regime == "kfold_then_test":
+        return regimes.kfold_then_test(X["train"], y["train"], X["test"], y["test"], params, nclasses)
+    if spec.regime == "train_dev_test":
+        return regimes.train_dev_test(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params,
+                                      nclasses)
+    return regimes.relatedness(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params)
+
+
+def run_senteval(spec, X: dict, y: dict, params, nclasses: int | None) -> dict:
+    """SentEval's validation / relatedness classes (imported from ``--reference``) on the same features."""
+    from senteval.tools.relatedness import RelatednessPytorch
+    from senteval.tools.validation import InnerKFoldClassifier, KFoldClassifier, SplitClassifier
+
+    from evaluation.relatedness import tai_target
+
+    config = {"nclasses": nclasses or 5, "seed": params.seed, "usepytorch": True, "kfold": params.kfold,
+              "classifier": {"nhid": params.nhid, "optim": params.optim, "batch_size": params.batch_size,
+                             "tenacity": params.tenacity, "epoch_size": params.epoch_size,
+                             "max_epoch": params.max_epoch, "dropout": params.dropout}}
+    if spec.regime == "nested_cv":
+        dev, test = InnerKFoldClassifier(X["all"], y["all"], config).run()
+    elif spec.regime == "kfold_then_test":
+        dev, test, _ = KFoldClassifier({"X": X["train"], "y": y["train"]}, {"X": X["test"], "y": y["test"]},
+                                       config).run()
+    elif spec.regime == "train_dev_test":
+        dev, test = SplitClassifier({"train": X["train"], "valid": X["dev"], "test": X["test"]},
+                                    {"train": y["train"], "valid": y["dev"], "test": y["test"]}, config).run()
+    else:
+        from scipy.stats import pearsonr
+
+        splits = [{"X": X[k], "y": tai_target(y[k])} for k in ("train", "dev", "test")]
+        dev, yhat = RelatednessPytorch(*splits, list(y["dev"]), {"seed": params.seed, "nclasses": 5}).run()
+        return {"devpearson": float(dev), "pearson": float(pearsonr(yhat, y["test"])[0])}
+    return {"devacc": float(dev), "acc": float(test)}
+
+
+def bilstm_rate(loaded, sample: int) -> tuple[object, dict]:
+    """The untrained 4096-d BiLSTM-max and its sentences/s on ``sample`` random sentences of each task."""
+    from hydra import compose, initialize_config_dir
+
+    from evaluation.adapters import build_text_encoder
+    from evaluation.runner import all_sentences
+
+    with initialize_config_dir(str(ROOT / "conf"), version_base=None):
+        cfg = compose("evaluate", overrides=["encoder=bilstm_max", "encoder.hidden_dim=2048"])
+    encoder, _ = build_text_encoder(cfg, lambda: all_sentences(loaded))
+    rates = {}
+    for task in loaded:
+        sentences = sorted(set(task.data.sentences()))
+        pick = np.random.RandomState(0).choice(len(sentences), min(sample, len(sentences)), replace=False)
+        batch = sorted((sentences[i] for i in pick), key=lambda s: len(s.split()))  # length-sorted, as the cache
+        t0 = time.perf_counter()
+        for i in range(0, len(batch), 128):
+            encoder.encode(batch[i : i + 128])
+        rates[task.spec.name] = len(batch) / (time.perf_counter() - t0)
+    return encoder, rates
+
+
+def main(tasks: str, params_name: str, data: Path, reference: str | None, sample: int, out: Path | None) -> None:
+    import evaluation.classifier as engine
+    import evaluation.regimes
+    import evaluation.relatedness
+    from evaluation.embedding_cache import EmbeddingCache
+    from evaluation.protocol import FULL, PROTOTYPE
+    from evaluation.runner import load_tasks
+    from evaluation.tasks.execute import features
+
+    params = {"prototype": PROTOTYPE, "full": FULL}[params_name]
+    if reference:
+        sys.path.insert(0, str(Path(reference).resolve()))
+        import logging
+
+        logging.disable(logging.INFO)
+    peaks = machine_peaks()
+    print(f"machine: streaming read {peaks['read_bandwidth'] / 1e9:.1f} GB/s, float32 matmul "
+          f"{peaks['matmul_peak'] / 1e9:.0f} GFLOP/s, torch threads {peaks['threads']}", flush=True)
+    loaded = [t for t in load_tasks(tasks.split(","), data) if t.data is not None and t.spec.regime != "cosine"]
+    _, rates = bilstm_rate(loaded, sample) if sample else (None, {})
+
+    works: list[dict] = []
+    fit = engine.fit_members
+
+    def recording_fit(*args, **kwargs):
+        res = fit(*args, **kwargs)
+        works.append(res.work)
+        return res
+
+    evaluation.regimes.fit_members = evaluation.relatedness.fit_members = recording_fit
+    projection = EmbeddingCache(ProjectedBow(), batch_size=128)
+    rows = []
+    print("\n| task | d | classifier s | GB moved | GFLOP | roofline s | roofline share | 4096-d BiLSTM-max "
+          "encode s (est.) | classifiers / encoding | SentEval s | speed-up | score ours / SentEval |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for task in loaded:
+        spec = task.spec
+        X = {k: features(s, projection.embed, spec.features) for k, s in task.data.splits.items()}
+        y = {k: (s.y.astype(np.float64) if spec.regime == "relatedness" else s.y) for k, s in task.data.splits.items()}
+        works.clear()
+        t0 = time.perf_counter()
+        ours = run_regime(spec, X, y, params, task.data.nclasses)
+        seconds = time.perf_counter() - t0
+        nbytes, flops = probe_cost(works)
+        roof = max(nbytes / peaks["read_bandwidth"], flops / peaks["matmul_peak"])
+        n_sentences = len(set(task.data.sentences()))
+        encode = n_sentences / rates[spec.name] if spec.name in rates else None
+        ref, ref_seconds = None, None
+        if reference:
+            t0 = time.perf_counter()
+            ref = run_senteval(spec, X, y, params, task.data.nclasses)
+            ref_seconds = time.perf_counter() - t0
+        key = "acc" if "acc" in ours else "pearson"
+        row = {"task": spec.name, "d": next(iter(X.values())).shape[1], "classifier_seconds": seconds,
+               "bytes": nbytes, "flops": flops, "roofline_seconds": roof, "roofline_share": roof / seconds,
+               "bilstm_encode_seconds": encode, "sentences": n_sentences, "senteval_seconds": ref_seconds,
+               "ours": {k: v for k, v in ours.items() if k != "yhat"}, "senteval": ref, "steps": sum(w["steps"] for w in works)}
+        rows.append(row)
+        print(f"| {spec.name} | {row['d']} | {seconds:.1f} | {nbytes / 1e9:.1f} | {flops / 1e9:.0f} | {roof:.1f} | "
+              f"{roof / seconds:.0%} | {'n/a' if encode is None else f'{encode:.0f}'} | "
+              f"{'n/a' if encode is None else f'{seconds / encode:.1%}'} | "
+              f"{'n/a' if ref_seconds is None else f'{ref_seconds:.1f}'} | "
+              f"{'n/a' if ref_seconds is None else f'{ref_seconds / seconds:.1f}x'} | "
+              f"{ours[key]:.4g} / {'n/a' if ref is None else f'{ref[key]:.4g}'} |", flush=True)
+        del X
+        projection = EmbeddingCache(projection.encoder, batch_size=128)  # bound memory: no reuse across tasks
+        gc.collect()
+    total = sum(r["classifier_seconds"] for r in rows)
+    enc = sum(r["bilstm_encode_seconds"] or 0 for r in rows)
+    ref_total = sum(r["senteval_seconds"] or 0 for r in rows)
+    print(f"\ntotal: classifiers {total:.1f} s, roofline {sum(r['roofline_seconds'] for r in rows):.1f} s "
+          f"({sum(r['roofline_seconds'] for r in rows) / total:.0%}), BiLSTM-max encoding (est.) {enc:.0f} s "
+          f"({total / enc:.1%})" if enc else f"\ntotal: classifiers {total:.1f} s", end="")
+    print(f", SentEval {ref_total:.1f} s ({ref_total / total:.1f}x)" if ref_total else "")
+    if out:
+        out.write_text(json.dumps({"params": params_name, "machine": peaks, "tasks": rows}, indent=1))
+        print(f"results JSON: {out}")
