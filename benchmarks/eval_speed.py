@@ -77,7 +77,10 @@ def main() -> None:
     if args.high_dim:
         from highdim_probes import DEFAULT_TASKS, main as high_dim
 
-        out = Path(args.out_dir) / "high_dim.json" if args.out_dir else None
+        out = None
+        if args.out_dir:
+            Path(args.out_dir).mkdir(parents=True, exist_ok=True)
+            out = Path(args.out_dir) / "high_dim.json"
         for params in args.params.split(","):
             high_dim(DEFAULT_TASKS if args.tasks == "all" else args.tasks, params,
                      Path(os.environ.get("SENTENCE_DATA") or ROOT / "data"), args.reference, args.encode_sample, out)

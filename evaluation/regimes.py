@@ -1,4 +1,4 @@
-"""SentEval's evaluation regimes (``senteval/tools/validation.py``) on the batched engine.
+"""SentEval's evaluation regimes (``senteval/tools/validation.py``) on the classifier engine.
 
 * :func:`nested_cv` -- ``InnerKFoldClassifier`` (MR, CR, SUBJ, MPQA)
 * :func:`kfold_then_test` -- ``KFoldClassifier`` (TREC, MRPC)
@@ -7,8 +7,9 @@
 
 Inputs are numpy arrays already in SentEval's (length, label) order; labels are class ids
 ``0..nclasses-1``. Accuracies are percentages rounded exactly where SentEval rounds them.
-All classifiers of a stage train at once (:func:`evaluation.classifier.fit_members`). A test set of
-``None`` (dev-only mode) skips what only the test score needs: the refit and the test predictions.
+All classifiers of a stage train at once as one stacked model (:func:`evaluation.classifier.fit_members`).
+A test set of ``None`` (dev-only mode) skips what only the test score needs: the refit and the test
+predictions.
 """
 from __future__ import annotations
 
