@@ -131,6 +131,7 @@ class StackedProbe:
 
     def __init__(self, params: list[torch.Tensor], dropout: float = 0.0, seed: int = 0):
         self.params, self.dropout = params, dropout
+        self.grads = [torch.empty_like(p) for p in params]  # written in place every step (no per-step allocation)
         self.gen = torch.Generator(device=params[0].device)
         self.gen.manual_seed(seed)
 
@@ -148,6 +149,7 @@ class StackedProbe:
 
     def select(self, keep: torch.Tensor) -> None:
         self.params = [p[keep] for p in self.params]
+        self.grads = [torch.empty_like(p) for p in self.params]
 
     def logits(self, Xb: torch.Tensor, params: list[torch.Tensor] | None = None, train: bool = False):
         """Logits ``[G, L, C, B]`` of inputs ``[G, B, d(+1)]``, and what the backward pass needs."""
@@ -181,19 +183,21 @@ class StackedProbe:
         else:  # "softmax_mse": mean over rows and classes of (P - T)^2 (the weights carry its 2 / C), via the softmax
             D = (P - T).mul_(weight)
             dZ = D.sub_((P * D).sum(2, keepdim=True)).mul_(P)
+        k = Xb.shape[-1]
         if hidden is None:
-            return [torch.bmm(dZ.view(G, -1, B), Xb).view(self.params[0].shape)]
+            torch.bmm(dZ.view(G, -1, B), Xb, out=self.grads[0].view(G, -1, k))
+            return self.grads
         A, keep = hidden
         GL, h = G * L, A.shape[2] - 1
         dZ3 = dZ.view(GL, -1, B)
-        gW2 = torch.bmm(dZ3, A.view(GL, h + 1, B).transpose(1, 2))
+        torch.bmm(dZ3, A.view(GL, h + 1, B).transpose(1, 2), out=self.grads[1].view(GL, -1, h + 1))
         a = A[:, :, :h]
         dA = torch.bmm(self.params[1].view(GL, -1, h + 1)[..., :h].transpose(1, 2), dZ3).view(G, L, h, B)
         dZ1 = dA.mul_(a * (1 - a))
         if keep is not None:
             dZ1.mul_(keep.to(dZ1.dtype).div_(1 - self.dropout))
-        gW1 = torch.bmm(dZ1.view(G, L * h, B), Xb)
-        return [gW1.view(self.params[0].shape), gW2.view(self.params[1].shape)]
+        torch.bmm(dZ1.view(G, L * h, B), Xb, out=self.grads[0].view(G, L * h, k))
+        return self.grads
 
 
 class MaskedOptimizer:
@@ -211,6 +215,7 @@ class MaskedOptimizer:
             names = names + ["momentum_buffer"] * (hp["momentum"] > 0) + ["grad_avg"] * bool(hp["centered"])
         fill = hp.get("initial_accumulator_value", 0.0)
         self.state = [{k: torch.full_like(p, fill if k == "sum" else 0.0) for k in names} for p in params]
+        self.tmp = [torch.empty_like(p) for p in params]  # each update's denominator, in place
         self.wd = torch.as_tensor(l2, dtype=params[0].dtype, device=params[0].device)
         self.decay = bool(np.any(l2))  # relatedness has none
         self.steps = np.zeros(len(l2), dtype=np.int64)
@@ -220,6 +225,7 @@ class MaskedOptimizer:
         self.wd, self.steps = self.wd[keep], self.steps[keep.cpu().numpy()]
         self.same_step = bool((self.steps == self.steps[0]).all())
         self.state = [{k: v[keep] for k, v in st.items()} for st in self.state]
+        self.tmp = [t[keep] for t in self.tmp]
 
     def _factor(self, fn: Callable[[int], float], p: torch.Tensor):
         """``fn(step)`` as torch computes it (a Python float), per group as ``[G, 1, ...]`` when counts differ."""
@@ -235,7 +241,7 @@ class MaskedOptimizer:
             steps_before = self.steps.copy()
         self.steps += 1
         hp, method = self.hp, self.method
-        for p, g, st in zip(params, grads, self.state):
+        for p, g, st, t in zip(params, grads, self.state, self.tmp):
             if self.decay:
                 g.addcmul_(p, self.wd.view(*self.wd.shape, *[1] * (p.dim() - 2)))
             if method == "adam":
@@ -244,20 +250,20 @@ class MaskedOptimizer:
                 v.mul_(hp["beta2"]).addcmul_(g, g, value=1 - hp["beta2"])
                 step_size = self._factor(lambda k: hp["lr"] / (1 - hp["beta1"] ** k), p)
                 bc2_sqrt = self._factor(lambda k: (1 - hp["beta2"] ** k) ** 0.5, p)
-                p.addcdiv_(m, v.sqrt().div_(bc2_sqrt).add_(hp["eps"]).div_(step_size), value=-1)
+                p.addcdiv_(m, torch.sqrt(v, out=t).div_(bc2_sqrt).add_(hp["eps"]).div_(step_size), value=-1)
             elif method == "adamax":
                 m, u = st["exp_avg"], st["exp_inf"]
                 m.lerp_(g, 1 - hp["beta1"])
                 torch.maximum(u.mul_(hp["beta2"]), g.abs().add_(hp["eps"]), out=u)
-                p.addcdiv_(m, u.div(self._factor(lambda k: hp["lr"] / (1 - hp["beta1"] ** k), p)), value=-1)
+                p.addcdiv_(m, torch.div(u, self._factor(lambda k: hp["lr"] / (1 - hp["beta1"] ** k), p), out=t), value=-1)
             elif method == "rmsprop":
                 v = st["square_avg"]
                 v.mul_(hp["alpha"]).addcmul_(g, g, value=1 - hp["alpha"])
                 if hp["centered"]:
                     st["grad_avg"].lerp_(g, 1 - hp["alpha"])
-                    avg = v.addcmul(st["grad_avg"], st["grad_avg"], value=-1).sqrt_().add_(hp["eps"])
+                    avg = torch.addcmul(v, st["grad_avg"], st["grad_avg"], value=-1, out=t).sqrt_().add_(hp["eps"])
                 else:
-                    avg = v.sqrt().add_(hp["eps"])
+                    avg = torch.sqrt(v, out=t).add_(hp["eps"])
                 if hp["momentum"] > 0:
                     p.add_(st["momentum_buffer"].mul_(hp["momentum"]).addcdiv_(g, avg), alpha=-hp["lr"])
                 else:
@@ -265,18 +271,20 @@ class MaskedOptimizer:
             elif method == "sgd":
                 if hp["momentum"] != 0:
                     buf, first = st["momentum_buffer"], self.steps == 1  # torch: the first buffer is the gradient
-                    later = buf.mul(hp["momentum"]).add_(g, alpha=1 - hp["dampening"])
-                    buf.copy_(torch.where(torch.as_tensor(first, device=p.device).view(-1, *[1] * (p.dim() - 1)), g, later))
+                    buf.mul_(hp["momentum"]).add_(g, alpha=1 - hp["dampening"])
+                    if first.any():
+                        buf.copy_(torch.where(torch.as_tensor(first, device=p.device).view(-1, *[1] * (p.dim() - 1)),
+                                              g, buf))
                     g = g.add(buf, alpha=hp["momentum"]) if hp["nesterov"] else buf
                 p.add_(g, alpha=-hp["lr"])
             elif method == "adagrad":
                 st["sum"].addcmul_(g, g, value=1)
                 clr = self._factor(lambda k: hp["lr"] / (1 + (k - 1) * hp["lr_decay"]), p)
-                p.addcdiv_(g, st["sum"].sqrt().add_(hp["eps"]).div_(clr), value=-1)
+                p.addcdiv_(g, torch.sqrt(st["sum"], out=t).add_(hp["eps"]).div_(clr), value=-1)
             else:  # adadelta
                 v, acc = st["square_avg"], st["acc_delta"]
                 v.mul_(hp["rho"]).addcmul_(g, g, value=1 - hp["rho"])
-                delta = acc.add(hp["eps"]).sqrt_().div_(v.add(hp["eps"]).sqrt_()).mul_(g)
+                delta = torch.add(acc, hp["eps"], out=t).sqrt_().div_(v.add(hp["eps"]).sqrt_()).mul_(g)
                 acc.mul_(hp["rho"]).addcmul_(delta, delta, value=1 - hp["rho"])
                 p.add_(delta, alpha=-hp["lr"])
         if active is not None:
