@@ -24,6 +24,10 @@ leaves the batch when all its members stopped. Results equal SentEval's one-by-o
 rounding (summation order inside the products): ``tests/evaluation/senteval_transcription.py`` is the
 reference. Dropout > 0 draws its masks from its own generator, so with dropout the two agree in
 distribution only.
+
+Speed: the features get their column of ones once per fit; a step gathers the rows of all live groups into
+one buffer; gradients and optimiser temporaries live in buffers kept across steps; no autograd runs. What the
+engine reads and computes is counted in ``FitResult.work`` (``benchmarks/eval_speed.py --high-dim``).
 """
 from __future__ import annotations
 
