@@ -204,6 +204,12 @@ class StackedProbe:
         return self.grads
 
 
+def _per_group(values: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """Values per group ``[G]`` (or per member ``[G, L]``) shaped to broadcast against ``p [G, L, ...]``."""
+    values = values.to(device=p.device, dtype=p.dtype if values.is_floating_point() else values.dtype)
+    return values.view(*values.shape, *[1] * (p.dim() - values.dim()))
+
+
 class MaskedOptimizer:
     """torch's single-tensor update rules on ``[G, L, ...]`` parameters, with weight decay ``l2 [G, L]`` per member
     and a step count per group. A group that does not step keeps its parameters, state and step count."""
@@ -222,12 +228,15 @@ class MaskedOptimizer:
         self.tmp = [torch.empty_like(p) for p in params]  # each update's denominator, in place
         self.wd = torch.as_tensor(l2, dtype=params[0].dtype, device=params[0].device)
         self.decay = bool(np.any(l2))  # relatedness has none
-        self.steps = np.zeros(len(l2), dtype=np.int64)
-        self.same_step = True  # all groups at the same step count: the factors are Python floats, as in torch
+        self._set_steps(np.zeros(len(l2), dtype=np.int64))
+
+    def _set_steps(self, steps: np.ndarray) -> None:
+        self.steps = steps
+        self.same_step = bool((steps == steps[0]).all())  # then the factors are Python floats, as in torch
 
     def select(self, keep: torch.Tensor) -> None:
-        self.wd, self.steps = self.wd[keep], self.steps[keep.cpu().numpy()]
-        self.same_step = bool((self.steps == self.steps[0]).all())
+        self.wd = self.wd[keep]
+        self._set_steps(self.steps[keep.cpu().numpy()])
         self.state = [{k: v[keep] for k, v in st.items()} for st in self.state]
         self.tmp = [t[keep] for t in self.tmp]
 
@@ -235,19 +244,18 @@ class MaskedOptimizer:
         """``fn(step)`` as torch computes it (a Python float), per group as ``[G, 1, ...]`` when counts differ."""
         if self.same_step:
             return fn(int(self.steps[0]))
-        values = torch.tensor([fn(int(k)) for k in self.steps], dtype=torch.float64)
-        return values.to(device=p.device, dtype=p.dtype).view(-1, *[1] * (p.dim() - 1))
+        return _per_group(torch.tensor([fn(int(k)) for k in self.steps], dtype=torch.float64), p)
 
     def step(self, params: list[torch.Tensor], grads: list[torch.Tensor], active: np.ndarray | None = None) -> None:
         if active is not None:
             frozen = torch.as_tensor(np.flatnonzero(~active), device=params[0].device)
             saved = [(t, t[frozen]) for p, st in zip(params, self.state) for t in (p, *st.values())]
-            steps_before = self.steps.copy()
-        self.steps += 1
+            steps_before = self.steps
+        self.steps = self.steps + 1
         hp, method = self.hp, self.method
         for p, g, st, t in zip(params, grads, self.state, self.tmp):
             if self.decay:
-                g.addcmul_(p, self.wd.view(*self.wd.shape, *[1] * (p.dim() - 2)))
+                g.addcmul_(p, _per_group(self.wd, p))
             if method == "adam":
                 m, v = st["exp_avg"], st["exp_avg_sq"]
                 m.lerp_(g, 1 - hp["beta1"])
@@ -277,8 +285,7 @@ class MaskedOptimizer:
                     buf, first = st["momentum_buffer"], self.steps == 1  # torch: the first buffer is the gradient
                     buf.mul_(hp["momentum"]).add_(g, alpha=1 - hp["dampening"])
                     if first.any():
-                        buf.copy_(torch.where(torch.as_tensor(first, device=p.device).view(-1, *[1] * (p.dim() - 1)),
-                                              g, buf))
+                        buf.copy_(torch.where(_per_group(torch.as_tensor(first), p), g, buf))
                     g = g.add(buf, alpha=hp["momentum"]) if hp["nesterov"] else buf
                 p.add_(g, alpha=-hp["lr"])
             elif method == "adagrad":
@@ -294,8 +301,7 @@ class MaskedOptimizer:
         if active is not None:
             for t, old in saved:
                 t[frozen] = old
-            self.steps = np.where(active, self.steps, steps_before)
-            self.same_step = bool((self.steps == self.steps[0]).all())
+            self._set_steps(np.where(active, self.steps, steps_before))
 
 
 class EarlyStopping:
@@ -336,7 +342,7 @@ class FitResult:
     ndev: np.ndarray  # [G]
     nepoch: np.ndarray  # [G, L] epochs trained when the member stopped
     nclasses: int
-    work: dict | None = None  # what the training read and computed (benchmarks/classifier_highdim.py)
+    work: dict | None = None  # what the training read and computed (benchmarks/highdim_probes.py)
 
     def dev_accuracy(self) -> np.ndarray:
         """SentEval's ``clf.score(devX, devy)`` (a fraction) per member, ``[G, L]``."""
@@ -347,8 +353,8 @@ class FitResult:
         """Logits ``[n, C]`` of member ``(g, l)`` for the rows of ``X``."""
         W = [w[g : g + 1, l : l + 1] for w in self.weights]
         Xt = torch.as_tensor(np.asarray(X)).to(device=W[0].device, dtype=W[0].dtype)
-        step = max(1, EVAL_BUDGET // max(1, Xt.shape[1]))
-        out = [StackedProbe(W).logits(Xt[i : i + step].unsqueeze(0))[0][0, 0].T for i in range(0, len(Xt), step)]
+        step, probe = max(1, EVAL_BUDGET // max(1, Xt.shape[1])), StackedProbe(W)
+        out = [probe.logits(Xt[i : i + step].unsqueeze(0))[0][0, 0].T for i in range(0, len(Xt), step)]
         return torch.cat(out) if out else torch.zeros(0, self.nclasses)
 
     def predict(self, X, g: int = 0, l: int = 0) -> np.ndarray:
@@ -414,10 +420,11 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
         live_t = torch.as_tensor(live, device=dev)
         scores = []
         for i in range(0, len(live), chunk):
-            idx, k = dev_idx[live_t[i : i + chunk]], len(live_t[i : i + chunk])
-            Xdev_rows = torch.index_select(Xd, 0, idx.view(-1), out=dbuf[: idx.numel()]).view(k, width, -1)
+            groups_t = live_t[i : i + chunk]
+            idx = dev_idx[groups_t]
+            Xdev_rows = torch.index_select(Xd, 0, idx.view(-1), out=dbuf[: idx.numel()]).view(len(groups_t), width, -1)
             Z = model.logits(Xdev_rows, [p[i : i + chunk] for p in model.params])[0]
-            scores.append(dev_score(Z, idx, dev_mask[live_t[i : i + chunk]]))
+            scores.append(dev_score(Z, idx, dev_mask[groups_t]))
             work["dev_rows"] += idx.numel()
         scores = np.concatenate(scores)
         improved = torch.as_tensor(stop.update(live, scores, nepoch), device=dev)

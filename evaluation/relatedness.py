@@ -17,6 +17,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from evaluation.classifier import Group, fit_members
 from evaluation.protocol import ProtocolParams
+from evaluation.tasks.execute import correlation
 
 __all__ = ["tai_target", "relatedness", "RELATEDNESS_SCHEDULE"]
 
@@ -42,12 +43,6 @@ def tai_target(scores: np.ndarray, nclasses: int = 5) -> np.ndarray:
     return Y
 
 
-def _pearson(a: np.ndarray, b: np.ndarray) -> float:
-    if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
-        return float("nan")
-    return float(pearsonr(a, b)[0])
-
-
 def _expected(Z: torch.Tensor, r: np.ndarray) -> np.ndarray:
     """SentEval's ``np.dot(predict_proba(X), r)`` from logits ``[n, C]``."""
     return np.dot(torch.softmax(Z, -1).cpu().numpy(), r)
@@ -66,7 +61,7 @@ def relatedness(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclasses
     devscores = np.asarray(ydev, dtype=np.float64)
 
     def dev_pearson(Z, idx, mask):  # Z [1, 1, C, ndev]
-        pr = _pearson(_expected(Z[0, 0].T, r), devscores)
+        pr = correlation(pearsonr, _expected(Z[0, 0].T, r), devscores)
         return np.array([[0.0 if pr != pr else pr]])
 
     schedule = dataclasses.replace(params, **RELATEDNESS_SCHEDULE)
@@ -78,6 +73,6 @@ def relatedness(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclasses
         return out
     yte = np.asarray(yte, dtype=np.float64)
     yhat = _expected(fit.logits(Xte), r)
-    pr, sr = _pearson(yhat, yte), float(spearmanr(yhat, yte)[0]) if len(yte) > 1 else float("nan")
+    pr, sr = correlation(pearsonr, yhat, yte), correlation(spearmanr, yhat, yte)
     return {**out, "pearson": 0.0 if pr != pr else pr, "spearman": 0.0 if sr != sr else sr,
             "mse": float(np.mean((yhat - yte) ** 2)), "yhat": yhat, "ntest": len(yte)}

@@ -109,7 +109,8 @@ def cosine_rows(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.nan_to_num(np.asarray(sims, dtype=np.float64))
 
 
-def _corr(fn, x: np.ndarray, y: np.ndarray) -> float:
+def correlation(fn, x: np.ndarray, y: np.ndarray) -> float:
+    """``fn(x, y)[0]`` (scipy's pearsonr or spearmanr) as a float; NaN where undefined (constant input)."""
     if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
         return float("nan")  # undefined (scipy would warn and return NaN too)
     return float(fn(x, y)[0])
@@ -123,7 +124,7 @@ def sts_summary(per_dataset: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
     """
     results: dict = {}
     for name, (sys_scores, gold) in per_dataset.items():
-        results[name] = {"pearson": _corr(pearsonr, sys_scores, gold), "spearman": _corr(spearmanr, sys_scores, gold),
+        results[name] = {"pearson": correlation(pearsonr, sys_scores, gold), "spearman": correlation(spearmanr, sys_scores, gold),
                          "nsamples": int(len(gold))}
     names = list(per_dataset)
     weights = np.array([results[n]["nsamples"] for n in names], dtype=np.float64)
@@ -134,7 +135,7 @@ def sts_summary(per_dataset: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
     results["all"] = summary
     sys_all = np.concatenate([s for s, _ in per_dataset.values()])
     gold_all = np.concatenate([g for _, g in per_dataset.values()])
-    results["pooled"] = {"pearson": _corr(pearsonr, sys_all, gold_all), "spearman": _corr(spearmanr, sys_all, gold_all),
+    results["pooled"] = {"pearson": correlation(pearsonr, sys_all, gold_all), "spearman": correlation(spearmanr, sys_all, gold_all),
                          "nsamples": int(len(gold_all))}
     return results
 
