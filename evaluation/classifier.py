@@ -32,11 +32,12 @@ engine reads and computes is counted in ``FitResult.work`` (``benchmarks/eval_sp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import torch
 
+from evaluation import probe_kernels
 from evaluation.protocol import ProtocolParams, parse_optim, resolve_device
 
 __all__ = ["Group", "FitResult", "BatchPlan", "StackedProbe", "MaskedOptimizer", "EarlyStopping", "fit_members",
@@ -69,6 +70,17 @@ class _Stream:
     perm: np.ndarray | None = None
 
 
+class Step(NamedTuple):
+    """One minibatch step of the live groups: ``rows [Ga, B]`` (the first ``count[g]`` are group ``g``'s, then
+    padding), each row's loss weight ``[Ga, 1, 1, B]`` (``scale / count``, 0 on padding) and which groups step
+    (bool ``[Ga]``, or None when all do: a group whose epoch is over does not)."""
+
+    rows: torch.Tensor
+    count: np.ndarray
+    weight: torch.Tensor
+    active: np.ndarray | None
+
+
 class BatchPlan:
     """Training and dev rows of each group, and per step the rows, loss weights and stepping groups."""
 
@@ -97,9 +109,8 @@ class BatchPlan:
             st.perm, st.epoch = st.rs.permutation(len(self.train[g])), st.epoch + 1
         return st.perm
 
-    def steps(self, epoch: int, live: np.ndarray):
-        """Per step of ``epoch``: rows ``[Ga * B]`` (tensor), weights ``scale / rows`` ``[Ga, 1, 1, B]`` (tensor) and
-        the stepping groups (bool ``[Ga]``, or None when all step)."""
+    def steps(self, epoch: int, live: np.ndarray) -> Iterator[Step]:
+        """The minibatch steps of ``epoch`` for the groups ``live``, in SentEval's order."""
         B = self.batch_size
         rows = [self.train[g][self._perm(g, epoch)] for g in live]
         S = -(-max(len(r) for r in rows) // B)
@@ -109,13 +120,14 @@ class BatchPlan:
             idx[i, : len(r)] = r
             count[i] = np.clip(len(r) - B * np.arange(S), 0, B)
         weight = (np.arange(B)[None, None, :] < count[:, :, None]) * (self.scale / np.maximum(count, 1)[:, :, None])
-        idx_t = torch.as_tensor(idx.reshape(len(live), S, B).transpose(1, 0, 2).reshape(S, -1), device=self.device)
+        idx_t = torch.as_tensor(idx.reshape(len(live), S, B).transpose(1, 0, 2).copy(), device=self.device)
         weight_t = torch.as_tensor(weight.transpose(1, 0, 2)[:, :, None, None].copy(), device=self.device,
                                    dtype=self.dtype)
+        count = np.ascontiguousarray(count.T)
         active = count > 0
-        full = active.all(0)
+        full = active.all(1)
         for s in range(S):
-            yield idx_t[s], weight_t[s], None if full[s] else active[:, s]
+            yield Step(idx_t[s], count[s], weight_t[s], None if full[s] else active[s])
 
 
 def _augment(X: torch.Tensor) -> torch.Tensor:
@@ -138,6 +150,10 @@ class StackedProbe:
         self.grads = [torch.empty_like(p) for p in params]  # written in place every step (no per-step allocation)
         self.gen = torch.Generator(device=params[0].device)
         self.gen.manual_seed(seed)
+        W = params[0]
+        self.fused = len(params) == 1 and probe_kernels.usable(W.device, 0, dropout, W.shape[1] * W.shape[2],
+                                                               W.shape[3], W.element_size())
+        self._rows = self._targets = None  # the torch path's gather buffers
 
     @classmethod
     def init(cls, d: int, nclasses: int, nhid: int, shape: tuple[int, int], seed: int, dropout: float,
@@ -154,6 +170,41 @@ class StackedProbe:
     def select(self, keep: torch.Tensor) -> None:
         self.params = [p[keep] for p in self.params]
         self.grads = [torch.empty_like(p) for p in self.params]
+
+    def _columns(self, p: torch.Tensor) -> torch.Tensor:
+        return p.view(p.shape[0], -1, p.shape[-1])
+
+    def step_gradients(self, X: torch.Tensor, T: torch.Tensor, step: Step, loss: str) -> list[torch.Tensor]:
+        """:meth:`gradients` on the step's rows of ``X [n, d + 1]`` and targets ``T [n, C]``: by the fused
+        kernel (each row read once), or gathered into buffers kept across steps."""
+        if self.fused:
+            probe_kernels.linear_gradients(X, T, step.rows, step.count, step.weight[:, 0, 0, 0].contiguous(),
+                                           self._columns(self.params[0]), self._columns(self.grads[0]),
+                                           loss == "softmax_mse")
+            return self.grads
+        G, B = step.rows.shape
+        if self._rows is None or len(self._rows) < G * B:
+            self._rows, self._targets = X.new_empty(G * B, X.shape[1]), T.new_empty(G * B, T.shape[1])
+        Xb = torch.index_select(X, 0, step.rows.view(-1), out=self._rows[: G * B]).view(G, B, -1)
+        Tb = torch.index_select(T, 0, step.rows.view(-1), out=self._targets[: G * B])
+        return self.gradients(Xb, Tb.view(G, B, 1, -1).permute(0, 2, 3, 1), step.weight, loss)
+
+    def logits_at(self, X: torch.Tensor, idx: torch.Tensor, count: np.ndarray,
+                  budget: int = EVAL_BUDGET) -> Iterator[tuple[slice, torch.Tensor]]:
+        """Logits ``[g, L, C, N]`` of each group's rows ``X[idx[g, :count[g]]]``, ``idx [G, N]``, by chunks of
+        groups (``slice`` into the groups, logits): one chunk by the fused kernel, else gathered ``budget`` floats
+        at a time."""
+        G, L = self.params[0].shape[:2]
+        N = idx.shape[1]
+        if self.fused:
+            yield slice(0, G), probe_kernels.linear_logits(X, idx, count, self._columns(self.params[0])).view(G, L, -1, N)
+            return
+        chunk = max(1, budget // (N * X.shape[1]))
+        buf = X.new_empty(min(chunk, G) * N, X.shape[1])
+        for i in range(0, G, chunk):
+            part = idx[i : i + chunk]
+            Xb = torch.index_select(X, 0, part.reshape(-1), out=buf[: part.numel()]).view(len(part), N, -1)
+            yield slice(i, i + len(part)), self.logits(Xb, [p[i : i + chunk] for p in self.params])[0]
 
     def logits(self, Xb: torch.Tensor, params: list[torch.Tensor] | None = None, train: bool = False):
         """Logits ``[G, L, C, B]`` of inputs ``[G, B, d(+1)]``, and what the backward pass needs."""
@@ -382,8 +433,8 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     as_t = lambda a: torch.as_tensor(np.asarray(a), device=dev)  # noqa: E731
     Xt = _augment(as_t(X).to(dtype))
     y_t = as_t(y)
-    T = torch.nn.functional.one_hot(y_t.long(), nclasses).to(dtype) if loss == "cross_entropy" else y_t.to(dtype)
-    Xd = Xt if Xdev is None else as_t(Xdev).to(dtype)  # dev rows are only multiplied: no column of ones needed
+    T = torch.nn.functional.one_hot(y_t.long(), nclasses).to(dtype) if loss == "cross_entropy" else y_t.to(dtype).contiguous()
+    Xd = Xt if Xdev is None else as_t(Xdev).to(dtype).contiguous()  # dev rows are only multiplied: no column of ones needed
     yd = y_t if Xdev is None else as_t(ydev)
     dev_score = dev_score or (lambda Z, idx, mask: count_correct(Z, yd[idx], mask))
 
@@ -399,34 +450,20 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     opt = MaskedOptimizer(params.optim, l2, model.params)
     stop = EarlyStopping((G, L), int(params.tenacity))
     best = [p.clone() for p in model.params]
-    B = plan.batch_size
-    xbuf = torch.empty(G * B, Xt.shape[1], dtype=dtype, device=dev)  # the minibatch rows of every live group
-    tbuf = torch.empty(G * B, nclasses, dtype=dtype, device=dev)
-    chunk = max(1, EVAL_BUDGET // (width * Xd.shape[1]))
-    dbuf = torch.empty(min(chunk, G) * width, Xd.shape[1], dtype=dtype, device=dev)  # dev rows of a chunk of groups
-    work = {"steps": 0, "rows": 0, "dev_rows": 0}  # minibatch steps, gathered training rows, scored dev rows
+    work = {"steps": 0, "rows": 0, "dev_rows": 0}  # minibatch steps, training rows read, scored dev rows
     live, nepoch = np.arange(G), 0
     while stop.alive.any() and nepoch <= params.max_epoch:
-        n = len(live) * B
-        Xb, Tb = xbuf[:n].view(len(live), B, -1), tbuf[:n].view(len(live), B, 1, nclasses).permute(0, 2, 3, 1)
         for epoch in range(nepoch, nepoch + params.epoch_size):
-            for rows, weight, active in plan.steps(epoch, live):
-                torch.index_select(Xt, 0, rows, out=xbuf[:n])
-                torch.index_select(T, 0, rows, out=tbuf[:n])
-                opt.step(model.params, model.gradients(Xb, Tb, weight, loss), active)
+            for step in plan.steps(epoch, live):
+                opt.step(model.params, model.step_gradients(Xt, T, step, loss), step.active)
                 work["steps"] += 1
-                work["rows"] += n
+                work["rows"] += step.rows.numel()
         nepoch += params.epoch_size
         live_t = torch.as_tensor(live, device=dev)
-        scores = []
-        for i in range(0, len(live), chunk):
-            groups_t = live_t[i : i + chunk]
-            idx = dev_idx[groups_t]
-            Xdev_rows = torch.index_select(Xd, 0, idx.view(-1), out=dbuf[: idx.numel()]).view(len(groups_t), width, -1)
-            Z = model.logits(Xdev_rows, [p[i : i + chunk] for p in model.params])[0]
-            scores.append(dev_score(Z, idx, dev_mask[groups_t]))
-            work["dev_rows"] += idx.numel()
-        scores = np.concatenate(scores)
+        idx, mask = dev_idx[live_t], dev_mask[live_t]
+        scores = np.concatenate([dev_score(Z, idx[part], mask[part])
+                                 for part, Z in model.logits_at(Xd, idx, plan.ndev[live])])
+        work["dev_rows"] += idx.numel()
         improved = torch.as_tensor(stop.update(live, scores, nepoch), device=dev)
         for kept, p in zip(best, model.params):
             kept[live_t] = torch.where(improved.view(*improved.shape, 1, 1), p, kept[live_t])
@@ -436,6 +473,6 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
             model.select(keep_t)
             opt.select(keep_t)
             live = live[keep]
-    work.update(batch_size=B, d=Xt.shape[1] - 1, members=L, nclasses=nclasses, nhid=int(params.nhid),
-                optim=opt.method)
+    work.update(batch_size=plan.batch_size, d=Xt.shape[1] - 1, members=L, nclasses=nclasses, nhid=int(params.nhid),
+                optim=opt.method, fused=model.fused)
     return FitResult(best, stop.best, plan.ndev, stop.nepoch, nclasses, work)

@@ -18,6 +18,16 @@ def _one_thread():
     torch.set_num_threads(old)
 
 
+@pytest.fixture(params=["fused", "torch"])
+def probe_path(request, monkeypatch) -> str:
+    """Run a test on both paths of the linear probe: the fused CPU kernel and torch's gather-and-multiply."""
+    from evaluation import probe_kernels
+
+    if request.param == "torch":
+        monkeypatch.setattr(probe_kernels, "MAX_GROUP_BYTES", 0)
+    return request.param
+
+
 FILLER = "the a movie film story plot actor scene music time people day way man world life work".split()
 POS, NEG = "good great fine nice happy".split(), "bad awful poor sad ugly".split()
 

@@ -45,26 +45,30 @@ def _compare(res, X, y, groups, l2, params, nclasses, dtype, atol, Xdev=None, yd
 
 @pytest.mark.parametrize("optim", OPTIMS)
 @pytest.mark.parametrize("nhid", [0, 4])
-def test_engine_equals_senteval_in_float64(optim, nhid):
+def test_engine_equals_senteval_in_float64(optim, nhid, probe_path):
+    if nhid and probe_path == "fused":
+        pytest.skip("an MLP always takes the torch path")
     X, y = linear_data(nclasses=3)
     X = X.astype(np.float64)
-    params = ProtocolParams(optim=optim, nhid=nhid, batch_size=32, max_epoch=24)
+    params = ProtocolParams(optim=optim, nhid=nhid, batch_size=30, max_epoch=24)  # 30: a partial block of 4 rows
     l2 = [1e-5, 1e-3, 1e-1]
     res = fit_members(X, y, _groups(len(y)), l2, params, 3, dtype=torch.float64)
+    assert res.work["fused"] == (probe_path == "fused" and nhid == 0)
     _compare(res, X, y, _groups(len(y)), l2, params, 3, torch.float64, atol=1e-12)
 
 
 @pytest.mark.parametrize("optim", ["rmsprop", "adam"])
-def test_engine_equals_senteval_in_float32(optim):
+def test_engine_equals_senteval_in_float32(optim, probe_path):
     X, y = linear_data(nclasses=2)
     params = ProtocolParams(optim=optim, batch_size=32, tenacity=1, epoch_size=1, max_epoch=30)
     l2 = [1e-5, 1.0, 10.0]  # members stop at different epochs, whole groups leave the batch
     res = fit_members(X, y, _groups(len(y)), l2, params, 2)
+    assert res.work["fused"] == (probe_path == "fused")
     assert len(np.unique(res.nepoch)) > 1
     _compare(res, X, y, _groups(len(y)), l2, params, 2, torch.float32, atol=1e-4)
 
 
-def test_separate_dev_set_and_per_group_l2():
+def test_separate_dev_set_and_per_group_l2(probe_path):
     X, y = linear_data(n=200, nclasses=3, seed=2)
     Xdev, ydev = linear_data(n=50, nclasses=3, seed=2)
     groups = [Group(np.arange(0, 120), np.arange(0, 50)), Group(np.arange(50, 200), np.arange(10, 40))]
@@ -105,13 +109,13 @@ def test_batch_plan_is_sentevals_stream():
         pa, pb = train[rs_a.permutation(30)], perm_b[2:][rs_b.permutation(39)]
         steps = list(plan.steps(epoch, np.arange(2)))
         assert len(steps) == 5  # ceil(39 / 8)
-        for s, (rows, weight, active) in enumerate(steps):
-            rows, weight = rows.view(2, 8).numpy(), weight.view(2, 8)
+        for s, (rows, count, weight, active) in enumerate(steps):
+            rows, weight = rows.numpy(), weight.view(2, 8)
             na, nb = len(pa[8 * s : 8 * s + 8]), len(pb[8 * s : 8 * s + 8])
             np.testing.assert_array_equal(rows[0, :na], pa[8 * s : 8 * s + 8])
             np.testing.assert_array_equal(rows[1, :nb], pb[8 * s : 8 * s + 8])
             np.testing.assert_allclose(weight[0, :na], 1 / max(na, 1))
-            assert float(weight[0, na:].sum()) == 0
+            assert float(weight[0, na:].sum()) == 0 and list(count) == [na, nb]
             assert (active is None) == (na > 0) and (active is None or list(active) == [False, True])
 
 

@@ -34,7 +34,7 @@ def _senteval(X, s, tr, dv, te, seed, dtype):
 @pytest.mark.parametrize("n, d, lo", [(150, 6, 1.0),  # 2 full minibatches and one of 22
                                       (128, 4, 0.0),  # full minibatches only; STS-B's 0..5 scale
                                       (40, 3, 1.0)])  # one minibatch smaller than 64
-def test_equals_senteval_in_float32(n, d, lo):
+def test_equals_senteval_in_float32(n, d, lo, probe_path):
     X, s = _data(n + 60, d, seed=n, lo=lo)
     tr, dv, te = slice(0, n), slice(n, n + 30), slice(n + 30, n + 60)
     devpr, yhat, _ = _senteval(X, s, tr, dv, te, 1111, torch.float32)
@@ -44,7 +44,7 @@ def test_equals_senteval_in_float32(n, d, lo):
     assert abs(ours["pearson"] - pearsonr(yhat, s[te])[0]) < 1e-5
 
 
-def test_equals_senteval_in_float64():
+def test_equals_senteval_in_float64(probe_path):
     X, s = _data(210, 5, seed=3)
     tr, dv, te = slice(0, 150), slice(150, 180), slice(180, 210)
     devpr, yhat, nepoch = _senteval(X, s, tr, dv, te, 1111, torch.float64)

@@ -1,0 +1,203 @@
+"""Fused CPU kernels for the linear probe: every minibatch row is read from memory once per step.
+
+The torch path of :class:`evaluation.classifier.StackedProbe` gathers a step's rows into a buffer, multiplies
+them with the weights (forward) and multiplies them again with the loss's gradient (backward): three passes
+over rows that, for a 4096-d encoder, are far larger than the caches. A linear probe's products are skinny
+(``L2 values x classes`` columns per group), so BLAS runs them well below this CPU's peak and the step is bound
+by reading rows. Here one compiled loop (numba) takes four rows of a group straight from the feature matrix,
+computes their logits, the softmax and the loss's gradient, and adds their outer products into the group's
+gradient while the rows are still in the core's cache. Loops are register-blocked (4 rows x 2 columns) and
+vectorised by LLVM; groups (or, when there are fewer groups than threads, parts of a group's rows) run on
+separate threads.
+
+The maths is the torch path's (``tests/evaluation/test_probe_kernels.py`` compares them); only the
+summation order inside the dot products differs, so results agree to float rounding. Used on the CPU for
+linear probes without dropout whose weights of a group fit in the core's cache (:func:`usable`); the torch path
+stays for MLPs, dropout, GPUs and wide outputs (WordContent's 1000 classes: compute-bound, BLAS's job).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+import torch
+from numba import njit, prange
+
+__all__ = ["MAX_GROUP_BYTES", "usable", "linear_gradients", "linear_logits"]
+
+MAX_GROUP_BYTES = 1 << 19  # one group's weights [M, d + 1] kept in the core's L2 cache (half of 1 MiB)
+_JIT = dict(fastmath=True, boundscheck=False, cache=True, nogil=True)
+
+
+def usable(device: torch.device, nhid: int, dropout: float, columns: int, width: int, itemsize: int) -> bool:
+    """Whether the fused kernels apply: CPU, linear probe, no dropout, one group's weights within the budget."""
+    return (device.type == "cpu" and nhid == 0 and dropout == 0 and columns * width * itemsize <= MAX_GROUP_BYTES)
+
+
+@njit(**_JIT)
+def _forward4(Wg, X, i0, i1, i2, i3, z, zero):
+    """``z[r, m] = W[m] . [x_r | 1]`` for the four rows ``X[i0..i3]`` (bias: ``W``'s column past ``X``'s width)."""
+    M, Kw = Wg.shape
+    Kx = X.shape[1]
+    x0, x1, x2, x3 = X[i0], X[i1], X[i2], X[i3]
+    m = 0
+    while m < M:
+        w0 = Wg[m]
+        w1 = Wg[m + 1] if m + 1 < M else Wg[m]  # an odd last column is computed twice and written once
+        a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = zero
+        for k in range(Kx):
+            u, v = w0[k], w1[k]
+            p, q, s, t = x0[k], x1[k], x2[k], x3[k]
+            a00 += u * p
+            a01 += v * p
+            a10 += u * q
+            a11 += v * q
+            a20 += u * s
+            a21 += v * s
+            a30 += u * t
+            a31 += v * t
+        b0 = w0[Kx] if Kw > Kx else zero
+        b1 = w1[Kx] if Kw > Kx else zero
+        z[0, m], z[1, m], z[2, m], z[3, m] = a00 + b0, a10 + b0, a20 + b0, a30 + b0
+        if m + 1 < M:
+            z[0, m + 1], z[1, m + 1], z[2, m + 1], z[3, m + 1] = a01 + b1, a11 + b1, a21 + b1, a31 + b1
+        m += 2
+
+
+@njit(**_JIT)
+def _backward4(Gg, X, i0, i1, i2, i3, d):
+    """``Gg[m] += sum_r d[r, m] [x_r | 1]`` for the four rows ``X[i0..i3]``."""
+    M, Kw = Gg.shape
+    Kx = X.shape[1]
+    x0, x1, x2, x3 = X[i0], X[i1], X[i2], X[i3]
+    m = 0
+    while m < M:
+        g0 = Gg[m]
+        a0, a1, a2, a3 = d[0, m], d[1, m], d[2, m], d[3, m]
+        if m + 1 < M:
+            g1 = Gg[m + 1]
+            b0, b1, b2, b3 = d[0, m + 1], d[1, m + 1], d[2, m + 1], d[3, m + 1]
+            for k in range(Kx):
+                p, q, s, t = x0[k], x1[k], x2[k], x3[k]
+                g0[k] += a0 * p + a1 * q + a2 * s + a3 * t
+                g1[k] += b0 * p + b1 * q + b2 * s + b3 * t
+            if Kw > Kx:
+                g1[Kx] += b0 + b1 + b2 + b3
+        else:
+            for k in range(Kx):
+                g0[k] += a0 * x0[k] + a1 * x1[k] + a2 * x2[k] + a3 * x3[k]
+        if Kw > Kx:
+            g0[Kx] += a0 + a1 + a2 + a3
+        m += 2
+
+
+@njit(**_JIT)
+def _loss_gradient4(z, T, idx, valid, C, wt, mse, D):
+    """Logits ``z [4, M]`` -> gradient of the weighted loss w.r.t. them, in place; rows past ``valid`` get 0.
+
+    Cross-entropy: ``(softmax - T) * wt``. ``mse`` (relatedness): ``d/dz`` of ``wt/2 * sum (softmax - T)^2``,
+    i.e. ``(D - (P . D)) * P`` with ``D = (P - T) * wt``, as the torch path writes it.
+    """
+    M = z.shape[1]
+    for r in range(4):
+        if r >= valid:
+            z[r, :] = 0
+            continue
+        t = T[idx[r]]
+        for m0 in range(0, M, C):
+            top = z[r, m0]
+            for c in range(1, C):
+                top = max(top, z[r, m0 + c])
+            total = z[r, m0] - z[r, m0]
+            for c in range(C):
+                e = np.exp(z[r, m0 + c] - top)
+                z[r, m0 + c] = e
+                total += e
+            for c in range(C):
+                z[r, m0 + c] = z[r, m0 + c] / total
+            if mse:
+                dot = total - total
+                for c in range(C):
+                    D[c] = (z[r, m0 + c] - t[c]) * wt
+                    dot += z[r, m0 + c] * D[c]
+                for c in range(C):
+                    z[r, m0 + c] = (D[c] - dot) * z[r, m0 + c]
+            else:
+                for c in range(C):
+                    z[r, m0 + c] = (z[r, m0 + c] - t[c]) * wt
+
+
+@njit(parallel=True, **_JIT)
+def _gradients(X, T, rows, count, wts, W, grad, parts, mse):
+    G, M, Kw = W.shape
+    C = T.shape[1]
+    zero = np.zeros(1, dtype=W.dtype)[0]  # a float of W's type (W[...] * 0 would be a float64)
+    target = grad if parts == 1 else np.empty((G * parts, M, Kw), dtype=W.dtype)
+    for j in prange(G * parts):
+        g, part = j // parts, j % parts
+        Gj = target[j]
+        Gj[:] = 0
+        n = count[g]
+        share = ((n + 3) // 4 + parts - 1) // parts * 4  # rows per part, in whole blocks of four
+        lo, hi = part * share, min(n, (part + 1) * share)
+        z = np.empty((4, M), dtype=W.dtype)
+        D = np.empty(C, dtype=W.dtype)
+        idx = np.empty(4, dtype=np.int64)
+        for r0 in range(lo, hi, 4):
+            valid = min(4, hi - r0)
+            for r in range(4):
+                idx[r] = rows[g, r0 + r] if r < valid else rows[g, r0]
+            _forward4(W[g], X, idx[0], idx[1], idx[2], idx[3], z, zero)
+            _loss_gradient4(z, T, idx, valid, C, wts[g], mse, D)
+            _backward4(Gj, X, idx[0], idx[1], idx[2], idx[3], z)
+    if parts > 1:
+        for g in prange(G):
+            grad[g] = target[g * parts]
+            for part in range(1, parts):
+                grad[g] += target[g * parts + part]
+
+
+@njit(parallel=True, **_JIT)
+def _logits(X, rows, count, W, out):
+    G, M, Kw = W.shape
+    blocks = -(-rows.shape[1] // 4)
+    zero = np.zeros(1, dtype=W.dtype)[0]  # a float of W's type (W[...] * 0 would be a float64)
+    for j in prange(G * blocks):
+        g, r0 = j // blocks, (j % blocks) * 4
+        valid = min(4, count[g] - r0)
+        if valid <= 0:
+            continue
+        z = np.empty((4, M), dtype=W.dtype)
+        i0 = rows[g, r0]
+        i1 = rows[g, r0 + 1] if valid > 1 else i0
+        i2 = rows[g, r0 + 2] if valid > 2 else i0
+        i3 = rows[g, r0 + 3] if valid > 3 else i0
+        _forward4(W[g], X, i0, i1, i2, i3, z, zero)
+        for r in range(valid):
+            out[g, :, r0 + r] = z[r]
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().numpy()
+
+
+def linear_gradients(X: torch.Tensor, T: torch.Tensor, rows: torch.Tensor, count: np.ndarray,
+                     weight: torch.Tensor, W: torch.Tensor, grad: torch.Tensor, mse: bool) -> None:
+    """Fill ``grad [G, M, k + 1]`` with the gradient of each group's weighted loss on its rows.
+
+    ``X [n, k]`` features (``[n, k + 1]`` with their column of ones), ``T [n, C]`` targets (one-hot, or
+    relatedness's distributions), ``rows [G, B]`` the step's rows (the first ``count[g]`` are group ``g``'s),
+    ``weight [G]`` each group's loss weight per row, ``W [G, M, k + 1]`` weights (``M = L x C``).
+    """
+    threads = min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(threads)
+    parts = -(-threads // len(W)) if len(W) < threads else 1
+    _gradients(_np(X), _np(T), _np(rows), np.ascontiguousarray(count, dtype=np.int64), _np(weight), _np(W),
+               _np(grad), parts, mse)
+
+
+def linear_logits(X: torch.Tensor, rows: torch.Tensor, count: np.ndarray, W: torch.Tensor) -> torch.Tensor:
+    """Logits ``[G, M, Nd]`` of each group's rows ``rows[g, :count[g]]`` (0 past them)."""
+    numba.set_num_threads(min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
+    out = torch.zeros(W.shape[0], W.shape[1], rows.shape[1], dtype=W.dtype)
+    _logits(_np(X), _np(rows), np.ascontiguousarray(count, dtype=np.int64), _np(W), _np(out))
+    return out
