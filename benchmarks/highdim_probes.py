@@ -69,14 +69,15 @@ def machine_peaks(seconds: float = 1.0) -> dict:
 
 
 def probe_cost(works: list[dict]) -> tuple[float, float]:
-    """(bytes, FLOPs) of the engine's fits: each row read once, products, optimiser passes."""
+    """(bytes, FLOPs) of the engine's fits: each row read once, products (the columns the engine computes: the
+    fused kernel's binary probes compute one per member), optimiser passes."""
     nbytes = flops = 0.0
     for w in works:
         d1, L, C, h = w["d"] + 1, w["members"], w["nclasses"], w["nhid"]
         width = L * (h or C)  # output columns of the first product, for all members of a group
         rows = w["rows"] + w["dev_rows"]
         nbytes += rows * d1 * 4
-        flops += 2 * d1 * width * (2 * w["rows"] + w["dev_rows"])
+        flops += 2 * d1 * (2 * w["train_columns"] * w["rows"] + width * w["dev_rows"])
         if h:
             flops += 2 * L * (h + 1) * C * (3 * w["rows"] + w["dev_rows"])
         params = L * (h * d1 + C * (h + 1) if h else C * d1)  # per group

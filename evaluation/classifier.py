@@ -474,5 +474,6 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
             opt.select(keep_t)
             live = live[keep]
     work.update(batch_size=plan.batch_size, d=Xt.shape[1] - 1, members=L, nclasses=nclasses, nhid=int(params.nhid),
-                optim=opt.method, fused=model.fused)
+                optim=opt.method, fused=model.fused, train_columns=probe_kernels.training_columns(
+                    L, nclasses, loss == "softmax_mse") if model.fused else L * (int(params.nhid) or nclasses))
     return FitResult(best, stop.best, plan.ndev, stop.nepoch, nclasses, work)

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from numba import njit, prange
 
-__all__ = ["MAX_GROUP_BYTES", "usable", "linear_gradients", "linear_logits"]
+__all__ = ["MAX_GROUP_BYTES", "usable", "training_columns", "linear_gradients", "linear_logits"]
 
 MAX_GROUP_BYTES = 1 << 19  # one group's weights [M, d + 1] kept in the core's L2 cache (half of 1 MiB)
 _JIT = dict(fastmath=True, boundscheck=False, cache=True, nogil=True)
@@ -31,6 +31,11 @@ _JIT = dict(fastmath=True, boundscheck=False, cache=True, nogil=True)
 def usable(device: torch.device, nhid: int, dropout: float, columns: int, width: int, itemsize: int) -> bool:
     """Whether the fused kernels apply: CPU, linear probe, no dropout, one group's weights within the budget."""
     return (device.type == "cpu" and nhid == 0 and dropout == 0 and columns * width * itemsize <= MAX_GROUP_BYTES)
+
+
+def training_columns(members: int, nclasses: int, mse: bool) -> int:
+    """Columns of a group's products in a training step: one per member for two classes with cross-entropy."""
+    return members if nclasses == 2 and not mse else members * nclasses
 
 
 @njit(**_JIT)
@@ -126,29 +131,65 @@ def _loss_gradient4(z, T, idx, valid, C, wt, mse, D):
                     z[r, m0 + c] = (z[r, m0 + c] - t[c]) * wt
 
 
+@njit(**_JIT)
+def _binary_gradient4(z, T, idx, valid, wt):
+    """Two classes, cross-entropy: ``z [4, L]`` holds each member's ``z1 - z0``; becomes ``(p0 - t0) * wt``, the
+    gradient w.r.t. ``z0`` (the one w.r.t. ``z1`` is its negative)."""
+    for r in range(4):
+        if r >= valid:
+            z[r, :] = 0
+            continue
+        t0 = T[idx[r], 0]
+        for l in range(z.shape[1]):
+            delta = z[r, l]
+            if delta > 0:  # softmax's max-shift: the larger logit's exponential is 1
+                e = np.exp(-delta)
+                p0 = e / (e + 1)
+            else:
+                p0 = 1 / (1 + np.exp(delta))
+            z[r, l] = (p0 - t0) * wt
+
+
 @njit(parallel=True, **_JIT)
 def _gradients(X, T, rows, count, wts, W, grad, parts, mse):
+    """Two classes with cross-entropy use one column per member: ``z1 - z0 = (w1 - w0) . x`` gives the softmax,
+    and the gradients of ``w0`` and ``w1`` are opposite, so the products have half the columns."""
     G, M, Kw = W.shape
     C = T.shape[1]
+    binary = C == 2 and not mse
+    Mc = M // 2 if binary else M  # columns computed
     zero = np.zeros(1, dtype=W.dtype)[0]  # a float of W's type (W[...] * 0 would be a float64)
     target = grad if parts == 1 else np.empty((G * parts, M, Kw), dtype=W.dtype)
     for j in prange(G * parts):
         g, part = j // parts, j % parts
-        Gj = target[j]
-        Gj[:] = 0
         n = count[g]
         share = ((n + 3) // 4 + parts - 1) // parts * 4  # rows per part, in whole blocks of four
         lo, hi = part * share, min(n, (part + 1) * share)
-        z = np.empty((4, M), dtype=W.dtype)
+        if binary:
+            Wj = np.empty((Mc, Kw), dtype=W.dtype)
+            for m in range(Mc):
+                Wj[m] = W[g, 2 * m + 1] - W[g, 2 * m]
+            Gj = np.zeros((Mc, Kw), dtype=W.dtype)
+        else:
+            Wj, Gj = W[g], target[j]
+            Gj[:] = 0
+        z = np.empty((4, Mc), dtype=W.dtype)
         D = np.empty(C, dtype=W.dtype)
         idx = np.empty(4, dtype=np.int64)
         for r0 in range(lo, hi, 4):
             valid = min(4, hi - r0)
             for r in range(4):
                 idx[r] = rows[g, r0 + r] if r < valid else rows[g, r0]
-            _forward4(W[g], X, idx[0], idx[1], idx[2], idx[3], z, zero)
-            _loss_gradient4(z, T, idx, valid, C, wts[g], mse, D)
+            _forward4(Wj, X, idx[0], idx[1], idx[2], idx[3], z, zero)
+            if binary:
+                _binary_gradient4(z, T, idx, valid, wts[g])
+            else:
+                _loss_gradient4(z, T, idx, valid, C, wts[g], mse, D)
             _backward4(Gj, X, idx[0], idx[1], idx[2], idx[3], z)
+        if binary:
+            for m in range(Mc):
+                target[j, 2 * m] = Gj[m]
+                target[j, 2 * m + 1] = -Gj[m]
     if parts > 1:
         for g in prange(G):
             grad[g] = target[g * parts]
