@@ -154,6 +154,7 @@ class StackedProbe:
         self.fused = len(params) == 1 and probe_kernels.usable(W.device, 0, dropout, W.shape[1] * W.shape[2],
                                                                W.shape[3], W.element_size())
         self._rows = self._targets = None  # the torch path's gather buffers
+        self._bound = None  # the fused path's NumPy views of the features and targets
 
     @classmethod
     def init(cls, d: int, nclasses: int, nhid: int, shape: tuple[int, int], seed: int, dropout: float,
@@ -174,13 +175,20 @@ class StackedProbe:
     def _columns(self, p: torch.Tensor) -> torch.Tensor:
         return p.view(p.shape[0], -1, p.shape[-1])
 
+    def _arrays(self, X: torch.Tensor, T: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+        """NumPy views of the fit's features and targets for the kernels, made once per fit."""
+        if self._bound is None or self._bound[0] is not X or self._bound[1] is not T:
+            self._bound = (X, T, X.numpy(), T.numpy())
+        return self._bound[2], self._bound[3]
+
     def step_gradients(self, X: torch.Tensor, T: torch.Tensor, step: Step, loss: str) -> list[torch.Tensor]:
         """:meth:`gradients` on the step's rows of ``X [n, d + 1]`` and targets ``T [n, C]``: by the fused
         kernel (each row read once), or gathered into buffers kept across steps."""
         if self.fused:
-            probe_kernels.linear_gradients(X, T, step.rows, step.count, step.weight[:, 0, 0, 0].contiguous(),
-                                           self._columns(self.params[0]), self._columns(self.grads[0]),
-                                           loss == "softmax_mse")
+            Xn, Tn = self._arrays(X, T)
+            probe_kernels.linear_gradients(Xn, Tn, step.rows.numpy(), step.count, step.weight.numpy()[:, 0, 0, 0],
+                                           self._columns(self.params[0]).numpy(),
+                                           self._columns(self.grads[0]).numpy(), loss == "softmax_mse")
             return self.grads
         G, B = step.rows.shape
         if self._rows is None or len(self._rows) < G * B:
@@ -197,7 +205,8 @@ class StackedProbe:
         G, L = self.params[0].shape[:2]
         N = idx.shape[1]
         if self.fused:
-            yield slice(0, G), probe_kernels.linear_logits(X, idx, count, self._columns(self.params[0])).view(G, L, -1, N)
+            Z = probe_kernels.linear_logits(X.numpy(), idx.numpy(), count, self._columns(self.params[0]).numpy())
+            yield slice(0, G), torch.from_numpy(Z).view(G, L, -1, N)
             return
         chunk = max(1, budget // (N * X.shape[1]))
         buf = X.new_empty(min(chunk, G) * N, X.shape[1])
@@ -307,7 +316,12 @@ class MaskedOptimizer:
         for p, g, st, t in zip(params, grads, self.state, self.tmp):
             if self.decay:
                 g.addcmul_(p, _per_group(self.wd, p))
-            if method == "adam":
+            if method == "adam" and self.same_step:  # torch's fused Adam kernel (fused=True): one pass, same rule
+                steps = torch.full((), float(self.steps[0]), dtype=torch.float32, device=p.device)
+                torch._fused_adam_([p], [g], [st["exp_avg"]], [st["exp_avg_sq"]], [], [steps], lr=hp["lr"],
+                                   beta1=hp["beta1"], beta2=hp["beta2"], weight_decay=0.0, eps=hp["eps"],
+                                   amsgrad=False, maximize=False)
+            elif method == "adam":
                 m, v = st["exp_avg"], st["exp_avg_sq"]
                 m.lerp_(g, 1 - hp["beta1"])
                 v.mul_(hp["beta2"]).addcmul_(g, g, value=1 - hp["beta2"])

@@ -25,6 +25,7 @@ from numba import njit, prange
 __all__ = ["MAX_GROUP_BYTES", "usable", "training_columns", "linear_gradients", "linear_logits"]
 
 MAX_GROUP_BYTES = 1 << 19  # one group's weights [M, d + 1] kept in the core's L2 cache (half of 1 MiB)
+SPLIT_WORK = 1 << 18  # multiply-adds of a group's step above which its rows are split between threads
 _JIT = dict(fastmath=True, boundscheck=False, cache=True, nogil=True)
 
 
@@ -217,28 +218,33 @@ def _logits(X, rows, count, W, out):
             out[g, :, r0 + r] = z[r]
 
 
-def _np(t: torch.Tensor) -> np.ndarray:
-    return t.detach().numpy()
+def _threads() -> int:
+    """Threads for the kernels: torch's setting, so that one knob governs both."""
+    threads = min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(threads)
+    return threads
 
 
-def linear_gradients(X: torch.Tensor, T: torch.Tensor, rows: torch.Tensor, count: np.ndarray,
-                     weight: torch.Tensor, W: torch.Tensor, grad: torch.Tensor, mse: bool) -> None:
+def linear_gradients(X: np.ndarray, T: np.ndarray, rows: np.ndarray, count: np.ndarray, weight: np.ndarray,
+                     W: np.ndarray, grad: np.ndarray, mse: bool) -> None:
     """Fill ``grad [G, M, k + 1]`` with the gradient of each group's weighted loss on its rows.
 
     ``X [n, k]`` features (``[n, k + 1]`` with their column of ones), ``T [n, C]`` targets (one-hot, or
     relatedness's distributions), ``rows [G, B]`` the step's rows (the first ``count[g]`` are group ``g``'s),
     ``weight [G]`` each group's loss weight per row, ``W [G, M, k + 1]`` weights (``M = L x C``).
+    Fewer groups than threads: each group's rows are split between threads when that is worth a reduction.
     """
-    threads = min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)
-    numba.set_num_threads(threads)
-    parts = -(-threads // len(W)) if len(W) < threads else 1
-    _gradients(_np(X), _np(T), _np(rows), np.ascontiguousarray(count, dtype=np.int64), _np(weight), _np(W),
-               _np(grad), parts, mse)
+    threads = _threads()
+    G, M, width = W.shape
+    parts = 1
+    if G < threads and int(count.max(initial=0)) * M * width >= SPLIT_WORK:
+        parts = -(-threads // G)
+    _gradients(X, T, rows, count, weight, W, grad, parts, mse)
 
 
-def linear_logits(X: torch.Tensor, rows: torch.Tensor, count: np.ndarray, W: torch.Tensor) -> torch.Tensor:
+def linear_logits(X: np.ndarray, rows: np.ndarray, count: np.ndarray, W: np.ndarray) -> np.ndarray:
     """Logits ``[G, M, Nd]`` of each group's rows ``rows[g, :count[g]]`` (0 past them)."""
-    numba.set_num_threads(min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
-    out = torch.zeros(W.shape[0], W.shape[1], rows.shape[1], dtype=W.dtype)
-    _logits(_np(X), _np(rows), np.ascontiguousarray(count, dtype=np.int64), _np(W), _np(out))
+    _threads()
+    out = np.zeros((W.shape[0], W.shape[1], rows.shape[1]), dtype=W.dtype)
+    _logits(X, rows, count, W, out)
     return out
