@@ -10,7 +10,8 @@ nothing and the classifiers are timed alone, on the features SentEval would give
   and state once per step; FLOPs of the forward and backward products and of the optimiser;
 * the share of this CPU's roofline: ``max(bytes / bandwidth, FLOPs / matmul peak) / seconds``, with the
   bandwidth (streaming read of 1 GB) and the peak (a 2048^3 float32 matmul) measured here, at the same
-  thread count;
+  thread count; and the same share against the bandwidth of reading random 16 KB rows (the probes' access
+  pattern: one MR step's 25 x 128 rows summed, no other work), which is what minibatches can reach;
 * the classifier time as a share of a 4096-d BiLSTM-max's encoding of the task (untrained
   ``encoder=bilstm_max encoder.hidden_dim=2048``, GloVe input; its sentences/s measured on a random sample
   of each task's sentences and extrapolated to the task's distinct sentences);
@@ -26,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 import torch
 
@@ -50,7 +52,9 @@ class ProjectedBow:
 
 
 def machine_peaks(seconds: float = 1.0) -> dict:
-    """Streaming read bandwidth (bytes/s) and float32 matmul peak (FLOP/s), best of repeated runs."""
+    """Streaming read bandwidth and random-row read bandwidth (bytes/s), float32 matmul peak (FLOP/s), best of
+    repeated runs, with torch's and numba's thread count."""
+    numba.set_num_threads(min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
     def best(fn, work):
         fn()
         rates, t_end = [], time.perf_counter() + seconds
@@ -62,10 +66,27 @@ def machine_peaks(seconds: float = 1.0) -> dict:
 
     a = torch.rand(1 << 28)  # 1 GiB
     bandwidth = best(lambda: a.sum(), a.numel() * 4)
-    del a
+    n = a.numel() // 4097
+    rows = a[: n * 4097].view(n, 4097).numpy()  # 65k rows of a 4096-d encoder's features (with the ones column)
+    idx = np.random.RandomState(0).randint(0, len(rows), (25, 128))  # one MR step: 25 groups x 128 rows
+    out = np.zeros(25, dtype=np.float32)
+    random_rows = best(lambda: _sum_rows(rows, idx, out), idx.size * 4097 * 4)
+    del a, rows
     A, B = torch.rand(2048, 2048), torch.rand(2048, 2048)
-    return {"read_bandwidth": bandwidth, "matmul_peak": best(lambda: A @ B, 2 * 2048**3),
-            "threads": torch.get_num_threads()}
+    return {"read_bandwidth": bandwidth, "random_row_bandwidth": random_rows,
+            "matmul_peak": best(lambda: A @ B, 2 * 2048**3), "threads": torch.get_num_threads()}
+
+
+@numba.njit(parallel=True, fastmath=True, boundscheck=False)
+def _sum_rows(X, idx, out):
+    """Read every row ``X[idx[g, r]]`` once (their sum per group): the probes' access pattern, no arithmetic."""
+    for g in numba.prange(idx.shape[0]):
+        acc = np.float32(0)
+        for r in range(idx.shape[1]):
+            x = X[idx[g, r]]
+            for k in range(x.shape[0]):
+                acc += x[k]
+        out[g] = acc
 
 
 def probe_cost(works: list[dict]) -> tuple[float, float]:
@@ -166,7 +187,8 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
 
         logging.disable(logging.INFO)
     peaks = machine_peaks()
-    print(f"machine at the start: streaming read {peaks['read_bandwidth'] / 1e9:.1f} GB/s, float32 matmul "
+    print(f"machine at the start: streaming read {peaks['read_bandwidth'] / 1e9:.1f} GB/s, random 16 KB rows "
+          f"{peaks['random_row_bandwidth'] / 1e9:.1f} GB/s, float32 matmul "
           f"{peaks['matmul_peak'] / 1e9:.0f} GFLOP/s, torch threads {peaks['threads']}", flush=True)
     loaded = [t for t in load_tasks(tasks.split(","), data) if t.data is not None and t.spec.regime != "cosine"]
     _, rates = bilstm_rate(loaded, sample) if sample else (None, {})
@@ -184,7 +206,7 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
     rows = []
     print("\n| task | d | classifier s | GB moved | GFLOP | roofline s | roofline share | 4096-d BiLSTM-max "
           "encode s (est.) | classifiers / encoding | SentEval s | speed-up | score ours / SentEval |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task in loaded:
         spec = task.spec
         X = {k: features(s, projection.embed, spec.features) for k, s in task.data.splits.items()}
@@ -195,6 +217,7 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
         seconds = time.perf_counter() - t0
         nbytes, flops = probe_cost(works)
         roof = max(nbytes / peaks["read_bandwidth"], flops / peaks["matmul_peak"])
+        roof_rows = max(nbytes / peaks["random_row_bandwidth"], flops / peaks["matmul_peak"])
         n_sentences = len(set(task.data.sentences()))
         encode = n_sentences / rates[spec.name] if spec.name in rates else None
         ref, ref_seconds = None, None
@@ -205,11 +228,12 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
         key = "acc" if "acc" in ours else "pearson"
         row = {"task": spec.name, "d": next(iter(X.values())).shape[1], "classifier_seconds": seconds,
                "bytes": nbytes, "flops": flops, "roofline_seconds": roof, "roofline_share": roof / seconds,
+               "random_row_roofline_seconds": roof_rows,
                "bilstm_encode_seconds": encode, "sentences": n_sentences, "senteval_seconds": ref_seconds,
                "ours": {k: v for k, v in ours.items() if k != "yhat"}, "senteval": ref, "steps": sum(w["steps"] for w in works)}
         rows.append(row)
         print(f"| {spec.name} | {row['d']} | {seconds:.1f} | {nbytes / 1e9:.1f} | {flops / 1e9:.0f} | {roof:.1f} | "
-              f"{roof / seconds:.0%} | {'n/a' if encode is None else f'{encode:.0f}'} | "
+              f"{roof / seconds:.0%} | {roof_rows / seconds:.0%} | {'n/a' if encode is None else f'{encode:.0f}'} | "
               f"{'n/a' if encode is None else f'{seconds / encode:.1%}'} | "
               f"{'n/a' if ref_seconds is None else f'{ref_seconds:.1f}'} | "
               f"{'n/a' if ref_seconds is None else f'{ref_seconds / seconds:.1f}x'} | "
@@ -218,15 +242,18 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
         projection = EmbeddingCache(projection.encoder, batch_size=128)  # bound memory: no reuse across tasks
         gc.collect()
     end = machine_peaks()  # the machine is shared: both readings go to the JSON
-    print(f"\nmachine at the end: streaming read {end['read_bandwidth'] / 1e9:.1f} GB/s, float32 matmul "
+    print(f"\nmachine at the end: streaming read {end['read_bandwidth'] / 1e9:.1f} GB/s, random 16 KB rows "
+          f"{end['random_row_bandwidth'] / 1e9:.1f} GB/s, float32 matmul "
           f"{end['matmul_peak'] / 1e9:.0f} GFLOP/s")
     if max(end["read_bandwidth"] / peaks["read_bandwidth"], end["matmul_peak"] / peaks["matmul_peak"]) > 1.1:
         print("note: the machine was slower at the start; the roofline shares above use the start's figures")
     total = sum(r["classifier_seconds"] for r in rows)
     enc = sum(r["bilstm_encode_seconds"] or 0 for r in rows)
     ref_total = sum(r["senteval_seconds"] or 0 for r in rows)
+    roof_rows = sum(r["random_row_roofline_seconds"] for r in rows)
     print(f"\ntotal: classifiers {total:.1f} s, roofline {sum(r['roofline_seconds'] for r in rows):.1f} s "
-          f"({sum(r['roofline_seconds'] for r in rows) / total:.0%}), BiLSTM-max encoding (est.) {enc:.0f} s "
+          f"({sum(r['roofline_seconds'] for r in rows) / total:.0%}; random rows {roof_rows:.1f} s, "
+          f"{roof_rows / total:.0%}), BiLSTM-max encoding (est.) {enc:.0f} s "
           f"({total / enc:.1%})" if enc else f"\ntotal: classifiers {total:.1f} s", end="")
     print(f", SentEval {ref_total:.1f} s ({ref_total / total:.1f}x)" if ref_total else "")
     if out:

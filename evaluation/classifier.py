@@ -25,9 +25,14 @@ rounding (summation order inside the products): ``tests/evaluation/senteval_tran
 reference. Dropout > 0 draws its masks from its own generator, so with dropout the two agree in
 distribution only.
 
-Speed: the features get their column of ones once per fit; a step gathers the rows of all live groups into
-one buffer; gradients and optimiser temporaries live in buffers kept across steps; no autograd runs. What the
-engine reads and computes is counted in ``FitResult.work`` (``benchmarks/eval_speed.py --high-dim``).
+Speed: the features get their column of ones once per fit. On the CPU a linear probe without dropout steps
+through :mod:`evaluation.probe_kernels`: one compiled pass per step reads each row once, straight from the
+feature matrix, and computes logits, the loss's gradient and the weight gradient while the row is in cache
+(two-class probes compute one column per member); dev logits come from row indices the same way. Otherwise
+(MLP, dropout, wide outputs, a GPU) a step gathers the rows of all live groups into a buffer for torch's
+products. Gradients and optimiser temporaries live in buffers kept across steps; Adam with equal step counts
+runs torch's fused kernel; no autograd runs. What the engine reads and computes is counted in
+``FitResult.work`` (``benchmarks/eval_speed.py --high-dim``).
 """
 from __future__ import annotations
 
@@ -272,7 +277,9 @@ def _per_group(values: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
 
 class MaskedOptimizer:
     """torch's single-tensor update rules on ``[G, L, ...]`` parameters, with weight decay ``l2 [G, L]`` per member
-    and a step count per group. A group that does not step keeps its parameters, state and step count."""
+    and a step count per group. A group that does not step keeps its parameters, state and step count. Adam
+    calls torch's fused kernel (``Adam(fused=True)``'s, the same rule in one pass) when all groups share a step
+    count; the weight decay is added to the gradient first, as the single-tensor rule does."""
 
     STATE = {"adam": ("exp_avg", "exp_avg_sq"), "adamax": ("exp_avg", "exp_inf"), "rmsprop": ("square_avg",),
              "sgd": ("momentum_buffer",), "adagrad": ("sum",), "adadelta": ("square_avg", "acc_delta")}

@@ -8,7 +8,9 @@ by reading rows. Here one compiled loop (numba) takes four rows of a group strai
 computes their logits, the softmax and the loss's gradient, and adds their outer products into the group's
 gradient while the rows are still in the core's cache. Loops are register-blocked (4 rows x 2 columns) and
 vectorised by LLVM; groups (or, when there are fewer groups than threads, parts of a group's rows) run on
-separate threads.
+separate threads. Two-class probes with cross-entropy compute one column per member (``z1 - z0``), half the
+products. What bounds the step is then reading its rows from memory, at random (``benchmarks/highdim_probes.py``
+measures that rate beside the streaming bandwidth).
 
 The maths is the torch path's (``tests/evaluation/test_probe_kernels.py`` compares them); only the
 summation order inside the dot products differs, so results agree to float rounding. Used on the CPU for
@@ -45,10 +47,9 @@ def _forward4(Wg, X, i0, i1, i2, i3, z, zero):
     M, Kw = Wg.shape
     Kx = X.shape[1]
     x0, x1, x2, x3 = X[i0], X[i1], X[i2], X[i3]
-    m = 0
-    while m < M:
-        w0 = Wg[m]
-        w1 = Wg[m + 1] if m + 1 < M else Wg[m]  # an odd last column is computed twice and written once
+    b = Kw > Kx
+    for m in range(0, M - 1, 2):
+        w0, w1 = Wg[m], Wg[m + 1]
         a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = zero
         for k in range(Kx):
             u, v = w0[k], w1[k]
@@ -61,12 +62,21 @@ def _forward4(Wg, X, i0, i1, i2, i3, z, zero):
             a21 += v * s
             a30 += u * t
             a31 += v * t
-        b0 = w0[Kx] if Kw > Kx else zero
-        b1 = w1[Kx] if Kw > Kx else zero
+        b0 = w0[Kx] if b else zero
+        b1 = w1[Kx] if b else zero
         z[0, m], z[1, m], z[2, m], z[3, m] = a00 + b0, a10 + b0, a20 + b0, a30 + b0
-        if m + 1 < M:
-            z[0, m + 1], z[1, m + 1], z[2, m + 1], z[3, m + 1] = a01 + b1, a11 + b1, a21 + b1, a31 + b1
-        m += 2
+        z[0, m + 1], z[1, m + 1], z[2, m + 1], z[3, m + 1] = a01 + b1, a11 + b1, a21 + b1, a31 + b1
+    if M % 2:
+        w0 = Wg[M - 1]
+        a0 = a1 = a2 = a3 = zero
+        for k in range(Kx):
+            u = w0[k]
+            a0 += u * x0[k]
+            a1 += u * x1[k]
+            a2 += u * x2[k]
+            a3 += u * x3[k]
+        b0 = w0[Kx] if b else zero
+        z[0, M - 1], z[1, M - 1], z[2, M - 1], z[3, M - 1] = a0 + b0, a1 + b0, a2 + b0, a3 + b0
 
 
 @njit(**_JIT)
