@@ -161,46 +161,53 @@ def _binary_gradient4(z, T, idx, valid, wt):
             z[r, l] = (p0 - t0) * wt
 
 
+@njit(**_JIT)
+def _part_gradients(X, T, rows, count, wts, W, target, j, parts, mse):
+    """Part ``j % parts`` of group ``j // parts``'s rows: its gradient into ``target[j]``."""
+    _, M, Kw = W.shape
+    C = T.shape[1]
+    binary = C == 2 and not mse
+    Mc = M // 2 if binary else M  # columns computed
+    zero = np.zeros(1, dtype=W.dtype)[0]  # a float of W's type (W[...] * 0 would be a float64)
+    g, part = j // parts, j % parts
+    n = count[g]
+    share = ((n + 3) // 4 + parts - 1) // parts * 4  # rows per part, in whole blocks of four
+    lo, hi = part * share, min(n, (part + 1) * share)
+    if binary:
+        Wj = np.empty((Mc, Kw), dtype=W.dtype)
+        for m in range(Mc):
+            Wj[m] = W[g, 2 * m + 1] - W[g, 2 * m]
+        Gj = np.zeros((Mc, Kw), dtype=W.dtype)
+    else:
+        Wj, Gj = W[g], target[j]
+        Gj[:] = 0
+    z = np.empty((4, Mc), dtype=W.dtype)
+    D = np.empty(C, dtype=W.dtype)
+    idx = np.empty(4, dtype=np.int64)
+    for r0 in range(lo, hi, 4):
+        valid = min(4, hi - r0)
+        for r in range(4):
+            idx[r] = rows[g, r0 + r] if r < valid else rows[g, r0]
+        _forward4(Wj, X, idx[0], idx[1], idx[2], idx[3], z, zero)
+        if binary:
+            _binary_gradient4(z, T, idx, valid, wts[g])
+        else:
+            _loss_gradient4(z, T, idx, valid, C, wts[g], mse, D)
+        _backward4(Gj, X, idx[0], idx[1], idx[2], idx[3], z)
+    if binary:
+        for m in range(Mc):
+            target[j, 2 * m] = Gj[m]
+            target[j, 2 * m + 1] = -Gj[m]
+
+
 @njit(parallel=True, **_JIT)
 def _gradients(X, T, rows, count, wts, W, grad, parts, mse):
     """Two classes with cross-entropy use one column per member: ``z1 - z0 = (w1 - w0) . x`` gives the softmax,
     and the gradients of ``w0`` and ``w1`` are opposite, so the products have half the columns."""
     G, M, Kw = W.shape
-    C = T.shape[1]
-    binary = C == 2 and not mse
-    Mc = M // 2 if binary else M  # columns computed
-    zero = np.zeros(1, dtype=W.dtype)[0]  # a float of W's type (W[...] * 0 would be a float64)
     target = grad if parts == 1 else np.empty((G * parts, M, Kw), dtype=W.dtype)
     for j in prange(G * parts):
-        g, part = j // parts, j % parts
-        n = count[g]
-        share = ((n + 3) // 4 + parts - 1) // parts * 4  # rows per part, in whole blocks of four
-        lo, hi = part * share, min(n, (part + 1) * share)
-        if binary:
-            Wj = np.empty((Mc, Kw), dtype=W.dtype)
-            for m in range(Mc):
-                Wj[m] = W[g, 2 * m + 1] - W[g, 2 * m]
-            Gj = np.zeros((Mc, Kw), dtype=W.dtype)
-        else:
-            Wj, Gj = W[g], target[j]
-            Gj[:] = 0
-        z = np.empty((4, Mc), dtype=W.dtype)
-        D = np.empty(C, dtype=W.dtype)
-        idx = np.empty(4, dtype=np.int64)
-        for r0 in range(lo, hi, 4):
-            valid = min(4, hi - r0)
-            for r in range(4):
-                idx[r] = rows[g, r0 + r] if r < valid else rows[g, r0]
-            _forward4(Wj, X, idx[0], idx[1], idx[2], idx[3], z, zero)
-            if binary:
-                _binary_gradient4(z, T, idx, valid, wts[g])
-            else:
-                _loss_gradient4(z, T, idx, valid, C, wts[g], mse, D)
-            _backward4(Gj, X, idx[0], idx[1], idx[2], idx[3], z)
-        if binary:
-            for m in range(Mc):
-                target[j, 2 * m] = Gj[m]
-                target[j, 2 * m + 1] = -Gj[m]
+        _part_gradients(X, T, rows, count, wts, W, target, j, parts, mse)
     if parts > 1:
         for g in prange(G):
             grad[g] = target[g * parts]
@@ -208,24 +215,30 @@ def _gradients(X, T, rows, count, wts, W, grad, parts, mse):
                 grad[g] += target[g * parts + part]
 
 
+@njit(**_JIT)
+def _block_logits(X, rows, count, W, out, j, blocks):
+    """Logits of block ``j % blocks`` (four rows) of group ``j // blocks`` into ``out``."""
+    M = W.shape[1]
+    g, r0 = j // blocks, (j % blocks) * 4
+    valid = min(4, count[g] - r0)
+    if valid <= 0:
+        return
+    zero = np.zeros(1, dtype=W.dtype)[0]
+    z = np.empty((4, M), dtype=W.dtype)
+    i0 = rows[g, r0]
+    i1 = rows[g, r0 + 1] if valid > 1 else i0
+    i2 = rows[g, r0 + 2] if valid > 2 else i0
+    i3 = rows[g, r0 + 3] if valid > 3 else i0
+    _forward4(W[g], X, i0, i1, i2, i3, z, zero)
+    for r in range(valid):
+        out[g, :, r0 + r] = z[r]
+
+
 @njit(parallel=True, **_JIT)
 def _logits(X, rows, count, W, out):
-    G, M, Kw = W.shape
     blocks = -(-rows.shape[1] // 4)
-    zero = np.zeros(1, dtype=W.dtype)[0]  # a float of W's type (W[...] * 0 would be a float64)
-    for j in prange(G * blocks):
-        g, r0 = j // blocks, (j % blocks) * 4
-        valid = min(4, count[g] - r0)
-        if valid <= 0:
-            continue
-        z = np.empty((4, M), dtype=W.dtype)
-        i0 = rows[g, r0]
-        i1 = rows[g, r0 + 1] if valid > 1 else i0
-        i2 = rows[g, r0 + 2] if valid > 2 else i0
-        i3 = rows[g, r0 + 3] if valid > 3 else i0
-        _forward4(W[g], X, i0, i1, i2, i3, z, zero)
-        for r in range(valid):
-            out[g, :, r0 + r] = z[r]
+    for j in prange(W.shape[0] * blocks):
+        _block_logits(X, rows, count, W, out, j, blocks)
 
 
 def _threads() -> int:
