@@ -25,12 +25,12 @@ rounding (summation order inside the products): ``tests/evaluation/senteval_tran
 reference. Dropout > 0 draws its masks from its own generator, so with dropout the two agree in
 distribution only.
 
-Speed: on the CPU a linear probe without dropout steps
-through :mod:`evaluation.probe_kernels`: one compiled pass per step reads each row once, straight from the
-feature matrix, and computes logits, the loss's gradient and the weight gradient while the row is in cache
-(two-class probes compute one column per member); dev logits come from row indices the same way. Otherwise
-(MLP, dropout, wide outputs, a GPU) the features get their column of ones once per fit and a step gathers
-the rows of all live groups into a buffer for torch's products. Gradients and optimiser temporaries live in buffers kept across steps; Adam with equal step counts
+Speed: on the CPU a linear probe without dropout steps through :mod:`evaluation.probe_kernels`: one
+compiled pass per step reads each row once, straight from the feature matrix, and computes logits, the loss's
+gradient and the weight gradient while the row is in cache (two-class probes compute one column per member);
+dev logits come from row indices the same way. Otherwise (MLP, dropout, wide outputs, a GPU) the features get
+their column of ones once per fit and a step gathers the rows of all live groups into a buffer for torch's
+products. Gradients and optimiser temporaries live in buffers kept across steps; Adam with equal step counts
 runs torch's fused kernel; no autograd runs. What the engine reads and computes is counted in
 ``FitResult.work`` (``benchmarks/eval_speed.py --high-dim``).
 """
@@ -191,7 +191,8 @@ class StackedProbe:
         kernel (each row read once), or gathered into buffers kept across steps."""
         if self.fused:
             Xn, Tn = self._arrays(X, T)
-            probe_kernels.linear_gradients(Xn, Tn, step.rows.numpy(), step.count, np.ascontiguousarray(step.weight.numpy()[:, 0, 0, 0]),
+            weight = np.ascontiguousarray(step.weight.numpy()[:, 0, 0, 0])  # a group's rows weigh the same
+            probe_kernels.linear_gradients(Xn, Tn, step.rows.numpy(), step.count, weight,
                                            self._columns(self.params[0]).numpy(),
                                            self._columns(self.grads[0]).numpy(), loss == "softmax_mse")
             return self.grads
@@ -454,8 +455,11 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     as_t = lambda a: torch.as_tensor(np.asarray(a), device=dev)  # noqa: E731
     Xt = as_t(X).to(dtype).contiguous()
     y_t = as_t(y)
-    T = torch.nn.functional.one_hot(y_t.long(), nclasses).to(dtype) if loss == "cross_entropy" else y_t.to(dtype).contiguous()
-    Xd = Xt if Xdev is None else as_t(Xdev).to(dtype).contiguous()  # dev rows are only multiplied: no column of ones needed
+    if loss == "cross_entropy":
+        T = torch.nn.functional.one_hot(y_t.long(), nclasses).to(dtype)
+    else:
+        T = y_t.to(dtype).contiguous()
+    Xd = Xt if Xdev is None else as_t(Xdev).to(dtype).contiguous()  # dev rows are only multiplied: no ones column
     yd = y_t if Xdev is None else as_t(ydev)
     dev_score = dev_score or (lambda Z, idx, mask: count_correct(Z, yd[idx], mask))
 
@@ -497,7 +501,8 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
             model.select(keep_t)
             opt.select(keep_t)
             live = live[keep]
-    work.update(batch_size=plan.batch_size, d=model.params[0].shape[-1] - 1, members=L, nclasses=nclasses, nhid=int(params.nhid),
-                optim=opt.method, fused=model.fused, train_columns=probe_kernels.training_columns(
-                    L, nclasses, loss == "softmax_mse") if model.fused else L * (int(params.nhid) or nclasses))
+    columns = (probe_kernels.training_columns(L, nclasses, loss == "softmax_mse") if model.fused
+               else L * (int(params.nhid) or nclasses))
+    work.update(batch_size=plan.batch_size, d=model.params[0].shape[-1] - 1, members=L, nclasses=nclasses,
+                nhid=int(params.nhid), optim=opt.method, fused=model.fused, train_columns=columns)
     return FitResult(best, stop.best, plan.ndev, stop.nepoch, nclasses, work)
