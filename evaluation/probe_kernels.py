@@ -9,11 +9,12 @@ computes their logits, the softmax and the loss's gradient, and adds their outer
 gradient while the rows are still in the core's cache. Loops are register-blocked (4 rows x 2 columns) and
 vectorised by LLVM; groups (or, when there are fewer groups than threads, parts of a group's rows) run on
 separate threads. Two-class probes with cross-entropy compute one column per member (``z1 - z0``), half the
-products. What bounds the step is then reading its rows from memory, at random (``benchmarks/highdim_probes.py``
-measures that rate beside the streaming bandwidth).
+products. A step then costs about the time to read its rows plus the time of its arithmetic: within a core
+the two hardly overlap (``benchmarks/highdim_probes.py`` reports both rates).
 
-The maths is the torch path's (``tests/evaluation/test_probe_kernels.py`` compares them); only the
-summation order inside the dot products differs, so results agree to float rounding. Used on the CPU for
+The maths is the torch path's: ``tests/evaluation/test_probe_kernels.py`` checks the kernels against autograd,
+and the SentEval-transcription tests run both paths. Only the summation order inside the dot products differs
+(LLVM may reassociate and fuse multiply-adds, nothing else), so results agree to float rounding. Used on the CPU for
 linear probes without dropout whose weights of a group fit in the core's cache (:func:`usable`); the torch path
 stays for MLPs, dropout, GPUs and wide outputs (WordContent's 1000 classes: compute-bound, BLAS's job).
 """
@@ -28,7 +29,7 @@ __all__ = ["MAX_GROUP_BYTES", "usable", "training_columns", "linear_gradients", 
 
 MAX_GROUP_BYTES = 1 << 19  # one group's weights [M, d + 1] kept in the core's L2 cache (half of 1 MiB)
 SPLIT_WORK = 1 << 18  # multiply-adds of a group's step above which its rows are split between threads
-_JIT = dict(fastmath=True, boundscheck=False, cache=True, nogil=True)
+_JIT = dict(fastmath={"reassoc", "contract"}, boundscheck=False, cache=True, nogil=True)  # vectorised sums, FMA
 
 
 def usable(device: torch.device, nhid: int, dropout: float, columns: int, width: int, itemsize: int) -> bool:
