@@ -279,8 +279,8 @@ def _per_group(values: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
 class MaskedOptimizer:
     """torch's single-tensor update rules on ``[G, L, ...]`` parameters, with weight decay ``l2 [G, L]`` per member
     and a step count per group. A group that does not step keeps its parameters, state and step count. Adam
-    calls torch's fused kernel (``Adam(fused=True)``'s, the same rule in one pass) when all groups share a step
-    count; the weight decay is added to the gradient first, as the single-tensor rule does."""
+    calls torch's fused CPU kernel (``Adam(fused=True)``'s, the same rule in one pass) when all groups share a
+    step count; the weight decay is added to the gradient first, as the single-tensor rule does."""
 
     STATE = {"adam": ("exp_avg", "exp_avg_sq"), "adamax": ("exp_avg", "exp_inf"), "rmsprop": ("square_avg",),
              "sgd": ("momentum_buffer",), "adagrad": ("sum",), "adadelta": ("square_avg", "acc_delta")}
@@ -324,7 +324,7 @@ class MaskedOptimizer:
         for p, g, st, t in zip(params, grads, self.state, self.tmp):
             if self.decay:
                 g.addcmul_(p, _per_group(self.wd, p))
-            if method == "adam" and self.same_step:  # torch's fused Adam kernel (fused=True): one pass, same rule
+            if method == "adam" and self.same_step and p.device.type == "cpu":  # torch's fused CPU Adam: same rule
                 steps = torch.full((), float(self.steps[0]), dtype=torch.float32, device=p.device)
                 torch._fused_adam_([p], [g], [st["exp_avg"]], [st["exp_avg_sq"]], [], [steps], lr=hp["lr"],
                                    beta1=hp["beta1"], beta2=hp["beta2"], weight_decay=0.0, eps=hp["eps"],

@@ -152,13 +152,14 @@ def _binary_gradient4(z, T, idx, valid, wt):
             z[r, :] = 0
             continue
         t0 = T[idx[r], 0]
+        one = t0 - t0 + 1  # 1 in the targets' float type (a literal 1 would make the softmax float64)
         for l in range(z.shape[1]):
             delta = z[r, l]
             if delta > 0:  # softmax's max-shift: the larger logit's exponential is 1
                 e = np.exp(-delta)
-                p0 = e / (e + 1)
+                p0 = e / (e + one)
             else:
-                p0 = 1 / (1 + np.exp(delta))
+                p0 = one / (one + np.exp(delta))
             z[r, l] = (p0 - t0) * wt
 
 
@@ -255,7 +256,8 @@ def linear_gradients(X: np.ndarray, T: np.ndarray, rows: np.ndarray, count: np.n
 
     ``X [n, k]`` features (``[n, k + 1]`` with their column of ones), ``T [n, C]`` targets (one-hot, or
     relatedness's distributions), ``rows [G, B]`` the step's rows (the first ``count[g]`` are group ``g``'s),
-    ``weight [G]`` each group's loss weight per row, ``W [G, M, k + 1]`` weights (``M = L x C``).
+    ``weight [G]`` each group's loss weight per row, ``W [G, M, k + 1]`` weights (``M = L x C``). Two classes
+    with cross-entropy take the second class's gradient as the negative of the first's: targets must be one-hot.
     Fewer groups than threads: each group's rows are split between threads when that is worth a reduction.
     """
     threads = _threads()

@@ -68,6 +68,26 @@ def test_engine_equals_senteval_in_float32(optim, probe_path):
     _compare(res, X, y, _groups(len(y)), l2, params, 2, torch.float32, atol=1e-4)
 
 
+@pytest.mark.parametrize("nclasses", [2, 3])
+def test_one_group_split_between_threads_equals_senteval(nclasses, monkeypatch):
+    # One group on two threads: the fused kernel splits each step's rows in two and sums the parts.
+    import numba
+
+    from evaluation import probe_kernels
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here")
+    monkeypatch.setattr(probe_kernels, "SPLIT_WORK", 0)
+    torch.set_num_threads(2)  # the autouse fixture restores one thread
+    X, y = linear_data(nclasses=nclasses)
+    X = X.astype(np.float64)
+    params = ProtocolParams(optim="adam", batch_size=30, max_epoch=12)
+    groups = [Group(np.arange(0, 200), np.arange(200, 240))]
+    res = fit_members(X, y, groups, [1e-4, 1e-2], params, nclasses, dtype=torch.float64)
+    assert res.work["fused"]
+    _compare(res, X, y, groups, [1e-4, 1e-2], params, nclasses, torch.float64, atol=1e-12)
+
+
 def test_separate_dev_set_and_per_group_l2(probe_path):
     X, y = linear_data(n=200, nclasses=3, seed=2)
     Xdev, ydev = linear_data(n=50, nclasses=3, seed=2)
