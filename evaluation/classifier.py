@@ -459,7 +459,6 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
         T = torch.nn.functional.one_hot(y_t.long(), nclasses).to(dtype)
     else:
         T = y_t.to(dtype).contiguous()
-    Xd = Xt if Xdev is None else as_t(Xdev).to(dtype).contiguous()  # dev rows are only multiplied: no ones column
     yd = y_t if Xdev is None else as_t(ydev)
     dev_score = dev_score or (lambda Z, idx, mask: count_correct(Z, yd[idx], mask))
 
@@ -474,7 +473,7 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
                               dtype, dev)
     if not model.fused:  # the torch path's products read the bias's column of ones with the rows
         Xt = _augment(Xt)
-        Xd = Xt if Xdev is None else Xd
+    Xd = Xt if Xdev is None else as_t(Xdev).to(dtype).contiguous()  # dev rows are only multiplied: no ones column
     opt = MaskedOptimizer(params.optim, l2, model.params)
     stop = EarlyStopping((G, L), int(params.tenacity))
     best = [p.clone() for p in model.params]
