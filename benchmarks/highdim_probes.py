@@ -12,6 +12,9 @@ nothing and the classifiers are timed alone, on the features SentEval would give
   bandwidth (streaming read of 1 GB) and the peak (a 2048^3 float32 matmul) measured here, at the same
   thread count; and the same share against the bandwidth of reading random 16 KB rows (the probes' access
   pattern: one MR step's 25 x 128 rows summed, no other work), which is what minibatches can reach;
+* the seconds torch's BLAS spends on the same training products at each fit's shape (``[columns, d + 1]`` by
+  ``[d + 1, batch]`` forward and backward, rows already gathered): skinny products run far below the square
+  matmul peak, so this is what a library reaches on them;
 * the classifier time as a share of a 4096-d BiLSTM-max's encoding of the task (untrained
   ``encoder=bilstm_max encoder.hidden_dim=2048``, GloVe input; its sentences/s measured on a random sample
   of each task's sentences and extrapolated to the task's distinct sentences);
@@ -106,6 +109,39 @@ def probe_cost(works: list[dict]) -> tuple[float, float]:
         nbytes += group_steps * params * 4 * (3 + 2 * STATE_TENSORS[w["optim"]])
         flops += group_steps * params * 12
     return nbytes, flops
+
+
+_SHAPE_RATES: dict[tuple[int, int, int], float] = {}
+
+
+def shape_rate(columns: int, width: int, batch: int, seconds: float = 0.5) -> float:
+    """FLOP/s of torch's BLAS on a training step's products at this shape: forward ``W [columns, width] @ Xb^T``
+    and backward ``dZ [columns, batch] @ Xb [batch, width]``, one batch per thread (best of repeated runs).
+    Skinny products run well below the square-matmul peak: a reference for what a library reaches on them."""
+    key = (columns, width, batch)
+    if key not in _SHAPE_RATES:
+        G = torch.get_num_threads()
+        W, Xb, dZ = torch.rand(G, columns, width), torch.rand(G, batch, width), torch.rand(G, columns, batch)
+        out = torch.empty(G, columns, width)
+        step = lambda: (torch.bmm(W, Xb.transpose(1, 2)), torch.bmm(dZ, Xb, out=out))  # noqa: E731
+        step()
+        best, t_end = 0.0, time.perf_counter() + seconds
+        while time.perf_counter() < t_end:
+            t0 = time.perf_counter()
+            step()
+            best = max(best, 4 * G * columns * width * batch / (time.perf_counter() - t0))
+        _SHAPE_RATES[key] = best
+    return _SHAPE_RATES[key]
+
+
+def compute_seconds_at_shape(works: list[dict], peak: float) -> float:
+    """Seconds of the fits' arithmetic at BLAS's rate for each fit's training shape (the rest at ``peak``)."""
+    total = 0.0
+    for w in works:
+        train = 4 * (w["d"] + 1) * w["train_columns"] * w["rows"]
+        total += train / shape_rate(w["train_columns"], w["d"] + 1, w["batch_size"])
+        total += (probe_cost([w])[1] - train) / peak
+    return total
 
 
 def run_regime(spec, X: dict, y: dict, params, nclasses: int | None):
@@ -207,7 +243,7 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
     print("\n| task | d | classifier s | GB moved | GFLOP | roofline s | roofline share | share, random rows | "
           "4096-d BiLSTM-max "
           "encode s (est.) | classifiers / encoding | SentEval s | speed-up | score ours / SentEval |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task in loaded:
         spec = task.spec
         X = {k: features(s, projection.embed, spec.features) for k, s in task.data.splits.items()}
@@ -219,6 +255,7 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
         nbytes, flops = probe_cost(works)
         roof = max(nbytes / peaks["read_bandwidth"], flops / peaks["matmul_peak"])
         roof_rows = max(nbytes / peaks["random_row_bandwidth"], flops / peaks["matmul_peak"])
+        blas = compute_seconds_at_shape(works, peaks["matmul_peak"])
         n_sentences = len(set(task.data.sentences()))
         encode = n_sentences / rates[spec.name] if spec.name in rates else None
         ref, ref_seconds = None, None
@@ -229,12 +266,13 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
         key = "acc" if "acc" in ours else "pearson"
         row = {"task": spec.name, "d": next(iter(X.values())).shape[1], "classifier_seconds": seconds,
                "bytes": nbytes, "flops": flops, "roofline_seconds": roof, "roofline_share": roof / seconds,
-               "random_row_roofline_seconds": roof_rows,
+               "random_row_roofline_seconds": roof_rows, "blas_at_shape_seconds": blas,
                "bilstm_encode_seconds": encode, "sentences": n_sentences, "senteval_seconds": ref_seconds,
                "ours": {k: v for k, v in ours.items() if k != "yhat"}, "senteval": ref, "steps": sum(w["steps"] for w in works)}
         rows.append(row)
         print(f"| {spec.name} | {row['d']} | {seconds:.1f} | {nbytes / 1e9:.1f} | {flops / 1e9:.0f} | {roof:.1f} | "
-              f"{roof / seconds:.0%} | {roof_rows / seconds:.0%} | {'n/a' if encode is None else f'{encode:.0f}'} | "
+              f"{roof / seconds:.0%} | {roof_rows / seconds:.0%} | {blas:.1f} | "
+              f"{'n/a' if encode is None else f'{encode:.0f}'} | "
               f"{'n/a' if encode is None else f'{seconds / encode:.1%}'} | "
               f"{'n/a' if ref_seconds is None else f'{ref_seconds:.1f}'} | "
               f"{'n/a' if ref_seconds is None else f'{ref_seconds / seconds:.1f}x'} | "
@@ -252,9 +290,10 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
     enc = sum(r["bilstm_encode_seconds"] or 0 for r in rows)
     ref_total = sum(r["senteval_seconds"] or 0 for r in rows)
     roof_rows = sum(r["random_row_roofline_seconds"] for r in rows)
+    blas = sum(r["blas_at_shape_seconds"] for r in rows)
     print(f"\ntotal: classifiers {total:.1f} s, roofline {sum(r['roofline_seconds'] for r in rows):.1f} s "
           f"({sum(r['roofline_seconds'] for r in rows) / total:.0%}; random rows {roof_rows:.1f} s, "
-          f"{roof_rows / total:.0%}), BiLSTM-max encoding (est.) {enc:.0f} s "
+          f"{roof_rows / total:.0%}; BLAS on the products alone {blas:.1f} s), BiLSTM-max encoding (est.) {enc:.0f} s "
           f"({total / enc:.1%})" if enc else f"\ntotal: classifiers {total:.1f} s", end="")
     print(f", SentEval {ref_total:.1f} s ({ref_total / total:.1f}x)" if ref_total else "")
     if out:

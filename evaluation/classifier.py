@@ -10,10 +10,8 @@ train together. Members sit on a grid ``[G, L]``: a *group* is a training set wi
   classifier. Per step it gives the rows of every live group, each row's loss weight (``1 / rows`` of the
   group's minibatch; padding weighs 0) and which groups step (a group whose epoch is over does not).
 * :class:`StackedProbe` -- one tensor per layer for all members, ``[G, L, out, in + 1]``: ``nn.Linear``'s
-  ``[out, in]`` with the bias as the last column (inputs carry a column of ones), so a step is one product
-  ``W @ Xb^T`` forward and one ``dZ @ Xb`` backward per layer, both reading the gathered rows as they lie.
-  Gradients are written by hand for SentEval's two losses: cross-entropy (classifiers) and MSE on the
-  softmax (relatedness).
+  ``[out, in]`` with the bias as the last column. Gradients are written by hand for SentEval's two losses:
+  cross-entropy (classifiers) and MSE on the softmax (relatedness); no autograd runs.
 * :class:`MaskedOptimizer` -- torch's single-tensor update of adam, adamax, rmsprop, sgd, adagrad and
   adadelta (``torch/optim/*.py``) with a per-member weight decay and per-group step counts.
 * :class:`EarlyStopping` -- SentEval's rule, per member.
@@ -25,14 +23,12 @@ rounding (summation order inside the products): ``tests/evaluation/senteval_tran
 reference. Dropout > 0 draws its masks from its own generator, so with dropout the two agree in
 distribution only.
 
-Speed: on the CPU a linear probe without dropout steps through :mod:`evaluation.probe_kernels`: one
-compiled pass per step reads each row once, straight from the feature matrix, and computes logits, the loss's
-gradient and the weight gradient while the row is in cache (two-class probes compute one column per member);
-dev logits come from row indices the same way. Otherwise (MLP, dropout, wide outputs, a GPU) the features get
-their column of ones once per fit and a step gathers the rows of all live groups into a buffer for torch's
-products. Gradients and optimiser temporaries live in buffers kept across steps; Adam with equal step counts
-runs torch's fused kernel; no autograd runs. What the engine reads and computes is counted in
-``FitResult.work`` (``benchmarks/eval_speed.py --high-dim``).
+Speed: on the CPU a linear probe without dropout steps through :mod:`evaluation.probe_kernels` (one compiled
+pass per step reads each row once, straight from the feature matrix); otherwise (MLP, dropout, wide outputs,
+a GPU) the features get a column of ones once per fit and a step gathers the live groups' rows into a buffer
+for torch's products ``W @ Xb^T`` and ``dZ @ Xb``. Buffers are kept across steps; Adam with equal step counts
+runs torch's fused kernel. What the engine reads and computes is counted in ``FitResult.work``
+(``benchmarks/eval_speed.py --high-dim``).
 """
 from __future__ import annotations
 
@@ -135,11 +131,6 @@ class BatchPlan:
             yield Step(idx_t[s], count[s], weight_t[s], None if full[s] else active[s])
 
 
-def _augment(X: torch.Tensor) -> torch.Tensor:
-    """``[X | 1]``: the bias is the last column of every weight."""
-    return torch.cat([X, torch.ones(len(X), 1, dtype=X.dtype, device=X.device)], 1)
-
-
 def _affine(W: torch.Tensor, Xb: torch.Tensor) -> torch.Tensor:
     """``[G, M, B]`` from weights ``[G, M, k + 1]`` and inputs ``[G, B, k + 1]`` (augmented) or ``[G, B, k]``."""
     if Xb.shape[-1] == W.shape[-1]:
@@ -159,7 +150,6 @@ class StackedProbe:
         self.fused = len(params) == 1 and probe_kernels.usable(W.device, 0, dropout, W.shape[1] * W.shape[2],
                                                                W.shape[3], W.element_size())
         self._rows = self._targets = None  # the torch path's gather buffers
-        self._bound = None  # the fused path's NumPy views of the features and targets
 
     @classmethod
     def init(cls, d: int, nclasses: int, nhid: int, shape: tuple[int, int], seed: int, dropout: float,
@@ -180,19 +170,12 @@ class StackedProbe:
     def _columns(self, p: torch.Tensor) -> torch.Tensor:
         return p.view(p.shape[0], -1, p.shape[-1])
 
-    def _arrays(self, X: torch.Tensor, T: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-        """NumPy views of the fit's features and targets for the kernels, made once per fit."""
-        if self._bound is None or self._bound[0] is not X or self._bound[1] is not T:
-            self._bound = (X, T, X.numpy(), T.numpy())
-        return self._bound[2], self._bound[3]
-
     def step_gradients(self, X: torch.Tensor, T: torch.Tensor, step: Step, loss: str) -> list[torch.Tensor]:
         """:meth:`gradients` on the step's rows of ``X [n, d + 1]`` and targets ``T [n, C]``: by the fused
         kernel (each row read once), or gathered into buffers kept across steps."""
         if self.fused:
-            Xn, Tn = self._arrays(X, T)
             weight = np.ascontiguousarray(step.weight.numpy()[:, 0, 0, 0])  # a group's rows weigh the same
-            probe_kernels.linear_gradients(Xn, Tn, step.rows.numpy(), step.count, weight,
+            probe_kernels.linear_gradients(X.numpy(), T.numpy(), step.rows.numpy(), step.count, weight,
                                            self._columns(self.params[0]).numpy(),
                                            self._columns(self.grads[0]).numpy(), loss == "softmax_mse")
             return self.grads
@@ -471,8 +454,8 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
         dev_idx[g, : len(rows)], dev_mask[g, : len(rows)] = as_t(rows), True
     model = StackedProbe.init(Xt.shape[1], nclasses, int(params.nhid), (G, L), params.seed, float(params.dropout),
                               dtype, dev)
-    if not model.fused:  # the torch path's products read the bias's column of ones with the rows
-        Xt = _augment(Xt)
+    if not model.fused:  # the torch path's products read the bias's column of ones with the rows: [X | 1]
+        Xt = torch.cat([Xt, Xt.new_ones(len(Xt), 1)], 1)
     Xd = Xt if Xdev is None else as_t(Xdev).to(dtype).contiguous()  # dev rows are only multiplied: no ones column
     opt = MaskedOptimizer(params.optim, l2, model.params)
     stop = EarlyStopping((G, L), int(params.tenacity))
