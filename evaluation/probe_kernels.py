@@ -6,7 +6,7 @@ over rows that, for a 4096-d encoder, are far larger than the caches. A linear p
 (``L2 values x classes`` columns per group), so BLAS runs them well below this CPU's peak and the step is bound
 by reading rows. Here one compiled loop (numba) takes four rows of a group straight from the feature matrix,
 computes their logits, the softmax and the loss's gradient, and adds their outer products into the group's
-gradient while the rows are still in the core's cache. Loops are register-blocked (4 rows x 2 columns) and
+gradient while the rows are still in the core's cache. Loops are register-blocked (4 rows x 2 or 6 columns) and
 vectorised by LLVM; groups (or, when there are fewer groups than threads, parts of a group's rows) run on
 separate threads. Two-class probes with cross-entropy compute one column per member (``z1 - z0``), half the
 products. A step then costs about the time to read its rows plus the time of its arithmetic: within a core
@@ -78,6 +78,53 @@ def _forward4(Wg, X, i0, i1, i2, i3, z, zero):
             a3 += u * x3[k]
         b0 = w0[Kx] if b else zero
         z[0, M - 1], z[1, M - 1], z[2, M - 1], z[3, M - 1] = a0 + b0, a1 + b0, a2 + b0, a3 + b0
+
+
+@njit(**_JIT)
+def _forward4x6(Wg, X, i0, i1, i2, i3, z, zero):
+    """:func:`_forward4` by blocks of up to six columns (4 x 6 accumulators): each pass over the four rows serves
+    three times the columns of a pair. ``M`` is split into even blocks; a short block repeats its last column."""
+    M, Kw = Wg.shape
+    Kx = X.shape[1]
+    x0, x1, x2, x3 = X[i0], X[i1], X[i2], X[i3]
+    blocks = (M + 5) // 6
+    width = (M + blocks - 1) // blocks
+    for m0 in range(0, M, width):
+        last = min(M, m0 + width) - 1
+        w0, w1, w2 = Wg[m0], Wg[min(m0 + 1, last)], Wg[min(m0 + 2, last)]
+        w3, w4, w5 = Wg[min(m0 + 3, last)], Wg[min(m0 + 4, last)], Wg[min(m0 + 5, last)]
+        a00 = a01 = a02 = a03 = a04 = a05 = a10 = a11 = a12 = a13 = a14 = a15 = zero
+        a20 = a21 = a22 = a23 = a24 = a25 = a30 = a31 = a32 = a33 = a34 = a35 = zero
+        for k in range(Kx):
+            p, q, s, t = x0[k], x1[k], x2[k], x3[k]
+            u = w0[k]
+            a00, a10, a20, a30 = a00 + u * p, a10 + u * q, a20 + u * s, a30 + u * t
+            u = w1[k]
+            a01, a11, a21, a31 = a01 + u * p, a11 + u * q, a21 + u * s, a31 + u * t
+            u = w2[k]
+            a02, a12, a22, a32 = a02 + u * p, a12 + u * q, a22 + u * s, a32 + u * t
+            u = w3[k]
+            a03, a13, a23, a33 = a03 + u * p, a13 + u * q, a23 + u * s, a33 + u * t
+            u = w4[k]
+            a04, a14, a24, a34 = a04 + u * p, a14 + u * q, a24 + u * s, a34 + u * t
+            u = w5[k]
+            a05, a15, a25, a35 = a05 + u * p, a15 + u * q, a25 + u * s, a35 + u * t
+        sums = ((a00, a10, a20, a30), (a01, a11, a21, a31), (a02, a12, a22, a32), (a03, a13, a23, a33),
+                (a04, a14, a24, a34), (a05, a15, a25, a35))
+        for c in range(6):
+            m = m0 + c
+            if m <= last:
+                b = Wg[m, Kx] if Kw > Kx else zero
+                z[0, m], z[1, m], z[2, m], z[3, m] = sums[c][0] + b, sums[c][1] + b, sums[c][2] + b, sums[c][3] + b
+
+
+@njit(**_JIT)
+def _forward(Wg, X, i0, i1, i2, i3, z, zero):
+    """Logits of four rows: six-column blocks from five columns on (fewer passes over the rows), else pairs."""
+    if Wg.shape[0] >= 5:
+        _forward4x6(Wg, X, i0, i1, i2, i3, z, zero)
+    else:
+        _forward4(Wg, X, i0, i1, i2, i3, z, zero)
 
 
 @njit(**_JIT)
@@ -190,7 +237,7 @@ def _part_gradients(X, T, rows, count, wts, W, target, j, parts, mse):
         valid = min(4, hi - r0)
         for r in range(4):
             idx[r] = rows[g, r0 + r] if r < valid else rows[g, r0]
-        _forward4(Wj, X, idx[0], idx[1], idx[2], idx[3], z, zero)
+        _forward(Wj, X, idx[0], idx[1], idx[2], idx[3], z, zero)
         if binary:
             _binary_gradient4(z, T, idx, valid, wts[g])
         else:
@@ -231,7 +278,7 @@ def _block_logits(X, rows, count, W, out, j, blocks):
     i1 = rows[g, r0 + 1] if valid > 1 else i0
     i2 = rows[g, r0 + 2] if valid > 2 else i0
     i3 = rows[g, r0 + 3] if valid > 3 else i0
-    _forward4(W[g], X, i0, i1, i2, i3, z, zero)
+    _forward(W[g], X, i0, i1, i2, i3, z, zero)
     for r in range(valid):
         out[g, :, r0 + r] = z[r]
 

@@ -46,10 +46,12 @@ def _autograd(X, T, W, rows, count, scale, mse):
 @pytest.mark.parametrize("dtype,atol", [(torch.float64, 1e-12), (torch.float32, 2e-5)])
 @pytest.mark.parametrize("mse", [False, True])
 @pytest.mark.parametrize("G,M,C,d,B,augmented", [(4, 6, 3, 17, 10, True), (1, 5, 5, 33, 9, True),
-                                                 (5, 4, 2, 8, 12, False), (2, 3, 1, 5, 7, True)])
+                                                 (5, 4, 2, 8, 12, False), (2, 3, 1, 5, 7, True),
+                                                 (3, 14, 7, 19, 11, False), (2, 24, 6, 9, 6, True)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_gradients_equal_autograd(dtype, atol, mse, G, M, C, d, B, augmented, threads, monkeypatch):
-    # Odd column counts (the 2-column blocks' remainder), partial blocks of 4 rows, a group with no rows, bias as
+    # Odd column counts (the 2-column blocks' remainder), six-column blocks (14 = 5 + 5 + 4: short blocks repeat a
+    # column; 24 = 4 x 6), partial blocks of 4 rows, a group with no rows, bias as
     # an input column or past the inputs, one group on two threads (its rows split in two partial sums).
     torch.set_num_threads(threads)
     X, T, W, rows, count = _case(G, M, C, d, B, dtype, mse, augmented)
@@ -66,8 +68,9 @@ def test_gradients_equal_autograd(dtype, atol, mse, G, M, C, d, B, augmented, th
 
 
 @pytest.mark.parametrize("augmented", [True, False])
-def test_logits_equal_products(augmented):
-    X, T, W, rows, count = _case(5, 7, 7, 11, 13, torch.float64, False, augmented)
+@pytest.mark.parametrize("M", [3, 7, 13])
+def test_logits_equal_products(augmented, M):
+    X, T, W, rows, count = _case(5, M, M, 11, 13, torch.float64, False, augmented)
     Z = torch.from_numpy(probe_kernels.linear_logits(X.numpy(), rows.numpy(), count, W.numpy()))
     for g, n in enumerate(count):
         x = X[rows[g, :n]]
