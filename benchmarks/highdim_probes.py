@@ -241,7 +241,7 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
     projection = EmbeddingCache(ProjectedBow(), batch_size=128)
     rows = []
     print("\n| task | d | classifier s | GB moved | GFLOP | roofline s | roofline share | share, random rows | "
-          "4096-d BiLSTM-max "
+          "BLAS on the same products s | 4096-d BiLSTM-max "
           "encode s (est.) | classifiers / encoding | SentEval s | speed-up | score ours / SentEval |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task in loaded:
