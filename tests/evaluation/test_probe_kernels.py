@@ -47,12 +47,13 @@ def _autograd(X, T, W, rows, count, scale, mse):
 @pytest.mark.parametrize("mse", [False, True])
 @pytest.mark.parametrize("G,M,C,d,B,augmented", [(4, 6, 3, 17, 10, True), (1, 5, 5, 33, 9, True),
                                                  (5, 4, 2, 8, 12, False), (2, 3, 1, 5, 7, True),
-                                                 (3, 14, 7, 19, 11, False), (2, 24, 6, 9, 6, True)])
+                                                 (3, 14, 7, 19, 11, False), (2, 24, 6, 9, 6, True),
+                                                 (2, 12, 2, 10, 9, True)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_gradients_equal_autograd(dtype, atol, mse, G, M, C, d, B, augmented, threads, monkeypatch):
-    # Odd column counts (the 2-column blocks' remainder), six-column blocks (14 = 5 + 5 + 4: short blocks repeat a
-    # column; 24 = 4 x 6), partial blocks of 4 rows, a group with no rows, bias as
-    # an input column or past the inputs, one group on two threads (its rows split in two partial sums).
+    # Odd column counts (the 2-column blocks' remainder), six-column blocks (14 = 5 + 5 + 4: short blocks repeat
+    # a column; 24 = 4 x 6; six two-class members: six z1 - z0 columns), partial blocks of 4 rows, a group with no
+    # rows, bias as an input column or past the inputs, one group on two threads (its rows split in two sums).
     torch.set_num_threads(threads)
     X, T, W, rows, count = _case(G, M, C, d, B, dtype, mse, augmented)
     scale = 2.0 / C if mse else 1.0
