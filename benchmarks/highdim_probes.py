@@ -94,21 +94,25 @@ def _sum_rows(X, idx, out):
 
 def probe_cost(works: list[dict]) -> tuple[float, float]:
     """(bytes, FLOPs) of the engine's fits: each row read once, products (the columns the engine computes: the
-    fused kernel's binary probes compute one per member), optimiser passes."""
+    fused kernel's binary probes compute one per member; members that stopped in every group are not computed),
+    optimiser passes."""
     nbytes = flops = 0.0
     for w in works:
-        d1, L, C, h = w["d"] + 1, w["members"], w["nclasses"], w["nhid"]
-        width = L * (h or C)  # output columns of the first product, for all members of a group
-        rows = w["rows"] + w["dev_rows"]
-        nbytes += rows * d1 * 4
-        flops += 2 * d1 * (2 * w["train_columns"] * w["rows"] + width * w["dev_rows"])
+        d1, C, h = w["d"] + 1, w["nclasses"], w["nhid"]
+        nbytes += (w["rows"] + w["dev_rows"]) * d1 * 4
+        flops += _train_flops(w) + 2 * d1 * (h or C) * w["dev_member_rows"]
         if h:
-            flops += 2 * L * (h + 1) * C * (3 * w["rows"] + w["dev_rows"])
-        params = L * (h * d1 + C * (h + 1) if h else C * d1)  # per group
-        group_steps = w["rows"] / w["batch_size"]
-        nbytes += group_steps * params * 4 * (3 + 2 * STATE_TENSORS[w["optim"]])
-        flops += group_steps * params * 12
+            flops += 2 * (h + 1) * C * (3 * w["member_rows"] + w["dev_member_rows"])
+        params = h * d1 + C * (h + 1) if h else C * d1  # per member
+        member_steps = w["member_rows"] / w["batch_size"]
+        nbytes += member_steps * params * 4 * (3 + 2 * STATE_TENSORS[w["optim"]])
+        flops += member_steps * params * 12
     return nbytes, flops
+
+
+def _train_flops(w: dict) -> float:
+    """FLOPs of a fit's forward and backward products on its training rows (first layer)."""
+    return 4 * (w["d"] + 1) * w["train_columns"] / w["members"] * w["member_rows"]
 
 
 _SHAPE_RATES: dict[tuple[int, int, int], float] = {}
@@ -138,7 +142,7 @@ def compute_seconds_at_shape(works: list[dict], peak: float) -> float:
     """Seconds of the fits' arithmetic at BLAS's rate for each fit's training shape (the rest at ``peak``)."""
     total = 0.0
     for w in works:
-        train = 4 * (w["d"] + 1) * w["train_columns"] * w["rows"]
+        train = _train_flops(w)
         total += train / shape_rate(w["train_columns"], w["d"] + 1, w["batch_size"])
         total += (probe_cost([w])[1] - train) / peak
     return total

@@ -16,9 +16,9 @@ train together. Members sit on a grid ``[G, L]``: a *group* is a training set wi
   adadelta (``torch/optim/*.py``) with a per-member weight decay and per-group step counts.
 * :class:`EarlyStopping` -- SentEval's rule, per member.
 
-A member that stopped early keeps stepping with its group (its kept weights are a copy, and members never
-mix: every row of the products, every softmax and every optimiser element is one member's), and a group
-leaves the batch when all its members stopped. Results equal SentEval's one-by-one training up to float
+Members never mix: every row of the products, every softmax and every optimiser element is one member's. A
+member that stopped keeps its best weights (a copy); a group leaves the model when all its members stopped, and
+a member when it stopped in every group (before that it steps with its group, unused). Results equal SentEval's one-by-one training up to float
 rounding (summation order inside the products): ``tests/evaluation/senteval_transcription.py`` is the
 reference. Dropout > 0 draws its masks from its own generator, so with dropout the two agree in
 distribution only.
@@ -163,8 +163,8 @@ class StackedProbe:
                   .expand(*shape, -1, -1).contiguous() for lin in layers]
         return cls(params, dropout, seed)
 
-    def select(self, keep: torch.Tensor) -> None:
-        self.params = [p[keep] for p in self.params]
+    def select(self, keep: torch.Tensor, members: torch.Tensor) -> None:
+        self.params = [p[keep][:, members] for p in self.params]
         self.grads = [torch.empty_like(p) for p in self.params]
 
     def _columns(self, p: torch.Tensor) -> torch.Tensor:
@@ -285,11 +285,11 @@ class MaskedOptimizer:
         self.steps = steps
         self.same_step = bool((steps == steps[0]).all())  # then the factors are Python floats, as in torch
 
-    def select(self, keep: torch.Tensor) -> None:
-        self.wd = self.wd[keep]
+    def select(self, keep: torch.Tensor, members: torch.Tensor) -> None:
+        self.wd = self.wd[keep][:, members]
         self._set_steps(self.steps[keep.cpu().numpy()])
-        self.state = [{k: v[keep] for k, v in st.items()} for st in self.state]
-        self.tmp = [t[keep] for t in self.tmp]
+        self.state = [{k: v[keep][:, members] for k, v in st.items()} for st in self.state]
+        self.tmp = [t[keep][:, members] for t in self.tmp]
 
     def _factor(self, fn: Callable[[int], float], p: torch.Tensor):
         """``fn(step)`` as torch computes it (a Python float), per group as ``[G, 1, ...]`` when counts differ."""
@@ -460,29 +460,33 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     opt = MaskedOptimizer(params.optim, l2, model.params)
     stop = EarlyStopping((G, L), int(params.tenacity))
     best = [p.clone() for p in model.params]
-    work = {"steps": 0, "rows": 0, "dev_rows": 0}  # minibatch steps, training rows read, scored dev rows
-    live, nepoch = np.arange(G), 0
+    work = {"steps": 0, "rows": 0, "dev_rows": 0, "member_rows": 0, "dev_member_rows": 0}  # what was read, computed
+    live, members, nepoch = np.arange(G), np.arange(L), 0
     while stop.alive.any() and nepoch <= params.max_epoch:
         for epoch in range(nepoch, nepoch + params.epoch_size):
             for step in plan.steps(epoch, live):
                 opt.step(model.params, model.step_gradients(Xt, T, step, loss), step.active)
                 work["steps"] += 1
                 work["rows"] += step.rows.numel()
+                work["member_rows"] += step.rows.numel() * len(members)
         nepoch += params.epoch_size
-        live_t = torch.as_tensor(live, device=dev)
+        live_t, members_t = torch.as_tensor(live, device=dev), torch.as_tensor(members, device=dev)
         idx, mask = dev_idx[live_t], dev_mask[live_t]
-        scores = np.concatenate([dev_score(Z, idx[part], mask[part])
-                                 for part, Z in model.logits_at(Xd, idx, plan.ndev[live])])
+        scores = np.zeros((len(live), L))  # members that left the model are stopped in every live group
+        scores[:, members] = np.concatenate([dev_score(Z, idx[part], mask[part])
+                                             for part, Z in model.logits_at(Xd, idx, plan.ndev[live])])
         work["dev_rows"] += idx.numel()
-        improved = torch.as_tensor(stop.update(live, scores, nepoch), device=dev)
+        work["dev_member_rows"] += idx.numel() * len(members)
+        improved = torch.as_tensor(stop.update(live, scores, nepoch)[:, members], device=dev)
+        at = (live_t[:, None], members_t)
         for kept, p in zip(best, model.params):
-            kept[live_t] = torch.where(improved.view(*improved.shape, 1, 1), p, kept[live_t])
-        keep = stop.alive[live].any(1)
-        if keep.any() and not keep.all():
-            keep_t = torch.as_tensor(keep, device=dev)
-            model.select(keep_t)
-            opt.select(keep_t)
-            live = live[keep]
+            kept[at] = torch.where(improved.view(*improved.shape, 1, 1), p, kept[at])
+        alive = stop.alive[live][:, members]  # a group leaves when all its members stopped, a member when it
+        keep, keep_members = alive.any(1), alive.any(0)  # stopped in every group: no step computes it again
+        if keep.any() and not (keep.all() and keep_members.all()):
+            model.select(torch.as_tensor(keep, device=dev), torch.as_tensor(keep_members, device=dev))
+            opt.select(torch.as_tensor(keep, device=dev), torch.as_tensor(keep_members, device=dev))
+            live, members = live[keep], members[keep_members]
     columns = (probe_kernels.training_columns(L, nclasses, loss == "softmax_mse") if model.fused
                else L * (int(params.nhid) or nclasses))
     work.update(batch_size=plan.batch_size, d=model.params[0].shape[-1] - 1, members=L, nclasses=nclasses,

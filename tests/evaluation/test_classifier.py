@@ -69,6 +69,19 @@ def test_engine_equals_senteval_in_float32(optim, probe_path):
 
 
 @pytest.mark.parametrize("nclasses", [2, 3])
+def test_members_leave_the_model_when_stopped_in_every_group(nclasses, probe_path):
+    # A member stopped in every live group is no longer computed; the others train on as SentEval's do alone.
+    X, y = linear_data(nclasses=nclasses)
+    X = X.astype(np.float64)
+    params = ProtocolParams(optim="adam", batch_size=30, tenacity=1, epoch_size=1, max_epoch=30)
+    groups, l2 = [Group(np.arange(0, 200), np.arange(200, 240))], [1e-5, 3.0, 1e-2, 30.0]
+    res = fit_members(X, y, groups, l2, params, nclasses, dtype=torch.float64)
+    assert len(np.unique(res.nepoch)) > 1
+    assert res.work["member_rows"] < res.work["rows"] * len(l2)  # some steps ran without the stopped members
+    _compare(res, X, y, groups, l2, params, nclasses, torch.float64, atol=1e-12)
+
+
+@pytest.mark.parametrize("nclasses", [2, 3])
 def test_one_group_split_between_threads_equals_senteval(nclasses, monkeypatch):
     # One group on two threads: the fused kernel splits each step's rows in two and sums the parts.
     import numba
