@@ -57,7 +57,10 @@ class ProjectedBow:
 def machine_peaks(seconds: float = 1.0) -> dict:
     """Streaming read bandwidth and random-row read bandwidth (bytes/s), float32 matmul peak (FLOP/s), best of
     repeated runs, with torch's and numba's thread count."""
-    numba.set_num_threads(min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
+    from evaluation.probe_kernels import sync_threads
+
+    sync_threads()
+
     def best(fn, work):
         fn()
         rates, t_end = [], time.perf_counter() + seconds
@@ -138,14 +141,12 @@ def shape_rate(columns: int, width: int, batch: int, seconds: float = 0.5) -> fl
     return _SHAPE_RATES[key]
 
 
-def compute_seconds_at_shape(works: list[dict], peak: float) -> float:
-    """Seconds of the fits' arithmetic at BLAS's rate for each fit's training shape (the rest at ``peak``)."""
-    total = 0.0
-    for w in works:
-        train = _train_flops(w)
-        total += train / shape_rate(w["train_columns"], w["d"] + 1, w["batch_size"])
-        total += (probe_cost([w])[1] - train) / peak
-    return total
+def compute_seconds_at_shape(works: list[dict], flops: float, peak: float) -> float:
+    """Seconds of the fits' ``flops`` with the training products at BLAS's rate for each fit's shape, the rest
+    at ``peak``."""
+    train = [_train_flops(w) for w in works]
+    at_shape = sum(f / shape_rate(w["train_columns"], w["d"] + 1, w["batch_size"]) for f, w in zip(train, works))
+    return at_shape + (flops - sum(train)) / peak
 
 
 def run_regime(spec, X: dict, y: dict, params, nclasses: int | None):
@@ -259,7 +260,7 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
         nbytes, flops = probe_cost(works)
         roof = max(nbytes / peaks["read_bandwidth"], flops / peaks["matmul_peak"])
         roof_rows = max(nbytes / peaks["random_row_bandwidth"], flops / peaks["matmul_peak"])
-        blas = compute_seconds_at_shape(works, peaks["matmul_peak"])
+        blas = compute_seconds_at_shape(works, flops, peaks["matmul_peak"])
         n_sentences = len(set(task.data.sentences()))
         encode = n_sentences / rates[spec.name] if spec.name in rates else None
         ref, ref_seconds = None, None

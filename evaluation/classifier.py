@@ -484,8 +484,9 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
         alive = stop.alive[live][:, members]  # a group leaves when all its members stopped, a member when it
         keep, keep_members = alive.any(1), alive.any(0)  # stopped in every group: no step computes it again
         if keep.any() and not (keep.all() and keep_members.all()):
-            model.select(torch.as_tensor(keep, device=dev), torch.as_tensor(keep_members, device=dev))
-            opt.select(torch.as_tensor(keep, device=dev), torch.as_tensor(keep_members, device=dev))
+            kept_t = (torch.as_tensor(keep, device=dev), torch.as_tensor(keep_members, device=dev))
+            model.select(*kept_t)
+            opt.select(*kept_t)
             live, members = live[keep], members[keep_members]
     columns = (probe_kernels.training_columns(L, nclasses, loss == "softmax_mse") if model.fused
                else L * (int(params.nhid) or nclasses))

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from numba import njit, prange
 
-__all__ = ["MAX_GROUP_BYTES", "usable", "training_columns", "linear_gradients", "linear_logits"]
+__all__ = ["MAX_GROUP_BYTES", "usable", "training_columns", "sync_threads", "linear_gradients", "linear_logits"]
 
 MAX_GROUP_BYTES = 1 << 19  # one group's weights [M, d + 1] kept in the core's L2 cache (half of 1 MiB)
 SPLIT_WORK = 1 << 18  # multiply-adds of a group's step above which its rows are split between threads
@@ -212,7 +212,9 @@ def _binary_gradient4(z, T, idx, valid, wt):
 
 @njit(**_JIT)
 def _part_gradients(X, T, rows, count, wts, W, target, j, parts, mse):
-    """Part ``j % parts`` of group ``j // parts``'s rows: its gradient into ``target[j]``."""
+    """Part ``j % parts`` of group ``j // parts``'s rows: its gradient into ``target[j]``. Two classes with
+    cross-entropy use one column per member: ``z1 - z0 = (w1 - w0) . x`` gives the softmax, and the gradients
+    of ``w0`` and ``w1`` are opposite, so the products have half the columns."""
     _, M, Kw = W.shape
     C = T.shape[1]
     binary = C == 2 and not mse
@@ -251,8 +253,7 @@ def _part_gradients(X, T, rows, count, wts, W, target, j, parts, mse):
 
 @njit(parallel=True, **_JIT)
 def _gradients(X, T, rows, count, wts, W, grad, parts, mse):
-    """Two classes with cross-entropy use one column per member: ``z1 - z0 = (w1 - w0) . x`` gives the softmax,
-    and the gradients of ``w0`` and ``w1`` are opposite, so the products have half the columns."""
+    """Every group's gradient (each group in ``parts`` parts on separate threads, then summed)."""
     G, M, Kw = W.shape
     target = grad if parts == 1 else np.empty((G * parts, M, Kw), dtype=W.dtype)
     for j in prange(G * parts):
@@ -290,7 +291,7 @@ def _logits(X, rows, count, W, out):
         _block_logits(X, rows, count, W, out, j, blocks)
 
 
-def _threads() -> int:
+def sync_threads() -> int:
     """Threads for the kernels: torch's setting, so that one knob governs both."""
     threads = min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)
     numba.set_num_threads(threads)
@@ -307,7 +308,7 @@ def linear_gradients(X: np.ndarray, T: np.ndarray, rows: np.ndarray, count: np.n
     with cross-entropy take the second class's gradient as the negative of the first's: targets must be one-hot.
     Fewer groups than threads: each group's rows are split between threads when that is worth a reduction.
     """
-    threads = _threads()
+    threads = sync_threads()
     G, M, width = W.shape
     parts = 1
     if G < threads and int(count.max(initial=0)) * M * width >= SPLIT_WORK:
@@ -317,7 +318,7 @@ def linear_gradients(X: np.ndarray, T: np.ndarray, rows: np.ndarray, count: np.n
 
 def linear_logits(X: np.ndarray, rows: np.ndarray, count: np.ndarray, W: np.ndarray) -> np.ndarray:
     """Logits ``[G, M, Nd]`` of each group's rows ``rows[g, :count[g]]`` (0 past them)."""
-    _threads()
+    sync_threads()
     out = np.zeros((W.shape[0], W.shape[1], rows.shape[1]), dtype=W.dtype)
     _logits(X, rows, count, W, out)
     return out
