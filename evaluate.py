@@ -18,6 +18,10 @@ os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
 import hydra  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
+from training.run_dir import register_resolvers  # noqa: E402
+
+register_resolvers()
+
 
 def evaluate(cfg: DictConfig) -> int:
     from rich.console import Console

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from training.run_dir import register_resolvers
+
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("PROJECT_ROOT", str(ROOT))
+register_resolvers()  # the configs' ${unique_dir:...}, as train.py and evaluate.py register it
 
 WORDS = ("the cat dog man woman saw ran walked house tree river old young red blue quickly slowly "
          "and but with under over a an is was were sat stood").split()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +11,18 @@ import lightning as L
 from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, open_dict
 
+from lightning.pytorch.callbacks import EarlyStopping, Timer
+from lightning.pytorch.trainer.states import TrainerStatus
+from lightning.pytorch.utilities.exceptions import SIGTERMException
+
 from evaluation.results import atomic_write_text
 from objectives.contract import ObjectiveSpec, check_pairing
 from objectives.module import SentenceModel
+from training.checkpoint_io import by_recency, checkpoint_problem, newest_readable
+from training.checkpoints import INIT_NAME, LAST_NAME
+from training.errors import RunInterrupted
+from training.run_dir import move_into_run
+from training.settings_check import check_settings
 
 log = logging.getLogger(__name__)
 
@@ -57,32 +67,103 @@ def config_choice(cfg: DictConfig, group: str) -> str:
     return str(cfg[group].get("_target_", group)).rsplit(".", 1)[-1]
 
 
-def newest_resumable_run(cfg: DictConfig) -> Path | None:
-    """The most recently written ``last.ckpt`` of this task's runs (``logs/<task_name>/runs/*``), or None."""
+def newest_resumable_checkpoint(cfg: DictConfig) -> Path | None:
+    """The checkpoint ``resume=true`` continues from: in the newest run of this task (``logs/<task_name>/runs/*``,
+    by its newest checkpoint), ``last.ckpt``, else its newest other readable checkpoint (``init.ckpt`` aside).
+    Unreadable files are skipped, saying so; a run with none readable gives way to the one before it."""
     runs = Path(cfg.paths.log_dir) / str(cfg.task_name) / "runs"
     here = Path(cfg.paths.output_dir).resolve()
-    candidates = [p for p in runs.glob("*/checkpoints/last.ckpt") if p.parent.parent.resolve() != here]
-    return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
+    folders = [p for p in runs.glob("*/checkpoints") if p.parent.resolve() != here]
+    trained = {f: [c for c in by_recency(f) if c.name != INIT_NAME] for f in folders}
+    for folder in sorted((f for f in folders if trained[f]), key=lambda f: trained[f][0].stat().st_mtime,
+                         reverse=True):
+        last = folder / LAST_NAME
+        order = ([last] if last.is_file() else []) + [c for c in trained[folder] if c != last]
+        found = newest_readable(order, "resume=true")
+        if found is not None:
+            return found
+    return None
 
 
-def apply_resume(cfg: DictConfig) -> None:
-    """``resume=true``: continue the newest run of this task from its ``last.ckpt``, writing into its directory."""
-    if not cfg.get("resume") or cfg.get("ckpt_path"):
+def run_dir_of(checkpoint: Path) -> Path | None:
+    """The train.py run directory holding ``checkpoint`` (``<run>/checkpoints/<file>.ckpt``), or None."""
+    run = checkpoint.resolve().parent.parent
+    return run if checkpoint.resolve().parent.name == "checkpoints" and (run / ".hydra").is_dir() else None
+
+
+def check_checkpoint_path(cfg: DictConfig) -> None:
+    """``ckpt_path=`` must be a readable training checkpoint: refused in one line before anything is built."""
+    ckpt = cfg.get("ckpt_path")
+    if ckpt is None:
         return
-    last = newest_resumable_run(cfg)
-    if last is None:
-        log.warning("resume=true: no last.ckpt under %s/%s/runs: starting a new run", cfg.paths.log_dir, cfg.task_name)
+    problem = checkpoint_problem(ckpt)
+    if problem:
+        folder = Path(ckpt).parent
+        usable = newest_readable([p for p in by_recency(folder) if p.name != INIT_NAME], "ckpt_path") \
+            if folder.is_dir() else None
+        hint = f"the newest readable one there is {usable}" if usable else "pass a .ckpt written by train.py"
+        raise ValueError(f"ckpt_path={ckpt}: {problem}: {hint} (or resume=true for the newest run)")
+
+
+def continue_in_run_dir(cfg: DictConfig) -> None:
+    """``resume=true`` (the newest run's checkpoint) or ``ckpt_path=<run>/checkpoints/<file>``: the run goes on
+    in that run's directory, and what this start wrote (its log, its config) moves there."""
+    if not cfg.get("ckpt_path") and cfg.get("resume"):
+        ckpt = newest_resumable_checkpoint(cfg)
+        if ckpt is None:
+            log.warning("resume=true: no readable checkpoint under %s/%s/runs: starting a new run", cfg.paths.log_dir,
+                        cfg.task_name)
+            return
+        with open_dict(cfg):
+            cfg.ckpt_path = str(ckpt)
+    if not cfg.get("ckpt_path"):
+        return
+    run = run_dir_of(Path(str(cfg.ckpt_path)))
+    stub = Path(str(cfg.paths.output_dir))
+    if run is None or run == stub.resolve():
         return
     with open_dict(cfg):
-        cfg.ckpt_path = str(last)
-        cfg.paths.output_dir = str(last.parent.parent)
-    log.info("resume=true: continuing %s from %s", cfg.paths.output_dir, last.name)
+        cfg.paths.output_dir = str(run)
+    move_into_run(stub, run)
+    log.info("continuing %s from %s", run, Path(str(cfg.ckpt_path)).name)
+
+
+def stop_reason(trainer: L.Trainer) -> str:
+    """Why ``trainer.fit`` returned: the planned amount of work, or a budget or rule that cut it short."""
+    timer = next((c for c in trainer.callbacks if isinstance(c, Timer)), None)
+    remaining = timer.time_remaining() if timer is not None else None
+    if remaining is not None and remaining <= 0:
+        return "max_time"
+    if any(isinstance(c, EarlyStopping) and c.stopped_epoch > 0 for c in trainer.callbacks):
+        return "early_stopping"
+    if trainer.max_steps != -1 and trainer.global_step >= trainer.max_steps:
+        return "max_steps"
+    return "max_epochs" if trainer.current_epoch >= (trainer.max_epochs or 0) else "stopped"
+
+
+def write_run_status(trainer: L.Trainer) -> dict[str, Any]:
+    """``run_status.json``: steps done of steps planned and why training stopped; a cut run is said so."""
+    planned = trainer.estimated_stepping_batches
+    planned = int(planned) if planned != float("inf") else None
+    status = {"steps_done": int(trainer.global_step), "steps_planned": planned, "stopped_by": stop_reason(trainer),
+              "epochs_done": int(trainer.current_epoch)}
+    status["complete"] = status["stopped_by"] in ("max_epochs", "max_steps")
+    if trainer.is_global_zero:
+        atomic_write_text(Path(trainer.default_root_dir) / "run_status.json", json.dumps(status, indent=2) + "\n")
+    if not status["complete"]:
+        log.warning("training stopped by %s after %d of %s planned steps: this run's weights are not those of the "
+                    "full recipe (run_status.json)", status["stopped_by"], status["steps_done"], planned or "?")
+    return status
 
 
 def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
-    """Fit ``cfg.objective`` with ``cfg.encoder`` on ``cfg.data``; return the trainer and model."""
+    """Fit ``cfg.objective`` with ``cfg.encoder`` on ``cfg.data``; return the trainer and model.
+    Settings and ``ckpt_path`` are checked before any data is read; a run stopped by a signal raises
+    ``RunInterrupted`` after its checkpoint is written."""
     check_encoder_config(cfg)
-    apply_resume(cfg)
+    check_settings(cfg)
+    continue_in_run_dir(cfg)
+    check_checkpoint_path(cfg)
     spec = objective_spec(cfg)
     with open_dict(cfg):  # the objective names the metric a run monitors unless monitor= says otherwise
         if cfg.get("monitor") is None:
@@ -98,7 +179,16 @@ def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
         logger.log_hyperparams({"tags": list(cfg.get("tags") or []), "objective_name": config_choice(cfg, "objective"),
                                 "encoder_name": config_choice(cfg, "encoder"), "data_name": config_choice(cfg, "data"),
                                 "seed": int(cfg.seed)})
-    trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+    try:
+        trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+    except SIGTERMException:
+        raise RunInterrupted(signal.SIGTERM, trainer.global_step, Path(trainer.default_root_dir)) from None
+    except SystemExit as stop:  # Lightning's graceful Ctrl-C: interrupted.ckpt written, then sys.exit(1)
+        if trainer.state.status == TrainerStatus.INTERRUPTED:
+            raise RunInterrupted(signal.SIGINT, trainer.global_step, Path(trainer.default_root_dir)) from None
+        raise stop
+    if not trainer.fast_dev_run:
+        write_run_status(trainer)
     return trainer, model
 
 
@@ -142,6 +232,8 @@ def train(cfg: DictConfig) -> float | None:
     ``config_tree.log``."""
     from training.config_tree import config_tree
 
+    check_settings(cfg)
+    continue_in_run_dir(cfg)
     config_tree(cfg, save_to=Path(cfg.paths.output_dir) / "config_tree.log", show=bool(cfg.get("print_config", True)))
     trainer, model = fit(cfg)
     name, value = optimized_value(cfg, trainer)

@@ -11,6 +11,8 @@ from typing import Any, Callable
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from training.errors import RunInterrupted, one_line, report
+
 log = logging.getLogger(__name__)
 
 FAILED_JOBS = "failed_jobs.jsonl"
@@ -26,26 +28,42 @@ def _append_line(path: Path, line: str) -> None:
         os.close(fd)
 
 
+def _record_failure(hydra_cfg: DictConfig, err: BaseException) -> None:
+    """``<job dir>/error.txt`` and a line of the sweep's ``failed_jobs.jsonl`` naming the job and its error."""
+    job_dir = Path(hydra_cfg.runtime.output_dir)
+    overrides = list(hydra_cfg.overrides.task)
+    log.error("job %s (%s) failed: %s", hydra_cfg.job.num, " ".join(overrides), one_line(err))
+    job_dir.mkdir(parents=True, exist_ok=True)
+    (job_dir / "error.txt").write_text("".join(traceback.format_exception(err)), encoding="utf-8")
+    _append_line(Path(hydra_cfg.sweep.dir) / FAILED_JOBS, json.dumps(
+        {"job": hydra_cfg.job.num, "overrides": overrides, "error": one_line(err), "dir": str(job_dir)}))
+
+
 def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
-    """``task(cfg)``; in a multirun, an exception is logged, written to ``<job dir>/error.txt`` and to the sweep's
-    ``failed_jobs.jsonl``, and the next job runs. A single run raises as usual."""
+    """``task(cfg)``, ending the way ``training.errors`` describes: an error is one line on stderr with its traceback
+    in the run's log (``show_traceback=true`` raises it as Python would) and exit code 1; a run stopped by a signal
+    exits 128 + N. In a multirun a failed job is also written to ``<job dir>/error.txt`` and the sweep's
+    ``failed_jobs.jsonl``, and the next job runs; a signal stops the sweep too."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
     hydra_cfg = HydraConfig.get() if HydraConfig.initialized() else None
-    if hydra_cfg is None or hydra_cfg.mode != RunMode.MULTIRUN:
-        return task(cfg)
+    multirun = hydra_cfg is not None and hydra_cfg.mode == RunMode.MULTIRUN
     try:
         return task(cfg)
-    except Exception as err:  # noqa: BLE001 - one job's failure must not stop the sweep
-        job_dir = Path(hydra_cfg.runtime.output_dir)
-        overrides = list(hydra_cfg.overrides.task)
-        log.error("job %s (%s) failed: %s: %s", hydra_cfg.job.num, " ".join(overrides), type(err).__name__, err)
-        (job_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
-        _append_line(Path(hydra_cfg.sweep.dir) / FAILED_JOBS, json.dumps(
-            {"job": hydra_cfg.job.num, "overrides": overrides, "error": f"{type(err).__name__}: {err}",
-             "dir": str(job_dir)}))
-        return None
+    except RunInterrupted as stop:
+        if multirun:
+            _record_failure(hydra_cfg, stop)
+        report(stop)
+        raise SystemExit(stop.exit_code) from None
+    except Exception as err:  # noqa: BLE001 - every error ends in one line; one job's failure must not stop a sweep
+        if cfg.get("show_traceback"):
+            raise
+        report(err)
+        if multirun:
+            _record_failure(hydra_cfg, err)
+            return None
+        raise SystemExit(1) from None
 
 
 class FailOnFailedJobs(Callback):

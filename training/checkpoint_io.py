@@ -1,0 +1,107 @@
+"""Every checkpoint a run writes goes through ``AtomicCheckpointIO``; every checkpoint it reads is checked first.
+
+Lightning's own save (``lightning.fabric.utilities.cloud_io._atomic_save``) writes through an fsspec
+transaction whose temporary file is made by ``tempfile.mkstemp()`` in the system's temporary folder, then
+moved over the target with ``shutil.move``. When that folder is on another filesystem the move is a copy
+that truncates the good checkpoint first: a full disk leaves a truncated file where a whole one was. Here the
+temporary file lies beside the target, is fsynced, and replaces it by a rename in the same directory, so the
+previous checkpoint stays whole until the new one is.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from lightning.pytorch.plugins.io import TorchCheckpointIO
+
+log = logging.getLogger(__name__)
+
+
+class CheckpointWriteError(OSError):
+    """A checkpoint could not be written; the previous file at that path is untouched."""
+
+
+def _fsync_directory(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # some filesystems do not open directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_torch_save(obj: Any, path: str | Path) -> None:
+    """``torch.save(obj)`` to a temporary file beside ``path``, fsync, then rename over ``path``.
+    On failure the temporary file is removed and ``CheckpointWriteError`` names the file and the cause."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as err:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        if isinstance(err, (OSError, RuntimeError)):  # torch.save reports a failed write as RuntimeError
+            kept = "the previous one is kept" if path.exists() else "nothing was there before"
+            raise CheckpointWriteError(f"could not write checkpoint {path} ({err}); {kept}: free space or "
+                                       "point paths.log_dir elsewhere, then resume with resume=true") from err
+        raise
+    _fsync_directory(path.parent)
+
+
+class AtomicCheckpointIO(TorchCheckpointIO):
+    """Lightning's checkpoint writer for every checkpoint of a run (``trainer.plugins``): written beside the
+    target and renamed over it, so a failed write never replaces a whole checkpoint."""
+
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: str | Path, storage_options: Any | None = None) -> None:
+        if storage_options is not None:
+            raise TypeError(f"{type(self).__name__} takes no storage_options (got {storage_options!r})")
+        atomic_torch_save(checkpoint, path)
+
+
+def checkpoint_problem(path: str | Path) -> str | None:
+    """Why ``path`` is not a readable checkpoint (None when it is one): missing, not a torch file, truncated,
+    or without model weights."""
+    path = Path(path)
+    if not path.is_file():
+        return "no such file"
+    if not zipfile.is_zipfile(path):
+        return "not a checkpoint (not a file torch.save wrote, or truncated)"
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # noqa: BLE001 - any failure to load makes it unusable; the reason is reported
+        return f"unreadable ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})"
+    if not isinstance(state, dict) or "state_dict" not in state:
+        return "not a training checkpoint (no state_dict)"
+    return None
+
+
+def newest_readable(candidates: list[Path], what: str) -> Path | None:
+    """The first readable checkpoint of ``candidates`` (in the order given), logging each one skipped."""
+    for path in candidates:
+        problem = checkpoint_problem(path)
+        if problem is None:
+            return path
+        log.warning("%s: skipping %s: %s", what, path, problem)
+    return None
+
+
+def by_recency(folder: Path) -> list[Path]:
+    """The ``*.ckpt`` files of ``folder``, newest first (``init.ckpt``, the untrained model, last)."""
+    files = [p for p in folder.glob("*.ckpt") if p.is_file()]
+    return sorted(files, key=lambda p: (p.name != "init.ckpt", p.stat().st_mtime), reverse=True)

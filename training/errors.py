@@ -1,0 +1,49 @@
+"""How a run ends when something goes wrong: one line on stderr naming the cause, the traceback in the run's log,
+and an exit code that tells the truth (1 for an error, 128 + N for a run stopped by signal N)."""
+from __future__ import annotations
+
+import signal
+import sys
+import traceback
+from pathlib import Path
+
+from training.run_dir import file_handlers
+
+
+class RunInterrupted(Exception):
+    """Training stopped by a signal after writing what it could (``checkpoints/interrupted.ckpt``)."""
+
+    def __init__(self, signum: int, steps_done: int, run_dir: Path) -> None:
+        self.signum, self.steps_done, self.run_dir = int(signum), steps_done, run_dir
+        name = signal.Signals(self.signum).name
+        super().__init__(f"stopped by {name} at step {steps_done}; checkpoints/interrupted.ckpt and last.ckpt are in "
+                         f"{run_dir}: continue with python train.py resume=true")
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's convention for a process ended by signal N."""
+        return 128 + self.signum
+
+
+def write_traceback_to_logs(err: BaseException) -> list[Path]:
+    """Append ``err``'s traceback to every log file (not to the screen); returns the files written."""
+    text = "".join(traceback.format_exception(err))
+    files = list(dict.fromkeys(Path(h.baseFilename) for _, h in file_handlers()))
+    for handler_file in files:
+        with open(handler_file, "a", encoding="utf-8") as out:
+            out.write(f"[ERROR] {type(err).__name__}: traceback\n{text}")
+    return files
+
+
+def one_line(err: BaseException) -> str:
+    """The error's message on one line (its first line; the type when it has none)."""
+    message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return message if isinstance(err, (ValueError, FileNotFoundError, OSError, RunInterrupted)) \
+        else f"{type(err).__name__}: {message}"
+
+
+def report(err: BaseException) -> None:
+    """One line on stderr naming the cause (and where the traceback went)."""
+    files = write_traceback_to_logs(err)
+    where = f" (traceback in {files[0]}; show_traceback=true prints it here)" if files else ""
+    print(f"error: {one_line(err)}{where}", file=sys.stderr, flush=True)
