@@ -65,19 +65,25 @@ def evaluate(cfg: DictConfig) -> int:
             "probing_source": str(cfg.get("probing") or "auto"),
             "versions": library_versions(), "git_revision": git_revision()}
     writer = ResultsWriter(results_file, meta)
-    if cfg.get("resume") and results_file.is_file():
-        from evaluation.results import resume_from
+    if results_file.is_file() and not cfg.get("overwrite"):
+        from evaluation.results import merge_into, resume_from
 
         try:
-            done = resume_from(writer, results_file)
+            if cfg.get("resume"):
+                done = resume_from(writer, results_file)
+                for task in loaded:
+                    if task.spec.name in done:
+                        task.data, task.error = None, None  # kept from the file, not run again
+                console.print(f"resume: {len(done)} task(s) already in {results_file}: {', '.join(done) or 'none'}",
+                              highlight=False, soft_wrap=True)
+            else:
+                kept = merge_into(writer, results_file, [t.spec.name for t in loaded])
+                console.print(f"{results_file} exists: its other {len(kept)} task(s) are kept "
+                              f"({', '.join(kept) or 'none'}); the ones run now replace theirs", highlight=False,
+                              soft_wrap=True)
         except ValueError as err:
             console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
             return 2
-        for task in loaded:
-            if task.spec.name in done:
-                task.data, task.error = None, None  # kept from the file, not run again
-        console.print(f"resume: {len(done)} task(s) already in {results_file}: {', '.join(done) or 'none'}",
-                      highlight=False, soft_wrap=True)
     writer.flush()
     console.print(f"results -> {results_file}", highlight=False, soft_wrap=True)
     try:

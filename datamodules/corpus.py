@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import lzma
 import os
 import re
 from collections import Counter
@@ -108,13 +109,35 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
-def read_document(path: Path) -> str:
-    """A plain-text document, decompressed when it ends in ``.xz``."""
-    if path.name.endswith(".xz"):
-        import lzma
+MAX_NOT_TEXT = 0.01  # share of characters that are undecodable bytes or control codes above which a file is not text
 
-        return lzma.decompress(path.read_bytes()).decode("utf-8", errors="replace")
-    return path.read_text(encoding="utf-8", errors="replace")
+
+def not_text_share(text: str) -> float:
+    """Share of ``text``'s characters that are U+FFFD (bytes that were not UTF-8) or control codes other than
+    whitespace: about 0 for any text, about half or more for binary data."""
+    if not text:
+        return 0.0
+    bad = sum(1 for ch in text if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\n\r\t\f\v"))
+    return bad / len(text)
+
+
+def read_document(path: Path) -> str:
+    """A plain-text document, decompressed when it ends in ``.xz``; a file that is not UTF-8 text, or not a
+    readable .xz file, is refused in one line naming it."""
+    if path.name.endswith(".xz"):
+        try:
+            raw = lzma.decompress(path.read_bytes())
+        except lzma.LZMAError as err:
+            raise ValueError(f"{path}: not a readable .xz file ({err}): re-compress it with xz or remove it from the "
+                             "corpus folder") from None
+    else:
+        raw = path.read_bytes()
+    text = raw.decode("utf-8", errors="replace")
+    share = not_text_share(text)
+    if share > MAX_NOT_TEXT:
+        raise ValueError(f"{path}: not text ({share:.0%} of its characters are undecodable bytes or control codes): "
+                         "convert it to UTF-8 text or remove it from the corpus folder")
+    return text
 
 
 def tokenize_document(path: Path, tokenizer: Tokenizer, min_tokens: int, max_tokens: int) -> list[list[str]]:

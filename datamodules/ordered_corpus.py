@@ -62,6 +62,7 @@ class OrderedCorpusDataModule(ResumableBatches):
         log.info("Corpus%s: %d train sentences in %d documents, %d valid sentences, vocabulary %d",
                  " (cached)" if hit else "", len(self.splits["train"]), self.splits["train"].n_documents,
                  len(self.splits["valid"]), len(self.vocab))
+        self.warn_if_small(len(self.splits["train"]), self.batch_size, "sentences", self.train_dir)
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         chunks = ContiguousChunks(self.splits[split], self.batch_size)

@@ -181,6 +181,7 @@ class PairsDataModule(ResumableBatches):
         sizes = ", ".join(f"{name} {len(ds)}" for name, ds in self.datasets.items())
         vocab_sizes = " / ".join(f"{side} {len(v)}" for side, v in self.vocabs.items())
         log.info("Pairs: %s; vocabulary %s%s", sizes, vocab_sizes, " (shared)" if self.shared_vocab else "")
+        self.warn_if_small(len(self.datasets["train"]), self.batch_size, "pairs", str(self.splits_cfg["train"].get("path", "data.train.path")))
 
     # ---- loaders ----------------------------------------------------------------------------
     def _loader(self, name: str, shuffle: bool) -> DataLoader:

@@ -6,10 +6,13 @@ every sampler here draws from ``seed + epoch``), so the rest of the run equals a
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from lightning import LightningDataModule
 from torch.utils.data import DataLoader
+
+log = logging.getLogger(__name__)
 
 
 class SkippingDataLoader(DataLoader):
@@ -28,10 +31,21 @@ class SkippingDataLoader(DataLoader):
         return iterator
 
 
+MIN_BATCHES = 10
+
+
 class ResumableBatches(LightningDataModule):
     """Mixin for datamodules: checkpoint the position inside the epoch, and skip to it on resume."""
 
     _resume_at: tuple[int, int] | None = None
+
+    @staticmethod
+    def warn_if_small(n_examples: int, batch_size: int, what: str, where: str) -> None:
+        """A training set of fewer than ``MIN_BATCHES`` batches trains, but hardly: say so with the numbers."""
+        if n_examples < MIN_BATCHES * batch_size:
+            log.warning("the training %s has %d %s, fewer than %d batches of %d (%d): add data to %s or lower "
+                        "data.batch_size", what.rstrip("s"), n_examples, what, MIN_BATCHES, batch_size,
+                        MIN_BATCHES * batch_size, where)
 
     def state_dict(self) -> dict[str, Any]:
         trainer = getattr(self, "trainer", None)

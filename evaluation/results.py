@@ -110,13 +110,14 @@ class ResultsWriter:
 RESUME_KEYS = ("protocol", "encoder", "probing_source")
 
 
-def resume_from(writer: ResultsWriter, path: Path) -> list[str]:
-    """Take the finished tasks of an earlier run of the same evaluation into ``writer``; returns their names.
-    A file written with another encoder or protocol is refused (one line), so runs never mix."""
+def _read_compatible(writer: ResultsWriter, path: Path, setting: str) -> dict:
+    """The results document at ``path``, refused (ValueError, one line) when unreadable or written with another
+    encoder, protocol or probing source, so runs never mix."""
     try:
         old = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"resume=true: cannot read {path} ({err}): use another results_file or resume=false") from None
+        raise ValueError(f"{setting}: cannot read {path} ({err}): use another results_file, or overwrite=true to "
+                         "replace it") from None
     new = to_jsonable({k: writer.doc.get(k) for k in RESUME_KEYS})
     for key in RESUME_KEYS:
         a, b = old.get(key), new.get(key)
@@ -126,9 +127,29 @@ def resume_from(writer: ResultsWriter, path: Path) -> list[str]:
             a = {k: v for k, v in (a or {}).items() if k != "device"}
             b = {k: v for k, v in (b or {}).items() if k != "device"}
         if a != b:
-            raise ValueError(f"resume=true: {path} was written with another {key} ({a!r}, now {b!r}): use another "
-                             "results_file or resume=false")
+            raise ValueError(f"{setting}: {path} was written with another {key} ({a!r}, now {b!r}): use another "
+                             "results_file, or overwrite=true to replace it")
+    return old
+
+
+def resume_from(writer: ResultsWriter, path: Path) -> list[str]:
+    """Take the finished tasks of an earlier run of the same evaluation into ``writer``; returns their names.
+    A file written with another encoder or protocol is refused (one line), so runs never mix."""
+    old = _read_compatible(writer, path, "resume=true")
     done = list(old.get("results", {}))
     writer.doc["results"].update(old.get("results", {}))
     writer.doc["resumed"] = {"from": str(path), "tasks_kept": done}
     return done
+
+
+def merge_into(writer: ResultsWriter, path: Path, running: list[str]) -> list[str]:
+    """An existing results file of the same encoder and protocol is kept: its tasks that are not run again stay in
+    ``writer`` (the ones in ``running`` are replaced when they finish). Returns the tasks kept; refuses (one line)
+    a file of another encoder or protocol."""
+    old = _read_compatible(writer, path, f"results_file={path} exists")
+    kept = {task: result for task, result in old.get("results", {}).items() if task not in running}
+    writer.doc["results"].update(kept)
+    for section in ("skipped", "errors"):
+        writer.doc[section].update({t: m for t, m in old.get(section, {}).items() if t not in running})
+    writer.doc["merged"] = {"from": str(path), "tasks_kept": list(kept)}
+    return list(kept)

@@ -260,8 +260,16 @@ class SentenceModel(LightningModule):
         return self.objective.embed(tokens.to(self.device), lengths.to(self.device))
 
     @torch.no_grad()
-    def encode(self, sentences: list[str], batch_size: int = 128) -> np.ndarray:
-        """Raw sentences -> float32 ``[n, output_dim]``; batches are length-sorted, order is kept."""
+    def encode(self, sentences: list[str] | str, batch_size: int = 128) -> np.ndarray:
+        """Raw sentences -> float32 ``[n, output_dim]``; batches are length-sorted, order is kept. One string is one
+        sentence and gives one ``[output_dim]`` vector (as sentence-transformers' ``encode`` does)."""
+        if isinstance(sentences, str):
+            return self.encode([sentences], batch_size)[0]
+        sentences = list(sentences)
+        wrong = next((s for s in sentences if not isinstance(s, str)), None)
+        if wrong is not None:
+            raise TypeError(f"encode takes sentences as strings; got a {type(wrong).__name__} ({wrong!r:.60}): pass "
+                            "a list of str")
         was_training = self.training
         self.eval()
         ids = [self.token_ids(s) for s in sentences]

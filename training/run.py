@@ -106,8 +106,9 @@ def check_checkpoint_path(cfg: DictConfig) -> None:
 
 
 def continue_in_run_dir(cfg: DictConfig) -> None:
-    """``resume=true`` (the newest run's checkpoint) or ``ckpt_path=<run>/checkpoints/<file>``: the run goes on
-    in that run's directory, and what this start wrote (its log, its config) moves there."""
+    """``resume=true`` (the newest run's checkpoint) or ``ckpt_path=<run>/checkpoints/<file>`` of a train.py run:
+    the run goes on in that run's directory, and what this start wrote (its log, its config) moves there."""
+    run = None
     if not cfg.get("ckpt_path") and cfg.get("resume"):
         ckpt = newest_resumable_checkpoint(cfg)
         if ckpt is None:
@@ -116,9 +117,9 @@ def continue_in_run_dir(cfg: DictConfig) -> None:
             return
         with open_dict(cfg):
             cfg.ckpt_path = str(ckpt)
-    if not cfg.get("ckpt_path"):
-        return
-    run = run_dir_of(Path(str(cfg.ckpt_path)))
+        run = ckpt.resolve().parent.parent
+    elif cfg.get("ckpt_path"):
+        run = run_dir_of(Path(str(cfg.ckpt_path)))
     stub = Path(str(cfg.paths.output_dir))
     if run is None or run == stub.resolve():
         return

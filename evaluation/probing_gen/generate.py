@@ -91,7 +91,14 @@ def generate(settings: GenSettings) -> dict:
     finally:
         spool.unlink(missing_ok=True)  # the spooled sentences never outlive the run, even a failed one
     stages["make_and_write_tasks"] = time.perf_counter() - started - sum(stages.values())
-    return writer.finish(seconds=time.perf_counter() - started, stages=stages)
+    meta = writer.finish(seconds=time.perf_counter() - started, stages=stages)
+    if not meta["tasks"]:
+        eligible = meta["source"].get("eligible_sentences", 0)
+        raise ValueError(f"no task could be made from {settings.corpus}: {eligible} sentences of "
+                         f"{settings.min_tokens}-{settings.max_tokens} tokens, against {settings.total} asked per "
+                         f"task (train={settings.train} dev={settings.dev} test={settings.test}); "
+                         f"{'; '.join(f'{t}: {r}' for t, r in meta['skipped'].items())}")
+    return meta
 
 
 def _run(settings: GenSettings, tasks: list[str], files: list[Path], parser, writer: ProbingWriter,

@@ -28,8 +28,11 @@ class ProbingWriter:
         self._flush()
 
     def write(self, output: TaskOutput) -> None:
-        if not output.rows:
-            self.skip(output.task, "the corpus yielded no sentence for it")
+        """Write a task that ``evaluate.py`` can run; one with an empty split, or a dev/test label never seen in
+        training, is recorded as skipped with the counts it got and the ones it asked for."""
+        problem = self.unusable(output)
+        if problem:
+            self.skip(output.task, problem)
             return
         text = "".join(f"{split}\t{label}\t{sentence}\n" for split, label, sentence in output.rows)
         atomic_write_text(self.out / output.file_name, text)
@@ -40,6 +43,20 @@ class ProbingWriter:
             entry["approximation"] = output.approximation
         self.meta["tasks"][output.task] = entry
         self._flush()
+
+    def unusable(self, output: TaskOutput) -> str | None:
+        """Why ``output`` would be refused by the evaluation (None when it is usable)."""
+        counts = output.counts()
+        asked = {split: int(self.meta["settings"].get(key, 0)) for split, key in
+                 (("tr", "train"), ("va", "dev"), ("te", "test"))}
+        got = ", ".join(f"{split} {sum(counts[split].values())} of {asked[split]}" for split in ("tr", "va", "te"))
+        fix = "give a larger corpus, or lower train=, dev=, test="
+        if any(not counts[split] for split in ("tr", "va", "te")):
+            return f"too little text: made {got} sentences; every split needs some: {fix}"
+        unseen = sorted({label for split in ("va", "te") for label in counts[split]} - set(counts["tr"]))
+        if unseen:
+            return f"too little text: label(s) {unseen[:5]} of dev/test never occur in training ({got}): {fix}"
+        return None
 
     def finish(self, seconds: float, stages: dict[str, float] | None = None) -> dict:
         self.meta["seconds"] = round(seconds, 1)

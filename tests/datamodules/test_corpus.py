@@ -118,3 +118,42 @@ def test_case_sensitive_vocabulary_keeps_capitalised_words_apart(tiny_corpus, tm
     capitalised = [w for w in cased.itos[4:] if w[0].isupper()]
     assert capitalised and "The" in cased.stoi and "the" in cased.stoi
     assert not any(w[0].isupper() for w in lower.itos[4:])
+
+
+def _folders_with(tmp_path, tiny_corpus, name: str, content: bytes):
+    train = tmp_path / "train"
+    train.mkdir()
+    for doc in (tiny_corpus / "train").iterdir():
+        (train / doc.name).write_bytes(doc.read_bytes())
+    (train / name).write_bytes(content)
+    return train, tiny_corpus / "valid"
+
+
+def test_a_corrupt_xz_document_is_named(tiny_corpus, tmp_path):
+    train, valid = _folders_with(tmp_path, tiny_corpus, "broken.txt.xz", b"\xfd7zXZ\x00\x00 not really xz")
+    with pytest.raises(ValueError, match=r"broken\.txt\.xz: not a readable \.xz file"):
+        load_corpus(train, valid, CorpusSettings(), tmp_path / "cache")
+
+
+def test_a_binary_document_is_refused_not_trained_on(tiny_corpus, tmp_path):
+    garbage = np.random.default_rng(0).integers(0, 256, 20_000, dtype=np.uint8).tobytes()
+    train, valid = _folders_with(tmp_path, tiny_corpus, "garbage.txt", garbage)
+    with pytest.raises(ValueError, match=r"garbage\.txt: not text \(\d+% of its characters"):
+        load_corpus(train, valid, CorpusSettings(), tmp_path / "cache")
+
+
+def test_real_text_with_a_few_odd_bytes_is_still_text(tiny_corpus, tmp_path):
+    text = (tiny_corpus / "train" / "doc00.txt").read_bytes()
+    train, valid = _folders_with(tmp_path, tiny_corpus, "latin1.txt", text + "Caf\xe9 na\xefve.\n".encode("latin-1"))
+    vocab, splits, _ = load_corpus(train, valid, CorpusSettings(), tmp_path / "cache")
+    assert splits["train"].n_documents == 4
+
+
+def test_a_corpus_smaller_than_ten_batches_is_warned_about_with_the_numbers(tiny_corpus, tmp_path, caplog):
+    from datamodules.ordered_corpus import OrderedCorpusDataModule
+
+    dm = OrderedCorpusDataModule(str(tiny_corpus / "train"), str(tiny_corpus / "valid"), str(tmp_path), batch_size=16,
+                                 preprocess_workers=0)
+    dm.setup("fit")
+    n = len(dm.splits["train"])
+    assert n < 160 and f"has {n} sentences, fewer than 10 batches of 16 (160)" in caplog.text

@@ -146,3 +146,26 @@ def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
     parts = [SentenceModel.load_checkpoint(str(p), map_location="cpu") for p in paths]
     joined = Concatenation(parts, [{}, {}]).encode(["good film"])
     assert np.allclose(joined, np.concatenate([p.encode(["good film"]) for p in parts], axis=1))
+
+
+def test_cli_results_file_is_merged_not_replaced_and_another_encoder_is_refused(senteval_root, tmp_path):
+    out = tmp_path / "res" / "results.json"
+    fast = ["evaluation.kfold=2", "evaluation.max_epoch=2", "evaluation.l2_grid=[1e-3]", f"results_file={out}"]
+    first = _evaluate(senteval_root, "encoder=bow_glove", "tasks=[STS13,STS14]", *fast, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    second = _evaluate(senteval_root, "encoder=bow_glove", "tasks=[STS15]", *fast, cwd=tmp_path)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert set(json.loads(out.read_text())["results"]) == {"STS13", "STS14", "STS15"}  # kept, not 3 tasks -> 1
+    before = out.read_text()
+    other = _evaluate(senteval_root, "encoder=length", "tasks=[STS15]", *fast, cwd=tmp_path)
+    assert other.returncode == 2 and "another encoder" in other.stderr and "overwrite=true" in other.stderr
+    assert "Traceback" not in other.stderr and out.read_text() == before
+    forced = _evaluate(senteval_root, "encoder=length", "tasks=[STS15]", "overwrite=true", *fast, cwd=tmp_path)
+    assert forced.returncode == 0 and set(json.loads(out.read_text())["results"]) == {"STS15"}
+
+
+def test_cli_text_file_as_checkpoint_is_one_line(senteval_root, tmp_path):
+    fake = tmp_path / "notes.txt"
+    fake.write_text("not a checkpoint\n")
+    proc = _evaluate(senteval_root, f"ckpt_path={fake}", "tasks=STS13", cwd=tmp_path)
+    assert proc.returncode == 2 and "not a checkpoint" in proc.stderr and "Traceback" not in proc.stderr

@@ -107,3 +107,16 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys):
     assert "missing setting(s) out" in capsys.readouterr().err
     assert main([f"corpus={BOOKS}", f"out={tmp_path / 'o'}", "tasks=[Lenght]"]) == 2
     assert "unknown task" in capsys.readouterr().err
+
+
+def test_too_little_text_is_refused_with_the_counts_and_writes_no_task(tmp_path, capsys):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "short.txt").write_text("The old man saw the red river today.\n\nA young woman walked over the bridge.\n")
+    out = tmp_path / "out"
+    code = main([f"corpus={corpus}", f"out={out}", "parser=none", "progress=false", "tasks=[Length,BigramShift]",
+                 "train=100", "dev=10", "test=10"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "2 sentences of 5-28 tokens, against 120 asked per task" in err and "of 100, va 0 of 10, te 0 of 10" in err
+    assert sorted(p.name for p in out.iterdir()) == ["meta.json"]  # no task file that evaluate.py would refuse
