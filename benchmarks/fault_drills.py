@@ -155,7 +155,8 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
             return None, "not run: needs SENTENCE_DATA (STS tasks)"
         here = self.fresh()
         out = here / "r.json"
-        cmd = [sys.executable, str(self.checkout / "evaluate.py"), "encoder=bow_glove", f"results_file={out}"]
+        cmd = [sys.executable, str(self.checkout / "evaluate.py"), "encoder=bow_glove", f"results_file={out}",
+               f"paths.log_dir={here / 'logs'}"]
         a = self.run(cmd + ["tasks=[STS12,STS13,STS14,STS15,STS16]"], here)
         b = self.run(cmd + ["tasks=[STS12]"], here)
         tasks = sorted(json.loads(out.read_text()).get("results", {})) if out.is_file() else []
@@ -219,7 +220,7 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
         fake.write_text("hello\n")
         train = self.run(self.train_cmd(here, f"ckpt_path={fake}"), here)
         evaluate = self.run([sys.executable, str(self.checkout / "evaluate.py"), f"ckpt_path={fake}", "tasks=[Length]",
-                             "probing=generated"], here)
+                             "probing=generated", f"paths.log_dir={here / 'logs'}"], here)
         held = self.one_line(train.stderr, "not a checkpoint") and "not a checkpoint" in evaluate.stderr \
             and "Traceback" not in evaluate.stderr
         last = [line for line in (train.stderr + evaluate.stderr).splitlines() if line.strip()][-1:]

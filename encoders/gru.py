@@ -18,8 +18,11 @@ GRU_INITS = ("default", "xavier")
 
 
 def xavier_gru_(gru: nn.GRU) -> None:
-    """Quick-Thoughts' GRU initialisation (Logeswaran & Lee 2018, section 4.1): weights uniform Xavier
-    (per gate block), gate biases 1 (reset and update gates; the candidate's bias 0)."""
+    """Quick-Thoughts' GRU initialisation (Logeswaran & Lee 2018, section 4.3): weights uniform Xavier
+    (per gate block), gate biases 1 (reset and update gates; the candidate's bias 0).
+
+    PyTorch adds two biases in each gate, ``b_ih + b_hh``: the 1 goes into ``b_ih`` alone and ``b_hh`` is 0, so
+    the effective gate bias is 1, not 2."""
     hidden = gru.hidden_size
     for name, param in gru.named_parameters():
         with torch.no_grad():
@@ -28,7 +31,8 @@ def xavier_gru_(gru: nn.GRU) -> None:
                     nn.init.xavier_uniform_(block)
             else:
                 param.zero_()
-                param[: 2 * hidden] = 1.0
+                if name.startswith("bias_ih"):
+                    param[: 2 * hidden] = 1.0
 
 
 class GRUEncoder(SentenceEncoder):

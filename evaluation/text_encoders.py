@@ -54,7 +54,7 @@ def check_output(vectors, sentences: list[str], dim: int | None, name: str = "en
 
 class Concatenation:
     """Several encoders side by side: a sentence's vector is theirs concatenated (combine-QT, Logeswaran &
-    Lee 2018, section 4.3: uni-QT and bi-QT models trained separately, joined at test time)."""
+    Lee 2018, section 4.4.1: uni-QT and bi-QT models trained separately, joined at test time)."""
 
     def __init__(self, parts: list, descriptions: list[dict]) -> None:
         if len(parts) < 2:

@@ -112,7 +112,7 @@ def test_xz_compressed_documents_read_like_plain_ones(tiny_corpus, tmp_path):
 
 
 def test_case_sensitive_vocabulary_keeps_capitalised_words_apart(tiny_corpus, tmp_path):
-    """Quick-Thoughts' case-sensitive vocabulary (Logeswaran & Lee 2018, section 4.1): data.lowercase=false."""
+    """Quick-Thoughts' case-sensitive vocabulary (Logeswaran & Lee 2018, section 4.2): data.lowercase=false."""
     cased, _, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", CorpusSettings(lowercase=False), tmp_path)
     lower, _, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", CorpusSettings(lowercase=True), tmp_path)
     capitalised = [w for w in cased.itos[4:] if w[0].isupper()]

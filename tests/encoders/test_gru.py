@@ -1,11 +1,14 @@
 """GRU encoder: the vector is the final hidden state of the real tokens."""
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
+from torch import nn
 
 from text import pad_batch
-from encoders.gru import GRUEncoder
+from encoders.gru import GRUEncoder, xavier_gru_
 
 
 def _unpadded_states(enc: GRUEncoder, sentence: list[int]) -> torch.Tensor:
@@ -39,7 +42,7 @@ def test_bidirectional_concatenates_last_forward_and_first_backward(vocab) -> No
 def test_xavier_init_sets_gate_biases_to_one_and_bounds_each_gate_block(vocab):
     import math
 
-    from encoders.gru import GRUEncoder
+    from encoders.gru import GRUEncoder, xavier_gru_
 
     enc = GRUEncoder(vocab, embed_dim=6, hidden_dim=4, weight_init="xavier", embedding_init="random")
     h = 4
@@ -52,3 +55,28 @@ def test_xavier_init_sets_gate_biases_to_one_and_bounds_each_gate_block(vocab):
             assert param.abs().max() <= bound and param.abs().max() > bound / 2
     with pytest.raises(ValueError, match="weight_init"):
         GRUEncoder(vocab, embed_dim=6, hidden_dim=4, weight_init="orthogonal")
+
+# Quick-Thoughts' GRU initialisation (Logeswaran & Lee 2018, section 4.3): gate biases 1.
+def test_the_update_gate_sees_a_bias_of_one_not_two():
+    """With the weights zeroed and a zero input, the GRU's equations give h' = (1 - z) * tanh(b_in + r * b_hn) + z * h
+    with z = sigmoid(b_iz + b_hz) and the candidate's biases 0: h' = sigmoid(1) * h for an effective bias of 1."""
+    torch.manual_seed(0)
+    gru = nn.GRU(input_size=3, hidden_size=4, batch_first=True)
+    xavier_gru_(gru)
+    with torch.no_grad():
+        gru.weight_ih_l0.zero_()
+        gru.weight_hh_l0.zero_()
+    h0 = torch.tensor([[[0.5, -1.0, 2.0, 0.25]]])
+    _, h1 = gru(torch.zeros(1, 1, 3), h0)
+    torch.testing.assert_close(h1 / h0, torch.full_like(h0, 1 / (1 + math.exp(-1.0))), rtol=0, atol=1e-6)
+
+
+def test_biases_and_weights_as_the_paper_sets_them():
+    gru = nn.GRU(input_size=5, hidden_size=6, bidirectional=True)
+    xavier_gru_(gru)
+    for suffix in ("l0", "l0_reverse"):
+        b_ih, b_hh = getattr(gru, f"bias_ih_{suffix}"), getattr(gru, f"bias_hh_{suffix}")
+        effective = (b_ih + b_hh).detach()
+        assert torch.equal(effective[:12], torch.ones(12)) and torch.equal(effective[12:], torch.zeros(6))
+        bound = math.sqrt(6 / (5 + 6))  # uniform Xavier on each [6, 5] gate block
+        assert getattr(gru, f"weight_ih_{suffix}").abs().max() <= bound
