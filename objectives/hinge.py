@@ -11,11 +11,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from encoders.base import SentenceEncoder
+from encoders.bow import BagOfWordsEncoder
 from encoders.embedding import WordEmbedding
 from objectives.contract import PAIRS, ObjectiveSpec
 
 DISTANCES = ("euclidean", "cosine")
 NEGATIVES = ("random", "max", "mix")
+POOLS = ("opposite", "both")  # where negatives come from: the other side of the other pairs, or both sides
+TEST_EMBEDDINGS = ("mean", "sum")  # an additive encoder's vector at test time: average (section 3.2) or sum
 
 
 def distance(u: torch.Tensor, v: torch.Tensor, kind: str) -> torch.Tensor:
@@ -31,14 +34,22 @@ def hinge(margin: float, positive: torch.Tensor, negatives: torch.Tensor) -> tor
     return (margin + positive.unsqueeze(1) - negatives).clamp(min=0.0)
 
 
-def random_others(n: int, k: int, generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
-    """``[n, k]``: for each row, ``k`` distinct other rows drawn uniformly (never the row itself)."""
-    if n <= k:
+def random_allowed(excluded: torch.Tensor, k: int, generator: torch.Generator | None) -> torch.Tensor:
+    """``[n, k]``: for each row of ``excluded [n, m]``, ``k`` distinct columns that are not excluded, drawn
+    uniformly."""
+    n, m = excluded.shape
+    allowed = m - int(excluded.sum(1).max()) if n else m
+    if allowed < k:
         raise ValueError(f"a batch of {n} pairs cannot give {k} noise segments per pair: "
                          f"raise data.batch_size above {k} or lower objective.k")
-    keys = torch.rand(n, n, generator=generator).to(device)
-    keys.fill_diagonal_(2.0)  # never chosen: the keys of the others are < 1
+    keys = torch.rand(n, m, generator=generator).to(excluded.device)
+    keys.masked_fill_(excluded, 2.0)  # never chosen: the keys of the others are < 1
     return keys.topk(k, dim=1, largest=False).indices
+
+
+def random_others(n: int, k: int, generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
+    """``[n, k]``: for each row, ``k`` distinct other rows drawn uniformly (never the row itself)."""
+    return random_allowed(torch.eye(n, dtype=torch.bool, device=device), k, generator)
 
 
 def closest_others(queries: torch.Tensor, pool: torch.Tensor, excluded: torch.Tensor, kind: str) -> torch.Tensor:
@@ -51,27 +62,39 @@ def closest_others(queries: torch.Tensor, pool: torch.Tensor, excluded: torch.Te
 
 class PairHinge(nn.Module):
     """Encoders ``f`` (side a) and ``g`` (side b; ``f`` itself when ``shared_encoder``). For pair ``i`` with
-    vectors ``x1 = f(a_i)``, ``x2 = g(b_i)`` and noise ``n1_j`` (side a segments), ``n2_j`` (side b)::
+    vectors ``x1 = f(a_i)``, ``x2 = g(b_i)`` and negatives ``n1_j`` (for ``x1``) and ``n2_j`` (for ``x2``)::
 
-        sum_j [margin + dist(x1, x2) - dist(x1, n2_j)]_+ + [margin + dist(x1, x2) - dist(x2, n1_j)]_+
+        sum_j [margin + dist(x1, x2) - dist(x1, n1_j)]_+ + [margin + dist(x1, x2) - dist(x2, n2_j)]_+
 
-    averaged over the batch's pairs, plus ``l2 / 2 * ||W||^2`` over every word embedding table. Noise comes
-    from the other pairs of the batch. Embedding: ``f(s)`` (the English side).
+    averaged over the batch's pairs, plus ``l2 / 2 * ||W||^2`` over every word embedding table. Negatives come
+    from the other pairs of the batch: from the opposite side (``pool="opposite"``: ``x1``'s from the side-b
+    segments, J_bi's eq. 1) or from both sides (``pool="both"``: Wieting et al. 2016's MAX, which J_pa follows).
+    Embedding: ``f(s)`` (the English side); with ``test_embedding="mean"`` an additive encoder's sum is divided
+    by the sentence's length, the average of its word vectors (Elgohary & Carpuat 2016, section 3.2).
+
+    Batch: ``PAIRS`` (``a_tokens``, ``a_lengths``, ``b_tokens``, ``b_lengths``: aligned segments, row ``i`` of
+    each side a pair; see ``objectives.contract``).
     """
 
     def __init__(self, encoder_factory: Callable[..., SentenceEncoder], shared_encoder: bool, negatives: str,
-                 k: int, margin: float, distance: str, l2: float, seed: int = 1234) -> None:
+                 k: int, margin: float, distance: str, l2: float, seed: int = 1234, pool: str = "opposite",
+                 test_embedding: str = "mean") -> None:
         super().__init__()
         if negatives not in NEGATIVES:
             raise ValueError(f"unknown objective.negatives {negatives!r}: use one of {NEGATIVES}")
         if distance not in DISTANCES:
             raise ValueError(f"unknown objective.distance {distance!r}: use one of {DISTANCES}")
+        if pool not in POOLS:
+            raise ValueError(f"unknown objective.pool {pool!r}: use one of {POOLS}")
+        if test_embedding not in TEST_EMBEDDINGS:
+            raise ValueError(f"unknown objective.test_embedding {test_embedding!r}: use one of {TEST_EMBEDDINGS}")
         if negatives != "random" and k != 1:
             raise ValueError(f"objective.negatives={negatives} takes one negative per side: set objective.k=1")
         self.f = encoder_factory("source")
         self.g = self.f if shared_encoder else encoder_factory("target")
         self.output_dim = self.f.output_dim
         self.negatives, self.k, self.margin, self.kind, self.l2 = negatives, k, margin, distance, l2
+        self.pool, self.test_embedding = pool, test_embedding
         self.generator = torch.Generator().manual_seed(seed)
 
     def get_extra_state(self) -> dict:
@@ -82,29 +105,35 @@ class PairHinge(nn.Module):
         if state and "generator" in state:
             self.generator.set_state(state["generator"])
 
+    def _choose(self, queries: torch.Tensor, pool: torch.Tensor, excluded: torch.Tensor,
+                gen: torch.Generator) -> torch.Tensor:
+        """``[n, k]`` rows of ``pool`` for each query: random, MAX (the closest allowed) or MIX."""
+        if self.negatives == "random":
+            return random_allowed(excluded, self.k, gen)
+        hardest = closest_others(queries, pool, excluded, self.kind)
+        if self.negatives == "mix":  # MAX with probability 0.5, else a random allowed segment
+            coin = torch.rand(queries.shape[0], generator=gen).to(queries.device) < 0.5
+            hardest = torch.where(coin, hardest, random_allowed(excluded, 1, gen)[:, 0])
+        return hardest.unsqueeze(1)
+
     def noise(self, x1: torch.Tensor, x2: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Indices ``[B, k]`` of the side-a noise for side b and of the side-b noise for side a."""
+        """The negatives ``[B, k, d]`` of ``x1`` and of ``x2``: segments of the other pairs of the batch."""
         n = x1.shape[0]
         # Validation draws the same noise every time, so its hinge is comparable across validations.
         gen = self.generator if self.training else torch.Generator().manual_seed(0)
-        if self.negatives == "random":
-            return random_others(n, self.k, gen, x1.device), random_others(n, self.k, gen, x1.device)
         own = torch.eye(n, dtype=torch.bool, device=x1.device)
-        hardest_for_1 = closest_others(x1, x2, own, self.kind)  # side-b segment nearest to x1
-        hardest_for_2 = closest_others(x2, x1, own, self.kind)
-        if self.negatives == "mix":  # MAX with probability 0.5, else a random other segment
-            coin = torch.rand(n, generator=gen).to(x1.device) < 0.5
-            hardest_for_1 = torch.where(coin, hardest_for_1, random_others(n, 1, gen, x1.device)[:, 0])
-            hardest_for_2 = torch.where(coin, hardest_for_2, random_others(n, 1, gen, x1.device)[:, 0])
-        return hardest_for_2.unsqueeze(1), hardest_for_1.unsqueeze(1)
+        if self.pool == "both":  # any segment of another pair, either side: rows i and n + i are pair i's
+            pool, excluded = torch.cat([x1, x2]), own.repeat(1, 2)
+            return pool[self._choose(x1, pool, excluded, gen)], pool[self._choose(x2, pool, excluded, gen)]
+        return x2[self._choose(x1, x2, own, gen)], x1[self._choose(x2, x1, own, gen)]
 
     def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         x1 = self.f(batch["a_tokens"], batch["a_lengths"])
         x2 = self.g(batch["b_tokens"], batch["b_lengths"])
-        noise_1, noise_2 = self.noise(x1, x2)
+        negatives_1, negatives_2 = self.noise(x1, x2)
         positive = distance(x1, x2, self.kind)
-        terms_1 = hinge(self.margin, positive, distance(x1.unsqueeze(1), x2[noise_2], self.kind))
-        terms_2 = hinge(self.margin, positive, distance(x2.unsqueeze(1), x1[noise_1], self.kind))
+        terms_1 = hinge(self.margin, positive, distance(x1.unsqueeze(1), negatives_1, self.kind))
+        terms_2 = hinge(self.margin, positive, distance(x2.unsqueeze(1), negatives_2, self.kind))
         hinge_loss = (terms_1.sum(1) + terms_2.sum(1)).mean()
         tables = {id(m): m for enc in (self.f, self.g) for m in enc.modules() if isinstance(m, WordEmbedding)}
         penalty = sum((m.weight.pow(2).sum() for m in tables.values() if m.weight.requires_grad), x1.new_zeros(()))
@@ -112,31 +141,40 @@ class PairHinge(nn.Module):
         return {"loss": hinge_loss + self.l2 / 2 * penalty, "hinge": hinge_loss.detach(), "hinge_acc": satisfied}
 
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        return self.f(tokens, lengths)
+        vectors = self.f(tokens, lengths)
+        if self.test_embedding == "mean" and isinstance(self.f, BagOfWordsEncoder) and self.f.pooling == "sum":
+            return vectors / lengths.clamp(min=1).unsqueeze(-1).to(device=vectors.device, dtype=vectors.dtype)
+        return vectors
 
 
 class JBi(PairHinge):
     """J_bi (Elgohary & Carpuat 2016, eq. 1): aligned sentences of two languages, one encoder per language
-    (``f`` English, evaluated; ``g`` the other), ``k`` random noise segments per side, squared Euclidean
-    distance. Hyper-parameters tuned in their section 3.2 over batch {25, 50, 100}, margin {1, 10, 100},
-    l2 {1, 1e-3, ..., 1e-9}, k {1, 5, 10, 15}."""
+    (``f`` English, evaluated; ``g`` the other), ``k`` random noise segments per side from the opposite side,
+    squared Euclidean distance. Hyper-parameters tuned in their section 3.2 over batch {25, 50, 100}, margin
+    {1, 10, 100}, l2 {1, 1e-3, ..., 1e-9}, k {1, 5, 10, 15}. At test time an additive encoder's vector is the
+    average of the word vectors (section 3.2; ``test_embedding="sum"``: the sum)."""
 
     spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(PAIRS, ("source", "target"), "val/hinge", "min", "tatoeba_en_es")
 
     def __init__(self, encoder_factory: Callable[..., SentenceEncoder], vocabs: Mapping | None = None,
                  k: int = 10, margin: float = 1.0, distance: str = "euclidean", l2: float = 1e-5,
-                 seed: int = 1234) -> None:
-        super().__init__(encoder_factory, False, "random", k, margin, distance, l2, seed)
+                 seed: int = 1234, test_embedding: str = "mean") -> None:
+        super().__init__(encoder_factory, False, "random", k, margin, distance, l2, seed, pool="opposite",
+                         test_embedding=test_embedding)
 
 
 class JPa(PairHinge):
-    """J_pa (Elgohary & Carpuat 2016, section 2.2): monolingual paraphrase pairs, one shared encoder, one
-    MAX (hardest in the batch) or MIX (MAX with p = 0.5, else random) negative per side; ``distance``
-    ``euclidean`` or ``cosine`` (tunable in the paper: MAX always won, their section 3.2)."""
+    """J_pa (Elgohary & Carpuat 2016, section 2.2, after Wieting et al. 2016): monolingual paraphrase pairs, one
+    shared encoder, one MAX (the closest segment of another pair, either side: ``pool="both"``) or MIX (MAX
+    with p = 0.5, else random) negative per segment; ``distance`` ``euclidean`` (chosen by their tuning for
+    monolingual phrases, section 3.2) or ``cosine``. At test time an additive encoder's vector is the average
+    of the word vectors (section 3.2). The earlier variant: ``pool=opposite distance=cosine margin=0.4
+    test_embedding=sum``."""
 
     spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(PAIRS, ("source",), "val/hinge", "min", "ppdb2_human")
 
     def __init__(self, encoder_factory: Callable[..., SentenceEncoder], vocabs: Mapping | None = None,
-                 negatives: str = "max", margin: float = 0.4, distance: str = "cosine", l2: float = 1e-5,
-                 seed: int = 1234) -> None:
-        super().__init__(encoder_factory, True, negatives, 1, margin, distance, l2, seed)
+                 negatives: str = "max", margin: float = 1.0, distance: str = "euclidean", l2: float = 1e-5,
+                 seed: int = 1234, pool: str = "both", test_embedding: str = "mean") -> None:
+        super().__init__(encoder_factory, True, negatives, 1, margin, distance, l2, seed, pool=pool,
+                         test_embedding=test_embedding)
