@@ -9,11 +9,10 @@ from typing import Any
 
 import lightning as L
 from hydra.utils import get_class, instantiate
-from omegaconf import DictConfig, open_dict
-
 from lightning.pytorch.callbacks import EarlyStopping, Timer
 from lightning.pytorch.trainer.states import TrainerStatus
 from lightning.pytorch.utilities.exceptions import SIGTERMException
+from omegaconf import DictConfig, open_dict
 
 from evaluation.results import atomic_write_text
 from objectives.contract import ObjectiveSpec, check_pairing
@@ -157,14 +156,19 @@ def write_run_status(trainer: L.Trainer) -> dict[str, Any]:
     return status
 
 
-def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
-    """Fit ``cfg.objective`` with ``cfg.encoder`` on ``cfg.data``; return the trainer and model.
-    Settings and ``ckpt_path`` are checked before any data is read; a run stopped by a signal raises
-    ``RunInterrupted`` after its checkpoint is written."""
+def prepare_run(cfg: DictConfig) -> None:
+    """Before any data is read: the encoder, the settings and ``ckpt_path`` are checked (one-line errors), and a
+    resumed run moves into its own directory. Doing it again changes nothing."""
     check_encoder_config(cfg)
     check_settings(cfg)
     continue_in_run_dir(cfg)
     check_checkpoint_path(cfg)
+
+
+def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
+    """Fit ``cfg.objective`` with ``cfg.encoder`` on ``cfg.data``; return the trainer and model.
+    ``prepare_run`` first; a run stopped by a signal raises ``RunInterrupted`` after its checkpoint is written."""
+    prepare_run(cfg)
     spec = objective_spec(cfg)
     with open_dict(cfg):  # the objective names the metric a run monitors unless monitor= says otherwise
         if cfg.get("monitor") is None:
@@ -233,8 +237,7 @@ def train(cfg: DictConfig) -> float | None:
     ``config_tree.log``."""
     from training.config_tree import config_tree
 
-    check_settings(cfg)
-    continue_in_run_dir(cfg)
+    prepare_run(cfg)
     config_tree(cfg, save_to=Path(cfg.paths.output_dir) / "config_tree.log", show=bool(cfg.get("print_config", True)))
     trainer, model = fit(cfg)
     name, value = optimized_value(cfg, trainer)
