@@ -34,7 +34,7 @@ class CorpusSettings:
     word it knows is lost) or ``corpus+glove`` (the corpus vocabulary, then the other GloVe words).
     """
 
-    tokenizer: str = "moses"
+    tokenizer: str = "treebank"
     lowercase: bool = True
     min_tokens: int = 1
     max_tokens: int = 50

@@ -26,7 +26,7 @@ class OrderedCorpusDataModule(ResumableBatches):
     batch = SENTENCES
 
     def __init__(self, train_dir: str, valid_dir: str, cache_dir: str, batch_size: int = 400,
-                 tokenizer: str = "moses", lowercase: bool = True, min_tokens: int = 1,
+                 tokenizer: str = "treebank", lowercase: bool = True, min_tokens: int = 1,
                  max_tokens: int = 50, vocab_size: int = 20000, min_count: int = 1,
                  max_train_sentences: int | None = None, seed: int = 1234, num_workers: int = 0,
                  preprocess_workers: int | None = None, vocab_source: str = "corpus") -> None:

@@ -23,6 +23,10 @@ log = logging.getLogger(__name__)
 PROGRESS_BAR_METRICS = ("loss", "context_acc", "acc", "token_acc", "hinge_acc")
 
 
+# What a checkpoint that records no tokenizer was trained with (runs before tokenizers were saved read Moses tokens).
+UNRECORDED_TOKENIZER = {"kind": "moses", "lowercase": True}
+
+
 @lru_cache(maxsize=1 << 17)
 def _cached_tokens(tokenizer: Tokenizer, sentence: str) -> tuple[str, ...]:
     """Recently tokenised sentences: the suite encodes a task's sentences, then asks their OOV rate."""
@@ -62,7 +66,7 @@ class SentenceModel(LightningModule):
         vocabs = dict(vocabs) if vocabs is not None else {"source": vocab}
         if vocabs.get("source") is None:
             raise ValueError("SentenceModel needs a source vocabulary (vocabs={'source': ...})")
-        tokenizers = _plain(tokenizers) or {"source": _plain(tokenizer) or {"kind": "moses", "lowercase": True}}
+        tokenizers = _plain(tokenizers) or {"source": _plain(tokenizer) or dict(UNRECORDED_TOKENIZER)}
         self.save_hyperparameters({"encoder": encoder, "objective": objective, "tokenizers": tokenizers,
                                    "optimizer": optimizer})
         self.vocabs: dict[str, Vocab] = {}

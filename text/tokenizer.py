@@ -1,28 +1,40 @@
-"""Sentence -> tokens: Moses (sacremoses, per language) or whitespace, optionally lowercased."""
+"""Sentence -> tokens: Penn Treebank for English (``text.treebank``), Moses (sacremoses, per language) or
+whitespace, optionally lowercased."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
 
-TOKENIZER_KINDS = ("moses", "whitespace")
+from sacremoses import MosesTokenizer
+
+from text.treebank import treebank_tokens
+
+TOKENIZER_KINDS = ("treebank", "moses", "whitespace")
 
 
 @dataclass(frozen=True)
 class Tokenizer:
-    """``kind`` is ``moses`` or ``whitespace``; ``lowercase=False`` keeps case (a case-sensitive
-    vocabulary); ``lang`` picks Moses' language rules (``en``, ``fr``, ``de``, ``es``, ``fi``, ...)."""
+    """``kind``: ``treebank`` (English: raw, PTB- and Moses-tokenised text give the same tokens, GloVe's;
+    see ``text.treebank``), ``moses`` (any language; ``lang`` picks its rules: ``en``, ``fr``, ``de``, ...) or
+    ``whitespace`` (SentEval's reference clients); ``lowercase=False`` keeps case (a case-sensitive vocabulary).
+    A checkpoint records the tokenizer it was trained with, so a loaded model reads text as in training."""
 
-    kind: str = "moses"
+    kind: str = "treebank"
     lowercase: bool = True
     lang: str = "en"
 
     def __post_init__(self) -> None:
         if self.kind not in TOKENIZER_KINDS:
             raise ValueError(f"unknown tokenizer kind {self.kind!r}: use one of {TOKENIZER_KINDS}")
+        if self.kind == "treebank" and self.lang != "en":
+            raise ValueError(f"the treebank tokenizer is for English, not lang={self.lang!r}: use kind=moses for "
+                             f"{self.lang!r} text")
 
     def __call__(self, text: str) -> list[str]:
         if self.lowercase:
             text = text.lower()
+        if self.kind == "treebank":
+            return treebank_tokens(text)
         if self.kind == "whitespace":
             return text.split()
         return _moses(self.lang).tokenize(text, escape=False)
@@ -32,7 +44,5 @@ class Tokenizer:
 
 
 @lru_cache(maxsize=None)
-def _moses(lang: str):
-    from sacremoses import MosesTokenizer
-
+def _moses(lang: str) -> MosesTokenizer:
     return MosesTokenizer(lang=lang)

@@ -17,7 +17,7 @@ from .syntax import (PARSED_COORDINATION, ParsedTasks, coordination_candidate, c
                      coordination_parsed, coordination_task, proper_noun_test)
 from .writer import ProbingWriter
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: Penn-Treebank tokens (text.treebank); 1: Moses
 
 
 def _check(settings: GenSettings) -> list[str]:
@@ -75,7 +75,7 @@ def generate(settings: GenSettings) -> dict:
         "source": {"corpus": str(Path(settings.corpus).resolve()), "documents": len(files)},
         "settings": asdict(settings),
         "tagger_parser": parser.describe() if parser else None,
-        "tokenizer": {"kind": "moses", "lang": "en", "lowercase": settings.lowercase, "escape": False},
+        "tokenizer": settings.tokenizer().to_dict(),
     })
     if wants_parse and parser is None:
         for task in wants_parse:
@@ -104,7 +104,7 @@ def generate(settings: GenSettings) -> dict:
 def _run(settings: GenSettings, tasks: list[str], files: list[Path], parser, writer: ProbingWriter,
          rng: random.Random, spool: Path, tables: CorpusTables, stages: dict[str, float], started: float) -> None:
     with _Progress(settings.progress) as progress:
-        spool_corpus(files, spool, tables, settings.min_tokens, settings.max_tokens, settings.lowercase,
+        spool_corpus(files, spool, tables, settings.min_tokens, settings.max_tokens, settings.tokenizer(),
                      workers=settings.workers, progress=progress.stage("pass 1: tokenise + count", len(files)))
         stages["pass1_tokenise_count"] = time.perf_counter() - started
         writer.update_source(sentences=tables.sentences, tokens=tables.tokens, eligible_sentences=tables.eligible,

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from text import Tokenizer
+
 SURFACE_TASKS = ("Length", "WordContent", "BigramShift")
 TAGGED_TASKS = ("OddManOut",)  # a part-of-speech tagger and corpus bigram counts
 PARSED_TASKS = ("Tense", "SubjNumber", "ObjNumber", "Depth", "TopConstituents", "CoordinationInversion")
@@ -37,9 +39,15 @@ class GenSettings:
     parse_sample: int = 300000
     workers: int = 1  # processes for tokenising (pass 1) and parsing
     lowercase: bool = False  # the output keeps the corpus' case, as SentEval's files do
+    # English Penn-Treebank tokens (text.treebank), as training text and the word vectors have them; moses: the
+    # generator's tokens before version 2.
+    tokenizer_kind: str = "treebank"
     seed: int = 1111
     max_documents: int | None = None  # read only the first N documents (tests, quick looks)
     progress: bool = True
+
+    def tokenizer(self) -> Tokenizer:
+        return Tokenizer(kind=self.tokenizer_kind, lowercase=self.lowercase)
 
     @property
     def per_split(self) -> dict[str, int]:

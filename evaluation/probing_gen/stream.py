@@ -13,6 +13,7 @@ from typing import Iterator
 import numpy as np
 
 from datamodules.corpus import DOCUMENT_SUFFIXES, list_documents, read_document, split_sentences
+from text import Tokenizer
 
 
 def corpus_documents(corpus: str | Path, max_documents: int | None = None) -> list[Path]:
@@ -29,17 +30,15 @@ def corpus_documents(corpus: str | Path, max_documents: int | None = None) -> li
     return files[:max_documents] if max_documents else files
 
 
-def _tokenize_document(args: tuple[str, bool]) -> list[list[str]]:
-    from text import Tokenizer
-
-    path, lowercase = args
-    tokenizer = Tokenizer(kind="moses", lowercase=lowercase)
+def _tokenize_document(args: tuple[str, dict]) -> list[list[str]]:
+    path, tokenizer_settings = args
+    tokenizer = Tokenizer(**tokenizer_settings)
     return [tokens for tokens in (tokenizer(s) for s in split_sentences(read_document(Path(path)))) if tokens]
 
 
-def tokenized_documents(files: list[Path], lowercase: bool, workers: int = 1) -> Iterator[list[list[str]]]:
+def tokenized_documents(files: list[Path], tokenizer: Tokenizer, workers: int = 1) -> Iterator[list[list[str]]]:
     """Each document's tokenised sentences, in corpus order; ``workers > 1`` tokenises in processes."""
-    jobs = [(str(p), lowercase) for p in files]
+    jobs = [(str(p), tokenizer.to_dict()) for p in files]
     if workers > 1 and len(files) > 1:
         from multiprocessing import get_context
 
@@ -130,10 +129,10 @@ class CorpusTables:
 
 
 def spool_corpus(files: list[Path], spool: Path, tables: CorpusTables, min_tokens: int, max_tokens: int,
-                 lowercase: bool, workers: int = 1, progress=None) -> None:
+                 tokenizer: Tokenizer, workers: int = 1, progress=None) -> None:
     """Tokenise every document once: count everything, write the eligible sentences to ``spool``."""
     with open(spool, "w", encoding="utf-8") as out:
-        for sentences in tokenized_documents(files, lowercase, workers):
+        for sentences in tokenized_documents(files, tokenizer, workers):
             for tokens in sentences:
                 tables.add(tokens)
                 if min_tokens <= len(tokens) <= max_tokens:

@@ -32,7 +32,10 @@ class LengthTask:
         self.settings, self.rng = settings, rng
         self.edges = length_bin_edges(settings)
         self.width = self.edges[0][1] - self.edges[0][0] + 1
-        self.samples = Reservoirs(-(-settings.total // len(self.edges)), rng)
+        per_bin = -(-settings.total // len(self.edges))
+        # room for sentences the corpus repeats (" Yes , sir . "): each is used once, so a full reservoir of
+        # exactly per_bin would shrink every split of the task
+        self.samples = Reservoirs(per_bin + per_bin // 4, rng)
 
     def offer(self, tokens: list[str]) -> None:
         self.samples.offer((len(tokens) - self.settings.min_tokens) // self.width, " ".join(tokens))
