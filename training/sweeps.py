@@ -1,9 +1,12 @@
-"""Multirun bookkeeping: a job that fails is recorded and the sweep goes on; the sweep then fails naming it."""
+"""Multirun bookkeeping: a job that fails is recorded and the sweep goes on; the sweep then fails naming it. And
+what a sweep does once all its jobs are done (evaluating the concatenation of its models)."""
 from __future__ import annotations
 
 import json
 import logging
 import os
+import subprocess
+import sys
 import traceback
 from pathlib import Path
 from typing import Any, Callable
@@ -77,3 +80,31 @@ class FailOnFailedJobs(Callback):
         names = "; ".join(f"#{f['job']} ({' '.join(f['overrides'])}): {f['error']}" for f in failed)
         raise SystemExit(f"{len(failed)} job(s) of the multirun failed (the others finished): {names}. "
                          f"Details: {path} and each job's error.txt")
+
+
+class EvaluateConcatenation(Callback):
+    """At the end of a multirun, ``evaluate.py`` on the concatenation of its jobs' sentence vectors, in job order
+    (MC-QT and combine-QT, Logeswaran & Lee 2018, 4.4.1: models trained separately, concatenated at test time).
+    Results: ``<sweep dir>/concatenation/results.json`` (+ ``.md``)."""
+
+    def __init__(self, tasks: list[str] | str = "all", overrides: list[str] | None = None) -> None:
+        self.tasks = [tasks] if isinstance(tasks, str) else list(tasks)
+        self.overrides = list(overrides or [])
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        sweep = Path(config.hydra.sweep.dir)
+        runs = sorted((p for p in sweep.iterdir() if p.name.isdigit() and (p / "checkpoints").is_dir()),
+                      key=lambda p: int(p.name))
+        if len(runs) < 2:
+            raise SystemExit(f"evaluating the concatenation needs two or more trained runs under {sweep}, found "
+                             f"{len(runs)}: run the sweep with -m over two models (e.g. +mcqt_model=fixed,scratch)")
+        out = sweep / "concatenation"
+        command = [sys.executable, str(Path(config.paths.root_dir) / "evaluate.py"),
+                   "ckpt_path=[" + ",".join(f"'{run}'" for run in runs) + "]",
+                   "tasks=[" + ",".join(self.tasks) + "]", f"results_file='{out / 'results.json'}'",
+                   f"hydra.run.dir='{out}'", *self.overrides]
+        log.info("evaluating the concatenation of %s: %s", ", ".join(r.name for r in runs), " ".join(command))
+        code = subprocess.run(command, check=False).returncode
+        if code:
+            raise SystemExit(f"evaluating the concatenation of {', '.join(map(str, runs))} failed (exit {code}): "
+                             f"see {out} (the trained runs are kept)")

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import torch
+
+from text.glove import load_glove
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -24,3 +28,44 @@ def test_a_failed_job_is_recorded_and_the_others_finish(tiny_corpus, tmp_path):
     assert [f["job"] for f in failed] == [0] and "at least 2 sentences" in failed[0]["error"]
     assert "Traceback" in (sweep / "0" / "error.txt").read_text()
     assert (sweep / "1" / "config_tree.log").is_file() and not (sweep / "1" / "error.txt").exists()
+
+
+def test_mcqt_trains_two_models_separately_then_evaluates_their_concatenation(tiny_corpus, tmp_path):
+    """experiment=mcqt_logeswaran2018 (QT 4.4.1): a fixed-GloVe BiGRU and a from-scratch BiGRU, each its own run,
+    then evaluate.py on their vectors side by side. Sizes shrunk for the fixtures; the rest is the recipe."""
+    env = {k: v for k, v in os.environ.items() if k != "SENTENCE_DATA"}  # Length: the shipped probing set
+    env.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    sweep = tmp_path / "sweep"
+    cmd = [sys.executable, str(ROOT / "train.py"), "-m", "experiment=mcqt_logeswaran2018", "encoder.hidden_dim=6",
+           "data.batch_size=8", "data.vocab_source=corpus", "trainer.max_epochs=1", "trainer.val_check_interval=1.0",
+           "logger=none", "~callbacks.senteval", "test_after_fit=false", "data.preprocess_workers=0",
+           f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
+           f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}", "print_config=false",
+           "hydra.callbacks.evaluate_concatenation.tasks=[Length]"]
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    fixed = torch.load(sweep / "0" / "checkpoints" / "best.ckpt", map_location="cpu", weights_only=False)
+    scratch_init = torch.load(sweep / "1" / "checkpoints" / "init.ckpt", map_location="cpu", weights_only=False)
+    scratch = torch.load(sweep / "1" / "checkpoints" / "best.ckpt", map_location="cpu", weights_only=False)
+    for ckpt in (fixed, scratch):  # both are bidirectional GRUs of the recipe's size, trained by QT
+        assert ckpt["hyper_parameters"]["encoder"]["_target_"] == "encoders.gru.GRUEncoder"
+        assert ckpt["hyper_parameters"]["encoder"]["bidirectional"] is True
+        assert ckpt["hyper_parameters"]["objective"]["_target_"].endswith("QuickThoughts")
+    vocab = fixed["vocabs"]["source"]
+    table = next(v for k, v in fixed["state_dict"].items() if k.endswith("embedding.weight"))
+    index, vectors = load_glove()
+    known = [w for w in vocab if w in index][:50]
+    assert len(known) == 50
+    for word in known:  # the fixed model's word vectors are GloVe's, untouched by training
+        assert torch.allclose(table[vocab.index(word)], torch.as_tensor(vectors[index[word]]).float())
+    key = next(k for k in scratch["state_dict"] if k.endswith("embedding.weight"))
+    assert scratch["state_dict"][key].shape[1] == 300  # learnt from scratch, 300-d (QT 4.3)
+    assert not torch.equal(scratch["state_dict"][key], scratch_init["state_dict"][key])
+
+    result = json.loads((sweep / "concatenation" / "results.json").read_text())
+    assert "Length" in result["results"]
+    assert result["encoder"]["output_dim"] == 2 * 2 * (2 * 6)  # two models, each [f(s), g(s)] of 2 x 6 units
+    fixed_part, scratch_part = (part["encoder"] for part in result["encoder"]["parts"])
+    assert (fixed_part["embedding_init"], fixed_part["freeze_embeddings"]) == ("glove", True)
+    assert (scratch_part["embedding_init"], scratch_part["freeze_embeddings"]) == ("random", False)
