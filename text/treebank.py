@@ -39,16 +39,17 @@ def normalise(text: str) -> str:
     return _SPLIT_CLITIC.sub(r"\1'\2", text)
 
 
-def _one_round(text: str) -> list[str]:
+def single_pass(text: str) -> list[str]:
+    """One normalisation and Treebank pass; ``treebank_tokens`` repeats it until the output is a fixed point."""
     return [_TREEBANK_QUOTES.get(token, token) for token in _WORDS.tokenize(normalise(text))]
 
 
 def treebank_tokens(text: str) -> list[str]:
     """PTB tokens of ``text``: raw, PTB-tokenised and Moses-tokenised forms of a sentence give the same list, and
     ``treebank_tokens(" ".join(treebank_tokens(x))) == treebank_tokens(x)``."""
-    tokens = _one_round(text)
+    tokens = single_pass(text)
     for _ in range(_MAX_ROUNDS):
-        again = _one_round(" ".join(tokens))
+        again = single_pass(" ".join(tokens))
         if again == tokens:
             break
         tokens = again

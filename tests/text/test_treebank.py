@@ -13,7 +13,7 @@ from datamodules.corpus import list_documents, read_document, split_sentences
 from evaluation.tasks.registry import TASKS
 from text import Tokenizer
 from text.glove import glove_words
-from text.treebank import _one_round, treebank_tokens
+from text.treebank import single_pass, treebank_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -98,9 +98,9 @@ def book_text() -> list[str]:
 
 @pytest.mark.real_data
 @pytest.mark.parametrize("name", FAMILIES)
-def test_task_text_is_a_fixed_point_after_one_round(task_text, name):
+def test_task_text_is_a_fixed_point_after_a_single_pass(task_text, name):
     """Tokenising a task file's tokens again changes nothing, without the safety loop."""
-    moved = [s for s in task_text[name] if _one_round(" ".join(_one_round(s.lower()))) != _one_round(s.lower())]
+    moved = [s for s in task_text[name] if single_pass(" ".join(single_pass(s.lower()))) != single_pass(s.lower())]
     assert moved == []
 
 

@@ -1,5 +1,7 @@
 """The generator end to end on two shipped public-domain books, and its output read by the evaluation engine."""
 import json
+import lzma
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -9,7 +11,8 @@ from evaluation.probing_gen.__main__ import main, parse_settings
 from evaluation.probing_gen.generate import generate
 from evaluation.runner import load_tasks
 
-BOOKS = Path(__file__).resolve().parents[3] / "assets" / "books" / "train"
+ROOT = Path(__file__).resolve().parents[3]
+BOOKS = ROOT / "assets" / "books" / "train"
 SIZES = {"tr": 600, "va": 60, "te": 60}
 
 
@@ -120,3 +123,12 @@ def test_too_little_text_is_refused_with_the_counts_and_writes_no_task(tmp_path,
     assert code == 2 and err.count("\n") == 1
     assert "2 sentences of 5-28 tokens, against 120 asked per task" in err and "of 100, va 0 of 10, te 0 of 10" in err
     assert sorted(p.name for p in out.iterdir()) == ["meta.json"]  # no task file that evaluate.py would refuse
+
+
+def test_the_shipped_set_has_the_tokens_training_text_has():
+    """Regenerated with the treebank tokenizer: ``do n't``, never Moses' ``don 't`` (issue 20)."""
+    shipped = ROOT / "assets" / "probing" / "books-en"
+    meta = json.loads((shipped / "meta.json").read_text())
+    assert meta["tokenizer"]["kind"] == "treebank" and meta["generator"]["version"] == 2
+    text = lzma.decompress((shipped / "past_present.txt.xz").read_bytes()).decode("utf-8")
+    assert " n't " in text and not re.search(r"\w+n 't ", text)
