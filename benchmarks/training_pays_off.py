@@ -60,9 +60,9 @@ def complete(out: Path, tasks: list[str]) -> bool:
     return set(tasks) <= set(doc.get("results", {})) | set(doc.get("skipped", {})) | set(doc.get("errors", {}))
 
 
-def evaluate(source: list[str], tasks: list[str], out: Path) -> dict:
+def evaluate(source: list[str], tasks: list[str], out: Path, extra: tuple[str, ...] = ()) -> dict:
     if not complete(out, tasks):
-        cmd = [sys.executable, str(ROOT / "evaluate.py"), *source, f"tasks=[{','.join(tasks)}]",
+        cmd = [sys.executable, str(ROOT / "evaluate.py"), *source, *extra, f"tasks=[{','.join(tasks)}]",
                f"results_file={out}", "evaluation=prototype", f"hydra.run.dir={out.parent / '.hydra_eval'}"]
         seconds = run(cmd, out.with_suffix(".log"))
         print(f"  {out.name}: {seconds:.0f} s")
@@ -145,6 +145,8 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=None, help="training budget (trainer.max_time)")
     parser.add_argument("--run-dir", type=Path, default=None, help="evaluate this run instead of training")
     parser.add_argument("--probing", action="store_true", help="also the X-Probe probing tasks")
+    parser.add_argument("--generated", action="store_true",
+                        help="also the probing set generated from the shipped books (assets/probing/books-en)")
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--keep-suite", action="store_true", help="keep train.py's per-epoch evaluation suite")
     parser.add_argument("overrides", nargs="*", help="train.py overrides (after --)")
@@ -157,13 +159,14 @@ def main() -> None:
         raise SystemExit(f"{ckpts}/init.ckpt is missing: the run was not made with the init checkpoint callback")
     out = run_dir / "pays_off"
     out.mkdir(exist_ok=True)
-    task_sets = [("downstream", args.tasks.split(","))] + ([("probing", PROBING)] if args.probing else [])
+    task_sets = ([("downstream", args.tasks.split(","), ())] + ([("probing", PROBING, ("probing=xprobe",))]
+                 if args.probing else []) + ([("generated", PROBING, ("probing=generated",))] if args.generated else []))
     report, summaries = [f"# Training pays off? `{run_dir}`", "", "## training", "", *training_summary(run_dir), ""], {}
-    for label, tasks in task_sets:
+    for label, tasks, extra in task_sets:
         columns = {
-            "trained (best)": evaluate([f"ckpt_path={run_dir}"], tasks, out / f"best_{label}.json"),
-            "epoch 0 (init)": evaluate([f"ckpt_path={ckpts / 'init.ckpt'}"], tasks, out / f"init_{label}.json"),
-            "bow_glove": evaluate(["encoder=bow_glove"], tasks, out / f"bow_glove_{label}.json"),
+            "trained (best)": evaluate([f"ckpt_path={run_dir}"], tasks, out / f"best_{label}.json", extra),
+            "epoch 0 (init)": evaluate([f"ckpt_path={ckpts / 'init.ckpt'}"], tasks, out / f"init_{label}.json", extra),
+            "bow_glove": evaluate(["encoder=bow_glove"], tasks, out / f"bow_glove_{label}.json", extra),
         }
         text, summary = table(columns, tasks)
         summaries[label] = summary

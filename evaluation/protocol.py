@@ -9,7 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ProtocolParams", "PROTOTYPE", "FULL", "parse_optim", "resolve_device", "OPTIM_DEFAULTS"]
+__all__ = ["BACKENDS", "ProtocolParams", "PROTOTYPE", "FULL", "parse_optim", "resolve_device", "OPTIM_DEFAULTS"]
+
+
+BACKENDS = ("pytorch", "sklearn")
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,10 @@ class ProtocolParams:
     seeds: tuple[int, ...] | None = None
     # Model selection without test data: only train/dev splits are encoded and scored (execute.DEV_ONLY_NOTE).
     dev_only: bool = False
+    # pytorch: the probes above (SentEval's usepytorch: True); sklearn: SentEval's usepytorch: False path,
+    # scikit-learn's LogisticRegression over SentEval's C grids (evaluation.sklearn_regimes); relatedness
+    # ignores it, as in SentEval.
+    backend: str = "pytorch"
 
     def __post_init__(self) -> None:
         """Settings that would only fail once the classifiers run are rejected here, before any encoding."""
@@ -39,6 +46,8 @@ class ProtocolParams:
             raise ValueError(f"kfold={self.kfold}: k-fold needs k >= 2")
         if not self.l2_grid:
             raise ValueError("l2_grid is empty: give at least one L2 value, e.g. evaluation.l2_grid=[1e-4]")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend={self.backend!r}: use one of {', '.join(BACKENDS)} (evaluation.backend=...)")
         if self.seeds is not None and not self.seeds:
             raise ValueError("evaluation.seeds is empty: give seeds, e.g. [1111,1112,1113], or null")
 

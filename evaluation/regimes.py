@@ -8,6 +8,8 @@
 Inputs are numpy arrays already in SentEval's (length, label) order; labels are class ids
 ``0..nclasses-1``. Accuracies are percentages rounded exactly where SentEval rounds them.
 All classifiers of a stage train at once as one stacked model (:func:`evaluation.classifier.fit_members`).
+``params.backend == "sklearn"`` runs SentEval's scikit-learn path on the same folds instead
+(:mod:`evaluation.sklearn_regimes`).
 A test set of ``None`` (dev-only mode) skips what only the test score needs: the refit and the test
 predictions.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
+from evaluation import sklearn_regimes
 from evaluation.classifier import FitResult, Group, fit_members
 from evaluation.protocol import ProtocolParams
 from evaluation.relatedness import relatedness, tai_target
@@ -61,6 +64,8 @@ def nested_cv(X, y, params: ProtocolParams, nclasses: int, **kw) -> dict:
     k = params.kfold
     regs = list(params.l2_grid)
     folds = nested_folds(y, k)
+    if params.backend == "sklearn":
+        return sklearn_regimes.nested_cv(X, y, folds, params.seed)
 
     # Stage 1: every (outer fold, inner fold) x every L2 value; early stopping on the inner test fold.
     groups = [Group(tr, te) for _, _, inner in folds for tr, te in inner]
@@ -92,6 +97,9 @@ def kfold_then_test(Xtrain, ytrain, Xtest, ytest, params: ProtocolParams, nclass
     Xtrain, ytrain = np.asarray(Xtrain), _labels(ytrain)
     regs = list(params.l2_grid)
     folds = kfold_folds(ytrain, params.kfold, params.seed)
+    if params.backend == "sklearn":
+        return sklearn_regimes.kfold_then_test(Xtrain, ytrain, None if Xtest is None else np.asarray(Xtest),
+                                               None if Xtest is None else _labels(ytest), folds, params.seed)
     res = fit_members(Xtrain, ytrain, [Group(tr, te) for tr, te in folds], regs, params, nclasses, **kw)
     acc = res.dev_accuracy()  # [fold, reg]
     scores = [round(100 * np.mean([acc[f, l] for f in range(len(folds))]), 2) for l in range(len(regs))]
@@ -118,6 +126,9 @@ def train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclas
     """
     Xtr, Xdev = np.asarray(Xtr), np.asarray(Xdev)
     ytr, ydev = _labels(ytr), _labels(ydev)
+    if params.backend == "sklearn":
+        return sklearn_regimes.train_dev_test(Xtr, ytr, Xdev, ydev, None if Xte is None else np.asarray(Xte),
+                                              None if Xte is None else _labels(yte), params.seed, noreg=noreg)
     regs = [1e-9] if noreg else list(params.l2_grid)
     group = [Group(np.arange(len(ytr)), np.arange(len(ydev)))]
     res: FitResult = fit_members(Xtr, ytr, group, regs, params, nclasses, Xdev=Xdev, ydev=ydev, **kw)

@@ -150,6 +150,7 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
             result = run_seeds(REGIMES[spec.regime], spec, data, cache.embed, run_params)
     seconds = time.perf_counter() - t0
     encode_seconds = cache.seconds - enc0
+    result.pop("yhat", None)  # per-example predictions stay out of the results file
     result.update({
         "main_score": get_path(result, main_score),
         "main_metric": main_score,

@@ -71,6 +71,17 @@ class TaskData:
         return sum(len(s) for s in self.splits.values())
 
 
+def downstream_dir(data_dir: Path | str) -> Path:
+    """The folder holding the transfer tasks (MR/, SICK/, STS/, ...) below a data root, in either layout:
+    ours, ``<data>/senteval/`` (``SENTENCE_DATA``), or SentEval's own ``task_path``, ``<data>/downstream/``
+    (what ``data/downstream/get_transfer_data.bash`` makes). Ours wins when both exist; when neither does,
+    ours is named in the missing-data errors."""
+    root = Path(data_dir)
+    if not (root / "senteval").is_dir() and (root / "downstream").is_dir():
+        return root / "downstream"
+    return root / "senteval"
+
+
 def require(task: str, *paths: Path) -> None:
     for path in paths:
         if not Path(path).is_file():

@@ -4,12 +4,12 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from .base import TaskData, int_split, join_tokens, read_lines, require
+from .base import TaskData, int_split, join_tokens, read_lines, require, downstream_dir
 
 
 def load_binary(task: str, folder: str, positive: str, negative: str, data_dir: Path) -> TaskData:
     """Label 1 for the lines of ``positive``, 0 for ``negative``; all of them in one split for nested CV."""
-    root = Path(data_dir) / "senteval" / folder
+    root = downstream_dir(data_dir) / folder
     pos_path, neg_path = root / positive, root / negative
     require(task, pos_path, neg_path)
     pos = [join_tokens(line) for line in read_lines(pos_path, "latin-1")]

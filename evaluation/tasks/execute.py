@@ -45,7 +45,9 @@ def task_params(spec, params):
 
 
 def _clean(result: dict) -> dict:
-    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in result.items() if k != "yhat"}
+    """Numpy scalars as Python numbers; ``yhat`` (test predictions, as SentEval returns them) is kept: the
+    runner leaves it out of the results file, the SentEval API returns it."""
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in result.items()}
 
 
 def run_nested_cv(spec, data: TaskData, embed: Embed, params) -> dict:
@@ -75,7 +77,7 @@ def run_train_dev_test(spec, data: TaskData, embed: Embed, params) -> dict:
     X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev", "test")}
     y = {k: data.splits[k].y for k in ("train", "dev", "test")}
     return _clean(regimes.train_dev_test(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"],
-                                         params, data.nclasses))
+                                         params, data.nclasses, noreg=params.l2_grid == (1e-9,)))
 
 
 def check_not_constant(task: str, X: np.ndarray) -> None:
@@ -116,21 +118,35 @@ def correlation(fn, x: np.ndarray, y: np.ndarray) -> float:
     return float(fn(x, y)[0])
 
 
-def sts_summary(per_dataset: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
+def _with_pvalue(fn, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """``(statistic, p-value)`` as SentEval stores ``pearsonr(...)`` / ``spearmanr(...)``; NaNs where undefined."""
+    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+        return float("nan"), float("nan")
+    out = fn(x, y)
+    return float(out[0]), float(out[1])
+
+
+def sts_summary(per_dataset: dict[str, tuple[np.ndarray, np.ndarray]], pvalues: bool = False) -> dict:
     """SentEval's STS result from (system scores, gold scores) per sub-dataset.
 
-    Per sub-dataset: Pearson, Spearman, number of pairs. ``all``: their plain mean and their mean
-    weighted by pair count. ``pooled`` (not in SentEval): the correlations over all pairs together.
+    Per sub-dataset: Pearson, Spearman, number of pairs (``pvalues=True``: each correlation as SentEval's
+    ``(statistic, p-value)`` pair). ``all``: their plain mean and their mean weighted by pair count.
+    ``pooled`` (not in SentEval): the correlations over all pairs together.
     """
     results: dict = {}
     for name, (sys_scores, gold) in per_dataset.items():
-        results[name] = {"pearson": correlation(pearsonr, sys_scores, gold), "spearman": correlation(spearmanr, sys_scores, gold),
-                         "nsamples": int(len(gold))}
+        if pvalues:
+            pair = {"pearson": _with_pvalue(pearsonr, sys_scores, gold),
+                    "spearman": _with_pvalue(spearmanr, sys_scores, gold)}
+        else:
+            pair = {"pearson": correlation(pearsonr, sys_scores, gold),
+                    "spearman": correlation(spearmanr, sys_scores, gold)}
+        results[name] = {**pair, "nsamples": int(len(gold))}
     names = list(per_dataset)
     weights = np.array([results[n]["nsamples"] for n in names], dtype=np.float64)
     summary = {}
     for key in ("pearson", "spearman"):
-        values = np.array([results[n][key] for n in names], dtype=np.float64)
+        values = np.array([results[n][key][0] if pvalues else results[n][key] for n in names], dtype=np.float64)
         summary[key] = {"mean": float(np.average(values)), "wmean": float(np.average(values, weights=weights))}
     results["all"] = summary
     sys_all = np.concatenate([s for s, _ in per_dataset.values()])
@@ -140,9 +156,19 @@ def sts_summary(per_dataset: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
     return results
 
 
-def cosine_summary(splits: dict[str, Split], embed: Embed) -> dict:
-    return sts_summary({name: (cosine_rows(embed(s.a), embed(s.b)), s.y.astype(np.float64))
-                        for name, s in splits.items()})
+Similarity = Callable[[np.ndarray, np.ndarray], float]
+
+
+def cosine_summary(splits: dict[str, Split], embed: Embed, similarity: Similarity | None = None,
+                   pvalues: bool = False) -> dict:
+    """STS by cosine (SentEval's default), or by ``similarity(u, v)`` applied pair by pair (SentEval's
+    ``params.similarity``)."""
+    def scores(split: Split) -> np.ndarray:
+        if similarity is None:
+            return cosine_rows(embed(split.a), embed(split.b))
+        return np.asarray([similarity(u, v) for u, v in zip(embed(split.a), embed(split.b))], dtype=np.float64)
+
+    return sts_summary({name: (scores(s), s.y.astype(np.float64)) for name, s in splits.items()}, pvalues=pvalues)
 
 
 def run_cosine(spec, data: TaskData, embed: Embed, params) -> dict:

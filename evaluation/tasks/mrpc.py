@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import MalformedData, TaskData, iter_lines, join_tokens, pair_split, require
+from .base import MalformedData, TaskData, iter_lines, join_tokens, pair_split, require, downstream_dir
 
 
 def _load_file(path: Path):
@@ -22,7 +22,7 @@ def _load_file(path: Path):
 
 
 def load_mrpc(data_dir: Path) -> TaskData:
-    root = Path(data_dir) / "senteval" / "MRPC"
+    root = downstream_dir(data_dir) / "MRPC"
     train, test = root / "msr_paraphrase_train.txt", root / "msr_paraphrase_test.txt"
     require("MRPC", train, test)
     return TaskData(splits={"train": pair_split(*_load_file(train)), "test": pair_split(*_load_file(test))},

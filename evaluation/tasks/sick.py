@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import MalformedData, TaskData, iter_lines, join_tokens, pair_split, require
+from .base import MalformedData, TaskData, iter_lines, join_tokens, pair_split, require, downstream_dir
 
 SICK_LABELS = {"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2}
 SICK_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
@@ -31,7 +31,7 @@ def _load_file(path: Path, entailment: bool):
 
 
 def _load(task: str, data_dir: Path, entailment: bool) -> TaskData:
-    root = Path(data_dir) / "senteval" / "SICK"
+    root = downstream_dir(data_dir) / "SICK"
     paths = {split: root / name for split, name in SICK_FILES.items()}
     require(task, *paths.values())
     dtype = np.int64 if entailment else np.float64

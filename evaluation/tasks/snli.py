@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import MalformedData, MissingTaskData, Split, TaskData, join_tokens, ntokens, read_lines
+from .base import MalformedData, MissingTaskData, Split, TaskData, join_tokens, ntokens, read_lines, downstream_dir
 
 SNLI_LABELS = {"entailment": 0, "neutral": 1, "contradiction": 2}
 SNLI_SPLITS = ("train", "dev", "test")
@@ -19,7 +19,7 @@ SNLI_HINT = ("SNLI's training split (s1.train, s2.train, labels.train) is not in
 
 
 def load_snli(data_dir: Path) -> TaskData:
-    root = Path(data_dir) / "senteval" / "SNLI"
+    root = downstream_dir(data_dir) / "SNLI"
     for split in SNLI_SPLITS:
         for kind in ("s1", "s2", "labels"):
             path = root / f"{kind}.{split}"

