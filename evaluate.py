@@ -98,7 +98,7 @@ def evaluate(cfg: DictConfig) -> int:
     return 1 if doc.get("errors") else 0
 
 
-@hydra.main(version_base="1.3", config_path="conf", config_name="evaluate")
+@hydra.main(version_base="1.3", config_path=str(Path(__file__).resolve().parent / "conf"), config_name="evaluate")
 def main(cfg: DictConfig) -> None:
     code = evaluate(cfg)
     if code:

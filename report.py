@@ -5,7 +5,12 @@ from pathlib import Path
 
 os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
 
-if __name__ == "__main__":
-    from evaluation.report import main
+from evaluation.report import main as report_main  # noqa: E402
 
+
+def main() -> int:
+    return report_main()
+
+
+if __name__ == "__main__":
     sys.exit(main())

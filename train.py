@@ -12,7 +12,7 @@ from training.run_dir import register_resolvers  # noqa: E402
 register_resolvers()
 
 
-@hydra.main(version_base="1.3", config_path="conf", config_name="train")
+@hydra.main(version_base="1.3", config_path=str(Path(__file__).resolve().parent / "conf"), config_name="train")
 def main(cfg: DictConfig) -> float | None:
     from training.run import train
     from training.sweeps import run_job

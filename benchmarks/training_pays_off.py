@@ -149,6 +149,9 @@ def main() -> None:
                         help="also the probing set generated from the shipped books (assets/probing/books-en)")
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--keep-suite", action="store_true", help="keep train.py's per-epoch evaluation suite")
+    parser.add_argument("--reuse-from", type=Path, default=None,
+                        help="copy the epoch-0 and bow_glove results of this earlier run (same model at init: same "
+                             "encoder, vocabulary and seed) instead of evaluating them again")
     parser.add_argument("overrides", nargs="*", help="train.py overrides (after --)")
     args = parser.parse_args()
     if not os.environ.get("SENTENCE_DATA"):
@@ -159,6 +162,10 @@ def main() -> None:
         raise SystemExit(f"{ckpts}/init.ckpt is missing: the run was not made with the init checkpoint callback")
     out = run_dir / "pays_off"
     out.mkdir(exist_ok=True)
+    if args.reuse_from:
+        for earlier in (args.reuse_from / "pays_off").glob("*.json"):
+            if earlier.name.startswith(("init_", "bow_glove_")) and not (out / earlier.name).exists():
+                (out / earlier.name).write_bytes(earlier.read_bytes())
     task_sets = ([("downstream", args.tasks.split(","), ())] + ([("probing", PROBING, ("probing=xprobe",))]
                  if args.probing else []) + ([("generated", PROBING, ("probing=generated",))] if args.generated else []))
     report, summaries = [f"# Training pays off? `{run_dir}`", "", "## training", "", *training_summary(run_dir), ""], {}
