@@ -1,0 +1,36 @@
+"""The SHA-256 of a checkpoint's weights (its state dict: every tensor's name, dtype, shape and bytes, keys sorted),
+so two runs can be compared whatever else their checkpoints record (paths, times, loop state).
+
+    python benchmarks/weights_hash.py logs/train/runs/<a>/checkpoints/last.ckpt logs/train/runs/<b>/checkpoints/last.ckpt
+"""
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import torch
+
+
+def weights_hash(path: Path) -> str:
+    state = torch.load(path, map_location="cpu", weights_only=False)["state_dict"]
+    digest = hashlib.sha256()
+    for name in sorted(state):
+        tensor = state[name].detach().cpu().contiguous()
+        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
+        digest.update(tensor.numpy().tobytes() if tensor.dtype != torch.bfloat16 else tensor.float().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def main() -> None:
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    hashes = [(weights_hash(Path(p)), p) for p in sys.argv[1:]]
+    for value, path in hashes:
+        print(f"{value}  {path}")
+    if len(hashes) > 1:
+        print("all equal" if len({v for v, _ in hashes}) == 1 else "DIFFERENT")
+
+
+if __name__ == "__main__":
+    main()
