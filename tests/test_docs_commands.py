@@ -1,0 +1,86 @@
+"""Every command the docs show stays true: each ``python train.py ...`` and ``python evaluate.py ...`` line of the
+README and ``docs/*.md`` is composed with Hydra's compose API (a misspelt group, option or key fails here), and every
+``python <script>.py`` / ``python -m <module>`` they name exists."""
+from __future__ import annotations
+
+import importlib.util
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+ENTRY = {"train.py": "train", "evaluate.py": "evaluate"}
+
+
+def code_lines(page: Path) -> list[str]:
+    """The lines of the page's fenced code blocks, comments and shell prompts removed."""
+    out, inside = [], False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith("```"):
+            inside = not inside
+            continue
+        if inside:
+            out.append(re.sub(r"\s+#\s.*$", "", line).strip())
+    return out
+
+
+def commands(entry: str) -> list[tuple[str, str]]:
+    """(page, command line) for every ``python <entry> ...`` in a code block."""
+    found = []
+    for page in PAGES:
+        for line in code_lines(page):
+            for part in line.split("&&"):
+                part = part.strip()
+                if part.startswith(f"python {entry}"):
+                    found.append((page.name, part))
+    return found
+
+
+def first_of_each_sweep(overrides: list[str]) -> list[str]:
+    """A multirun's ``key=a,b,c`` composed as its first job, ``key=a``."""
+    parsed = OverridesParser.create().parse_overrides(overrides)
+    out = []
+    for raw, override in zip(overrides, parsed):
+        if override.is_sweep_override():
+            out.append(f"{override.get_key_element()}={next(override.sweep_string_iterator())}")
+        else:
+            out.append(raw)
+    return out
+
+
+CASES = [(entry, page, line) for entry in ENTRY for page, line in commands(entry)]
+
+
+def test_the_docs_show_commands():
+    assert len([c for c in CASES if c[0] == "train.py"]) >= 15
+    assert len([c for c in CASES if c[0] == "evaluate.py"]) >= 10
+
+
+@pytest.mark.parametrize("entry,page,line", CASES, ids=[f"{p}:{l[:70]}" for _, p, l in CASES])
+def test_doc_command_composes(entry, page, line):
+    line = re.sub(r"<[^<>]*>", "placeholder", line)  # <run>, <time>: the reader's own values
+    args = [a for a in shlex.split(line)[2:] if a not in ("-m", "--multirun")]
+    overrides = first_of_each_sweep(args)
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose(config_name=ENTRY[entry], overrides=overrides, return_hydra_config=True)
+    assert cfg.task_name
+
+
+def test_named_scripts_and_modules_exist():
+    missing = []
+    for page in PAGES:
+        for line in code_lines(page):
+            for script in re.findall(r"python3? ((?:[\w.-]+/)*[\w.-]+\.py)\b", line):
+                if not (ROOT / script).is_file():
+                    missing.append(f"{page.name}: {script}")
+            for module in re.findall(r"python3? -m ([\w.]+)", line):
+                if module not in ("venv", "pytest", "pip") and importlib.util.find_spec(module) is None:
+                    missing.append(f"{page.name}: -m {module}")
+    assert not missing, missing
