@@ -33,7 +33,12 @@ SENTEVAL_TASKS = ("CR", "MR", "MPQA", "SUBJ", "SST2", "SST5", "TREC", "MRPC", "S
                   "Length", "WordContent", "Depth", "TopConstituents", "BigramShift", "Tense", "SubjNumber",
                   "ObjNumber", "OddManOut", "CoordinationInversion")
 NOT_HERE = {"ImageCaptionRetrieval": "COCO caption retrieval is not implemented by sentence-lab's SentEval (it needs "
-                                     "SentEval's ResNet features of COCO): run it with facebookresearch/SentEval"}
+                                     "SentEval's ResNet features of COCO): run it with facebookresearch/SentEval",
+            "STSBenchmark-fix": "SimCSE's fork's STS-B with fixed labels is not implemented by sentence-lab's SentEval"}
+# SimCSE's fork of SentEval (princeton-nlp/SimCSE, SentEval/senteval/engine.py): SentEval's supervised tasks under these
+# names; its STSBenchmark and SICKRelatedness are scored by cosine per split, which the results here add as
+# 'train', 'dev' and 'test' entries beside SentEval's keys (see senteval.results).
+ALIASES = {"STSBenchmark-finetune": "STSBenchmark", "SICKRelatedness-finetune": "SICKRelatedness"}
 
 
 class TaskNotAvailable(ValueError):
@@ -46,7 +51,7 @@ def check_name(name: object) -> str:
         raise TaskNotAvailable(f"task names are strings, got {name!r}: se.eval('MR') or se.eval(['MR', 'CR'])")
     if name in NOT_HERE:
         raise TaskNotAvailable(f"{name}: {NOT_HERE[name]}")
-    if name not in SENTEVAL_TASKS:
+    if name not in SENTEVAL_TASKS and name not in ALIASES:
         close = difflib.get_close_matches(name, SENTEVAL_TASKS, n=3, cutoff=0.5)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise TaskNotAvailable(f"{name!r} is not a SentEval task{hint}: SentEval's tasks are "
@@ -66,9 +71,12 @@ def load(spec: TaskSpec, task_path: Path, probing: str) -> TaskData:
         return check_splits(spec.name, spec.loader(task_path, source="senteval"))
     except MissingTaskData as senteval_missing:
         try:
-            return check_splits(spec.name, spec.loader(task_path, source="xprobe"))
+            data = check_splits(spec.name, spec.loader(task_path, source="xprobe"))
         except MissingTaskData:
             raise senteval_missing from None
+    log.warning("%s: no %s in SentEval's layout; X-Probe's files are used (%s)", spec.name, senteval_missing.path,
+                data.info.get("split", "xprobe"))
+    return data
 
 
 class SE:
@@ -76,7 +84,7 @@ class SE:
 
     def __init__(self, params: dict, batcher: Callable, prepare: Callable | None = None) -> None:
         self.params = with_defaults(params)
-        self.protocol = protocol(self.params)
+        self.protocol = protocol(self.params)  # checked now; read again at every eval, as SentEval reads params
         self.batcher = batcher
         self.prepare = prepare if prepare else (lambda params, samples: None)
         self.list_tasks = [t for t in SENTEVAL_TASKS]
@@ -108,18 +116,20 @@ class SE:
             self._summary(results, list(name))
             self.results = results
             return results
-        spec = TASKS[check_name(name)]
+        spec = TASKS[ALIASES.get(check_name(name), name)]
         t0 = time.perf_counter()
+        self.protocol = protocol(self.params)
         data = load(spec, Path(str(self.params.task_path)), str(self.params.get("probing") or "auto"))
+        similarity = self.params.get("similarity")  # read before prepare, as sts.py's do_prepare does
         self.params.current_task = name
         self.prepare(self.params, feeding.samples(data))
-        embed = feeding.lookup(feeding.encode_with_batcher(name, data, self.params, self.batcher))
-        params = task_params(spec, self.protocol)
+        embed = feeding.lookup(feeding.encode_with_batcher(spec.name, data, self.params, self.batcher))
         if spec.regime == "cosine":
-            raw = cosine_summary(data.splits, embed, similarity=self.params.get("similarity"), pvalues=True)
+            raw = cosine_summary(data.splits, embed, similarity=similarity, pvalues=True)
         else:
-            raw = REGIMES[spec.regime](spec, data, embed, params)
-        self.results = senteval_result(spec, raw)
+            raw = REGIMES[spec.regime](spec, data, embed, task_params(spec, self.protocol))
+        cosine = cosine_summary(data.splits, embed, similarity, pvalues=True) if spec.regime == "relatedness" else None
+        self.results = senteval_result(spec, raw, cosine)
         log.info("%s done in %.1f s", name, time.perf_counter() - t0)
         return self.results
 

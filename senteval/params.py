@@ -1,6 +1,7 @@
 """SentEval's ``params`` dictionary: its defaults (``SE.__init__``, ``MLP.__init__``) and our protocol from it."""
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def with_defaults(params: Mapping) -> dotdict:
         raise ParamsError(f"params['task_path']={out['task_path']!r} is not a folder: give the folder holding "
                           "downstream/ and probing/ (SentEval's data folder)")
     for key in ("batch_size", "kfold", "seed"):
-        if isinstance(out[key], bool) or not isinstance(out[key], int):
+        if isinstance(out[key], bool) or not isinstance(out[key], numbers.Integral):
             raise ParamsError(f"params['{key}']={out[key]!r} must be an integer")
     if out["batch_size"] < 1:
         raise ParamsError(f"params['batch_size']={out['batch_size']} must be at least 1")

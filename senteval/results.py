@@ -13,11 +13,20 @@ KEYS = {
 }
 
 
-def senteval_result(spec: TaskSpec, result: dict) -> dict:
+def senteval_result(spec: TaskSpec, result: dict, cosine: dict | None = None) -> dict:
     """Accuracy tasks: devacc, acc, ndev, ntest (MRPC: f1 too); SICK-R and STS-B: devpearson, pearson, spearman,
-    mse, yhat, ndev, ntest; STS12-16: per sub-dataset ``{'pearson': (r, p), 'spearman': (r, p), 'nsamples'}`` and
-    ``all`` (means of the correlations, plain and weighted by pairs)."""
+    mse, yhat, ndev, ntest; STS12-16: per sub-dataset ``{'pearson': (r, p), 'spearman': (r, p), 'nsamples'}`` (scipy's
+    results) and ``all`` (means of the correlations, plain and weighted by pairs).
+
+    Added for clients of SimCSE's fork, which read them: ``all.pearson.all`` and ``all.spearman.all`` (the
+    correlations over every pair of the task pooled), and for SICK-R and STS-B the cosine scores of each split
+    (``cosine``: ``train``, ``dev``, ``test``, each as an STS sub-dataset)."""
     if spec.regime == "cosine":
-        return {name: value for name, value in result.items() if name != "pooled"}
+        out = {name: value for name, value in result.items() if name != "pooled"}
+        out["all"] = {corr: {**out["all"][corr], "all": result["pooled"][corr]} for corr in ("pearson", "spearman")}
+        return out
     keys = KEYS.get(spec.name) or KEYS["relatedness" if spec.regime == "relatedness" else "accuracy"]
-    return {key: result[key] for key in keys}
+    out = {key: result[key] for key in keys}
+    if cosine is not None:
+        out.update({split: cosine[split] for split in ("train", "dev", "test") if split in cosine})
+    return out

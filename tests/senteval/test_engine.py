@@ -149,13 +149,15 @@ def test_result_keys_are_sentevals(task_path, client):
     results = make_se(task_path, client).eval(["MR", "TREC", "SICKRelatedness", "SICKEntailment", "STS14", "Length"])
     for task in ("MR", "TREC", "SICKEntailment", "Length"):
         assert set(results[task]) == {"devacc", "acc", "ndev", "ntest"}, task
-    assert set(results["SICKRelatedness"]) == {"devpearson", "pearson", "spearman", "mse", "yhat", "ndev", "ntest"}
+    sentevals = {"devpearson", "pearson", "spearman", "mse", "yhat", "ndev", "ntest"}
+    assert set(results["SICKRelatedness"]) == sentevals | {"train", "dev", "test"}  # + SimCSE's fork's cosine keys
     assert len(results["SICKRelatedness"]["yhat"]) == results["SICKRelatedness"]["ntest"] == 15
     sts = results["STS14"]
     assert set(sts) == {"deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news", "all"}
     r, p = sts["images"]["pearson"]
     assert -1 <= r <= 1 and 0 <= p <= 1 and sts["images"]["nsamples"] == 8  # the pair without a gold score dropped
     assert sts["all"]["pearson"]["mean"] == pytest.approx(np.mean([sts[d]["pearson"][0] for d in sts if d != "all"]))
+    assert sts["images"]["spearman"].statistic == sts["images"]["spearman"][0]  # scipy's result, as SentEval keeps
     assert results["MR"]["ndev"] == results["MR"]["ntest"] == 60
 
 
@@ -259,3 +261,39 @@ def test_shadowing_another_senteval_warns(tmp_path):
         warnings.simplefilter("error")
         warn_if_shadowing([str(Path(senteval.__file__).parents[1])])
     assert senteval.IMPLEMENTATION == "sentence-lab"
+
+
+def test_simcse_forks_keys_and_names(task_path, client):
+    """What SimCSE's evaluation.py reads: STS12-16's all.spearman.all (every pair pooled), STS-B / SICK-R cosine per
+    split (results['SICKRelatedness']['test']['spearman']), and its -finetune names for SentEval's supervised tasks."""
+    from scipy.stats import spearmanr
+
+    se = make_se(task_path, client)
+    sts = se.eval("STS14")
+    from evaluation.tasks.registry import TASKS
+
+    data = TASKS["STS14"].loader(task_path)
+    params = se.params
+    params.vocab = {w for split in data.splits.values() for s in split.a + split.b for w in s.split()}
+    cos, gold = [], []
+    for split in data.splits.values():
+        u, v = client.batcher(params, [s.split() for s in split.a]), client.batcher(params, [s.split() for s in split.b])
+        cos += [np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)) for a, b in zip(u, v)]  # SentEval's cosine
+        gold += list(split.y)
+    assert sts["all"]["spearman"]["all"] == pytest.approx(spearmanr(cos, gold)[0])
+    sick = se.eval("SICKRelatedness-finetune")
+    assert -1 <= sick["test"]["spearman"].correlation <= 1 and sick["test"]["nsamples"] == 15
+    assert sick["pearson"] == se.eval("SICKRelatedness")["pearson"]
+    with pytest.raises(TaskNotAvailable, match="STSBenchmark-fix"):
+        se.eval("STSBenchmark-fix")
+
+
+def test_params_are_read_at_every_eval(task_path, client):
+    """SentEval reads seed, kfold and the classifier from params at each eval: a client may change them between."""
+    se = make_se(task_path, client)
+    first = se.eval("TREC")
+    se.params.kfold = 2
+    se.params.seed = 5
+    second = se.eval("TREC")
+    assert se.protocol.kfold == 2 and se.protocol.seed == 5
+    assert first != second
