@@ -57,18 +57,21 @@ class SentenceModel(LightningModule):
 
     def __init__(self, encoder: dict, objective: dict | None, vocabs: Mapping[str, Vocab | list[str]] | None = None,
                  tokenizers: Mapping[str, dict] | None = None, optimizer: dict | None = None,
-                 vocab: Vocab | list[str] | None = None, tokenizer: dict | None = None) -> None:
+                 vocab: Vocab | list[str] | None = None, tokenizer: dict | None = None,
+                 scheduler: dict | None = None) -> None:
         """``vocabs``/``tokenizers`` map each side (``source``, and ``target`` for objectives with a second
         vocabulary; see ``objectives.contract``) to its vocabulary and tokenizer settings. ``vocab`` and
-        ``tokenizer`` are the one-side forms (and what checkpoints written before ``vocabs`` hold)."""
+        ``tokenizer`` are the one-side forms (and what checkpoints written before ``vocabs`` hold). ``scheduler``:
+        a per-step learning-rate schedule, a Hydra config called with ``optimizer`` and ``total_steps`` (the run's
+        planned optimiser steps), e.g. ``training.schedules.warmup_linear_decay``; None: a constant rate."""
         super().__init__()
-        encoder, objective, optimizer = _plain(encoder), _plain(objective), _plain(optimizer)
+        encoder, objective, optimizer, scheduler = _plain(encoder), _plain(objective), _plain(optimizer), _plain(scheduler)
         vocabs = dict(vocabs) if vocabs is not None else {"source": vocab}
         if vocabs.get("source") is None:
             raise ValueError("SentenceModel needs a source vocabulary (vocabs={'source': ...})")
         tokenizers = _plain(tokenizers) or {"source": _plain(tokenizer) or dict(UNRECORDED_TOKENIZER)}
         self.save_hyperparameters({"encoder": encoder, "objective": objective, "tokenizers": tokenizers,
-                                   "optimizer": optimizer})
+                                   "optimizer": optimizer, "scheduler": scheduler})
         self.vocabs: dict[str, Vocab] = {}
         for side, v in vocabs.items():
             words = v.itos if isinstance(v, Vocab) else list(v)
@@ -165,7 +168,12 @@ class SentenceModel(LightningModule):
         if not self.hparams.optimizer:
             raise ValueError("no optimizer configured: set model.optimizer (e.g. torch.optim.Adam)")
         params = [p for p in self.parameters() if p.requires_grad]
-        return instantiate(self.hparams.optimizer, params=params)
+        optimizer = instantiate(self.hparams.optimizer, params=params)
+        if not self.hparams.get("scheduler"):
+            return optimizer
+        scheduler = instantiate(self.hparams.scheduler, optimizer=optimizer,
+                                total_steps=int(self.trainer.estimated_stepping_batches))
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint["vocabs"] = {side: v.itos for side, v in self.vocabs.items()}

@@ -1,9 +1,11 @@
-"""Learning-rate schedules that are training recipes of the papers, as callbacks."""
+"""Learning-rate schedules: the papers' recipes as callbacks, and per-step schedules for ``model.scheduler``."""
 from __future__ import annotations
 
 import logging
 
 from lightning import Callback, LightningModule, Trainer
+from torch.optim import Optimizer
+from torch.optim.lr_scheduler import LambdaLR
 
 log = logging.getLogger(__name__)
 
@@ -50,3 +52,19 @@ class InferSentSchedule(Callback):
 
     def load_state_dict(self, state_dict: dict) -> None:
         self.best = state_dict.get("best")
+
+
+def warmup_linear_decay(optimizer: Optimizer, total_steps: int, warmup: float = 0.1) -> LambdaLR:
+    """The learning rate rises linearly from 0 over the first ``warmup`` share of the planned steps, then falls
+    linearly to 0 at the last one (``model.scheduler``; stepped every optimiser step)."""
+    if not 0.0 <= warmup < 1.0:
+        raise ValueError(f"model.scheduler.warmup={warmup}: it must be a share of the steps in [0, 1)")
+    total = max(int(total_steps), 1)
+    rise = max(int(round(warmup * total)), 1)
+
+    def factor(step: int) -> float:
+        if step < rise:
+            return (step + 1) / rise
+        return max(0.0, (total - step) / max(total - rise, 1))
+
+    return LambdaLR(optimizer, factor)

@@ -48,3 +48,37 @@ def test_sanity_check_and_missing_metric_change_nothing():
     t.callback_metrics = {}
     sched.on_validation_end(t, None)
     assert lr(t) == 0.1 and sched.best is None and sched.state_dict() == {"best": None}
+
+
+def test_warmup_linear_decay_by_hand():
+    """10 planned steps, warmup 0.2: the factor rises 1/2, 2/2 over steps 0-1, then falls (10 - s) / 8 to 1/8 at
+    the last step (9)."""
+    from training.schedules import warmup_linear_decay
+
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=2.0)
+    sched = warmup_linear_decay(opt, total_steps=10, warmup=0.2)
+    seen = []
+    for _ in range(10):
+        seen.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert seen == pytest.approx([1.0, 2.0, 2.0, 1.75, 1.5, 1.25, 1.0, 0.75, 0.5, 0.25])
+    with pytest.raises(ValueError, match="warmup=1.5"):
+        warmup_linear_decay(opt, total_steps=10, warmup=1.5)
+
+
+def test_model_scheduler_steps_the_learning_rate(tiny_corpus, tmp_path):
+    """model.scheduler reaches the optimiser: after the planned steps of a one-epoch run the rate has fallen to 0."""
+    from train_config import compose_train_cfg
+
+    from training.run import fit
+
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, [
+        "encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random", "logger=none", "trainer.max_epochs=1",
+        "~callbacks.rich_progress_bar", "~callbacks.model_summary", "model.optimizer.lr=0.01",
+        "model.scheduler={_target_:training.schedules.warmup_linear_decay,warmup:0.5}"])
+    trainer, model = fit(cfg)
+    total = trainer.global_step
+    assert total >= 4
+    assert trainer.optimizers[0].param_groups[0]["lr"] == 0.0  # constant without the schedule: 0.01
+    assert model.hparams.scheduler["warmup"] == 0.5
