@@ -17,9 +17,10 @@ import senteval
 
 pytestmark = pytest.mark.real_data
 
-CASES = [("prototype", "1111", "TREC"), ("prototype", "1112", "MRPC"), ("prototype", "1113", "SICKEntailment"),
-         ("prototype", "1111", "STS14"), ("prototype", "1111", "SICKRelatedness"), ("full_subset", "1111", "TREC"),
-         ("full_subset", "1111", "SST5")]
+# every regime but nested CV (MR..MPQA: minutes here; benchmarks/senteval_bow.py runs them): k-fold then test, pair
+# features with train/dev/test, cosine STS, and the full parameter set
+CASES = [("prototype", "1111", "TREC"), ("prototype", "1113", "SICKEntailment"), ("prototype", "1111", "STS14"),
+         ("full_subset", "1111", "TREC")]
 
 
 def reference() -> dict:
