@@ -77,9 +77,15 @@ def write_task_path(folder: Path, data: Path) -> None:
         target.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def write_bow(source: Path, target: Path, senteval_path: Path, data: Path, vec: Path) -> None:
-    """bow.py with its three paths set, nothing else changed."""
+def write_bow(source: Path, target: Path, senteval_path: Path, data: Path, vec: Path, wvec_dim: int | None = None
+              ) -> None:
+    """bow.py with its three paths set, nothing else changed (``wvec_dim``: also its ``params.wvec_dim = 300``, the
+    width of the zero vector it gives a sentence without a known word, which 50-d vectors cannot stack with)."""
     text = source.read_text()
+    if wvec_dim is not None:
+        text, n = re.subn(r"params\.wvec_dim = 300", f"params.wvec_dim = {wvec_dim}", text)
+        if n != 1:
+            raise SystemExit(f"{source}: no line 'params.wvec_dim = 300' to set")
     for name, value in (("PATH_TO_SENTEVAL", senteval_path), ("PATH_TO_DATA", data), ("PATH_TO_VEC", vec)):
         text, n = re.subn(rf"^{name} = .*$", f"{name} = {str(value)!r}", text, count=1, flags=re.M)
         if n != 1:
@@ -219,6 +225,9 @@ def main() -> None:
     parser.add_argument("--sklearn", action="store_true", help="usepytorch: False on both sides")
     parser.add_argument("--work", type=Path, default=Path("/tmp/senteval_bow"))
     parser.add_argument("--skip-script", action="store_true", help="do not run bow.py itself as a script")
+    parser.add_argument("--wvec-dim", type=int, default=None,
+                        help="also set bow.py's params.wvec_dim (300 in bow.py: its zero vector for a sentence without "
+                             "a known word, which cannot be stacked with 50-d GloVe rows)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--bow", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--senteval-path", type=Path, help=argparse.SUPPRESS)
@@ -237,9 +246,11 @@ def main() -> None:
     vec, task_path = work / "glove.6B.50d.txt", work / "data"
     write_glove(vec)
     write_task_path(task_path, data)
-    bows = {"senteval": work / "examples" / "bow_senteval.py", "ours": work / "examples" / "bow_ours.py"}
-    write_bow(args.senteval / "examples" / "bow.py", bows["senteval"], args.senteval.resolve(), task_path, vec)
-    write_bow(args.senteval / "examples" / "bow.py", bows["ours"], ROOT, task_path, vec)
+    tag = f"_wvec{args.wvec_dim}" if args.wvec_dim else ""
+    bows = {"senteval": work / "examples" / f"bow_senteval{tag}.py", "ours": work / "examples" / f"bow_ours{tag}.py"}
+    write_bow(args.senteval / "examples" / "bow.py", bows["senteval"], args.senteval.resolve(), task_path, vec,
+              args.wvec_dim)
+    write_bow(args.senteval / "examples" / "bow.py", bows["ours"], ROOT, task_path, vec, args.wvec_dim)
     report = [f"# bow.py: SentEval's code vs ours ({'usepytorch False' if args.sklearn else 'usepytorch True'})"]
     for params_name in args.params.split(","):
         runs = {impl: run_child(impl, args, bows[impl], args.senteval.resolve() if impl == "senteval" else ROOT,
