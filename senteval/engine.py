@@ -124,11 +124,11 @@ class SE:
         self.params.current_task = name
         self.prepare(self.params, feeding.samples(data))
         embed = feeding.lookup(feeding.encode_with_batcher(spec.name, data, self.params, self.batcher))
-        if spec.regime == "cosine":
-            raw = cosine_summary(data.splits, embed, similarity=similarity, pvalues=True)
-        else:
-            raw = REGIMES[spec.regime](spec, data, embed, task_params(spec, self.protocol))
-        cosine = cosine_summary(data.splits, embed, similarity, pvalues=True) if spec.regime == "relatedness" else None
+        # STS12-16 are scored by cosine; SICK-R and STS-B get their cosine per split too (SimCSE's fork's keys)
+        cosine = (cosine_summary(data.splits, embed, similarity, pvalues=True)
+                  if spec.regime in ("cosine", "relatedness") else None)
+        raw = cosine if spec.regime == "cosine" else REGIMES[spec.regime](spec, data, embed,
+                                                                          task_params(spec, self.protocol))
         self.results = senteval_result(spec, raw, cosine)
         log.info("%s done in %.1f s", name, time.perf_counter() - t0)
         return self.results
