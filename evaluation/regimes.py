@@ -62,10 +62,10 @@ def nested_cv(X, y, params: ProtocolParams, nclasses: int, **kw) -> dict:
     X = np.asarray(X)
     y = _labels(y)
     k = params.kfold
-    regs = list(params.l2_grid)
     folds = nested_folds(y, k)
     if params.backend == "sklearn":
         return sklearn_regimes.nested_cv(X, y, folds, params.seed)
+    regs = list(params.l2_grid)
 
     # Stage 1: every (outer fold, inner fold) x every L2 value; early stopping on the inner test fold.
     groups = [Group(tr, te) for _, _, inner in folds for tr, te in inner]
@@ -95,11 +95,10 @@ def kfold_then_test(Xtrain, ytrain, Xtest, ytest, params: ProtocolParams, nclass
     Returns ``{"devacc", "acc", "ndev", "ntest", "yhat"}``; ``yhat`` are the int test predictions.
     """
     Xtrain, ytrain = np.asarray(Xtrain), _labels(ytrain)
-    regs = list(params.l2_grid)
     folds = kfold_folds(ytrain, params.kfold, params.seed)
     if params.backend == "sklearn":
-        return sklearn_regimes.kfold_then_test(Xtrain, ytrain, None if Xtest is None else np.asarray(Xtest),
-                                               None if Xtest is None else _labels(ytest), folds, params.seed)
+        return sklearn_regimes.kfold_then_test(Xtrain, ytrain, Xtest, ytest, folds, params.seed)
+    regs = list(params.l2_grid)
     res = fit_members(Xtrain, ytrain, [Group(tr, te) for tr, te in folds], regs, params, nclasses, **kw)
     acc = res.dev_accuracy()  # [fold, reg]
     scores = [round(100 * np.mean([acc[f, l] for f in range(len(folds))]), 2) for l in range(len(regs))]
@@ -127,8 +126,7 @@ def train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclas
     Xtr, Xdev = np.asarray(Xtr), np.asarray(Xdev)
     ytr, ydev = _labels(ytr), _labels(ydev)
     if params.backend == "sklearn":
-        return sklearn_regimes.train_dev_test(Xtr, ytr, Xdev, ydev, None if Xte is None else np.asarray(Xte),
-                                              None if Xte is None else _labels(yte), params.seed, noreg=noreg)
+        return sklearn_regimes.train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params.seed, noreg=noreg)
     regs = [1e-9] if noreg else list(params.l2_grid)
     group = [Group(np.arange(len(ytr)), np.arange(len(ydev)))]
     res: FitResult = fit_members(Xtr, ytr, group, regs, params, nclasses, Xdev=Xdev, ydev=ydev, **kw)

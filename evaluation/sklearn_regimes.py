@@ -53,6 +53,7 @@ def kfold_then_test(Xtrain: np.ndarray, ytrain: np.ndarray, Xtest, ytest, folds,
     best_c, devacc = _best(scores, KFOLD_C)
     if Xtest is None:
         return {"devacc": devacc, "ndev": len(Xtrain)}
+    Xtest, ytest = np.asarray(Xtest), np.asarray(ytest)
     clf = _fit(Xtrain, ytrain, best_c, seed)
     return {"devacc": devacc, "acc": float(round(100 * clf.score(Xtest, ytest), 2)), "ndev": len(Xtrain),
             "ntest": len(Xtest), "yhat": clf.predict(Xtest)}
@@ -60,12 +61,14 @@ def kfold_then_test(Xtrain: np.ndarray, ytrain: np.ndarray, Xtest, ytest, folds,
 
 def train_dev_test(Xtr: np.ndarray, ytr: np.ndarray, Xdev: np.ndarray, ydev: np.ndarray, Xte, yte, seed: int,
                    noreg: bool = False) -> dict:
-    """``SplitClassifier``: each C fitted on train and scored on dev; the best refitted, scored on test."""
+    """``SplitClassifier``: each C fitted on train and scored on dev; the best one scored on test."""
     grid = NOREG_C if noreg else NESTED_AND_SPLIT_C
-    scores = [round(100 * _fit(Xtr, ytr, c, seed).score(Xdev, ydev), 2) for c in grid]
-    best_c, devacc = _best(scores, grid)
+    models = [_fit(Xtr, ytr, c, seed) for c in grid]
+    scores = [round(100 * clf.score(Xdev, ydev), 2) for clf in models]
+    devacc = float(np.max(scores))
     if Xte is None:
         return {"devacc": devacc, "ndev": len(Xdev)}
-    clf = _fit(Xtr, ytr, best_c, seed)
-    return {"devacc": devacc, "acc": float(round(100 * clf.score(Xte, yte), 2)), "ndev": len(Xdev),
-            "ntest": len(Xte)}
+    # SentEval refits the chosen C on the same data with the same seed: the model fitted above, reused
+    clf = models[int(np.argmax(scores))]
+    return {"devacc": devacc, "acc": float(round(100 * clf.score(np.asarray(Xte), np.asarray(yte)), 2)),
+            "ndev": len(Xdev), "ntest": len(Xte)}
