@@ -26,7 +26,7 @@ register_resolvers()
 def evaluate(cfg: DictConfig) -> int:
     from rich.console import Console
 
-    from evaluation.adapters import build_text_encoder
+    from adapters.from_config import build_text_encoder
     from evaluation.results import ResultsWriter
     from evaluation.runner import (all_sentences, git_revision, library_versions, load_tasks, params_from_config,
                                    run_tasks)

@@ -259,7 +259,7 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
         here = self.fresh()
         code = """
 from collections import Counter
-from objectives.module import untrained_model
+from training.module import untrained_model
 from text import Tokenizer, Vocab
 m = untrained_model({"_target_": "encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 8,
                      "embedding_init": "random"}, Vocab.build(Counter({"one": 1, "sentence": 1})), Tokenizer())

@@ -194,7 +194,7 @@ def bilstm_rate(loaded, sample: int) -> tuple[object, dict]:
     """The untrained 4096-d BiLSTM-max and its sentences/s on ``sample`` random sentences of each task."""
     from hydra import compose, initialize_config_dir
 
-    from evaluation.adapters import build_text_encoder
+    from adapters.from_config import build_text_encoder
     from evaluation.runner import all_sentences
 
     with initialize_config_dir(str(ROOT / "conf"), version_base=None):

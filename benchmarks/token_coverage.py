@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from datamodules.corpus import list_documents, read_document, split_sentences  # noqa: E402
+from text.documents import list_documents, read_document, split_sentences  # noqa: E402
 from evaluation.tasks.registry import TASKS  # noqa: E402
 from text import Tokenizer  # noqa: E402
 from text.glove import glove_words  # noqa: E402

@@ -27,7 +27,7 @@ from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from datamodules.contiguous import ContiguousChunks  # noqa: E402
 from datamodules.corpus import CorpusSettings, load_corpus  # noqa: E402
-from objectives.module import SentenceModel  # noqa: E402
+from training.module import SentenceModel  # noqa: E402
 
 ENCODERS = ("bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv")
 

@@ -1,5 +1,7 @@
-"""The contract every sentence encoder keeps."""
+"""The contract every sentence encoder keeps, and the one rule that says which encoders are trainable."""
 from __future__ import annotations
+
+import importlib
 
 import torch
 from torch import nn
@@ -21,3 +23,21 @@ class SentenceEncoder(nn.Module):
 def length_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
     """Boolean ``[B, T]`` mask, True on real tokens."""
     return torch.arange(max_len, device=lengths.device)[None, :] < lengths[:, None]
+
+
+def encoder_class(target: str) -> type:
+    """The class an encoder config's ``_target_`` names; one line naming it when it cannot be imported."""
+    module, _, name = str(target).rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as err:
+        raise ValueError(f"encoder _target_ {target!r} cannot be imported ({err}): pick one of conf/encoder/*.yaml"
+                         ) from None
+
+
+def is_trainable(target: str) -> bool:
+    """The one rule: an encoder config is trainable when its ``_target_`` is a :class:`SentenceEncoder` (token ids
+    in, vectors out, gradients through). Anything else (``bow_glove``, ``minilm``, ``precomputed``, ...) is an
+    evaluation-only text encoder: ``evaluate.py`` takes it, ``train.py`` refuses it."""
+    cls = encoder_class(target)
+    return isinstance(cls, type) and issubclass(cls, SentenceEncoder)

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from text import SPECIALS, Vocab
+from text.glove import glove_row, glove_words, load_glove
 
 
 @dataclass
@@ -27,8 +28,6 @@ class ExpansionFit:
 
 def shared_rows(vocab: Vocab, index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """(vocabulary ids, pre-trained rows) of the non-special vocabulary words the pre-trained vectors know."""
-    from text.glove import glove_row
-
     ids, rows = [], []
     for i, word in enumerate(vocab.itos):
         hit = None if word in SPECIALS else glove_row(index, word)
@@ -65,8 +64,6 @@ def expand_embeddings(embeddings: list, vocab: Vocab) -> tuple[Vocab, list[Expan
 
     Returns the expanded vocabulary (ids below ``len(vocab)`` unchanged) and each table's fit.
     """
-    from text.glove import glove_words, load_glove
-
     index, vectors = load_glove()
     ids, rows = shared_rows(vocab, index)
     bigger, extra_rows = expanded_vocab(vocab, glove_words())

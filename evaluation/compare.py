@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     table = compare_table(list(zip(_names(args.results, docs), docs)), tasks)
     print(table)
     if args.out:
-        from .results import atomic_write_text
+        from text.files import atomic_write_text
 
         atomic_write_text(Path(args.out), table)
     return 0

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.results import atomic_write_text
+from text.files import atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -338,7 +338,7 @@ def plot_losses(runs: list[Run], path: Path) -> bool:
 # ---- nearest neighbours -------------------------------------------------------------------------------
 def default_pool(limit: int = 3000) -> list[str]:
     """Sentences of the shipped validation books."""
-    from datamodules.corpus import list_documents, read_document, split_sentences
+    from text.documents import list_documents, read_document, split_sentences
 
     root = Path(__file__).resolve().parents[1] / "assets" / "books" / "valid"
     pool: list[str] = []
@@ -349,7 +349,7 @@ def default_pool(limit: int = 3000) -> list[str]:
 
 def neighbours(runs: list[Run], queries: list[str], pool: list[str], k: int = 3) -> str:
     """Each run's ``k`` nearest pool sentences (cosine) to each query, from its best checkpoint."""
-    from objectives.module import SentenceModel
+    from training.module import SentenceModel
     from training.checkpoints import resolve_checkpoint
 
     lines = ["# Nearest neighbours", "", f"Pool: {len(pool)} sentences; cosine similarity of each run's best checkpoint.",

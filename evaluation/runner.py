@@ -15,7 +15,7 @@ from .results import ResultsWriter
 from .tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
 from .tasks.execute import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_view, run_dev_only, task_params
 from .tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
-from .text_encoders import EncoderOutputError
+from .text_encoders import ChecksCoverage, EncoderOutputError, ReportsOOV, RunsTasks, TextEncoder
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
     t0, enc0 = time.perf_counter(), cache.seconds
     run_params = task_params(spec, params)
     main_score = spec.main_score
-    if hasattr(cache.encoder, "run_task"):  # a task-level baseline (NB-tfidf): it classifies the text itself
+    if isinstance(cache.encoder, RunsTasks):  # a task-level baseline (NB-tfidf): it classifies the text itself
         result = cache.encoder.run_task(spec, data, run_params)
     elif params.dev_only:  # the test split is dropped before anything is encoded
         data = dev_view(spec, data)
@@ -141,7 +141,7 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
         cache.embed(data.sentences())
         result = run_seeds(run_dev_only, spec, data, cache.embed, run_params)
     else:
-        if hasattr(cache.encoder, "check_covers"):  # precomputed vectors: say every missing sentence of the task
+        if isinstance(cache.encoder, ChecksCoverage):  # precomputed vectors: say every missing sentence of the task
             cache.encoder.check_covers(list(dict.fromkeys(data.sentences())))
         cache.embed(data.sentences())  # one length-sorted pass; the regime below only hits the cache
         if spec.regime == "cosine":  # no classifier: the seeds change nothing
@@ -161,9 +161,11 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
         "classifier_seconds": round(seconds - encode_seconds, 3),
         "regime": spec.regime,
     })
-    if hasattr(cache.encoder, "oov_rate"):
+    if isinstance(cache.encoder, ReportsOOV):
         # Share of the task's tokens the encoder maps to <unk> (distinct sentences, all splits).
-        result["oov_rate"] = round(float(cache.encoder.oov_rate(list(dict.fromkeys(data.sentences())))), 4)
+        rate = cache.encoder.oov_rate(list(dict.fromkeys(data.sentences())))
+        if rate is not None:
+            result["oov_rate"] = round(float(rate), 4)
     if spec.params_override:
         result["params_override"] = {k: getattr(run_params, k) for k in spec.params_override}
     if spec.note:
@@ -184,7 +186,7 @@ def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, 
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    name = encoder.describe().get("name") if hasattr(encoder, "describe") else None
+    name = encoder.describe().get("name") if isinstance(encoder, TextEncoder) else None
     if params.dev_only:
         writer.update(dev_only=DEV_ONLY_NOTE)
     cache = EmbeddingCache(encoder, batch_size=encode_batch_size, name=name or type(encoder).__name__)

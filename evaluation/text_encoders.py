@@ -12,11 +12,50 @@ class TextEncoder(Protocol):
 
     Sentences arrive as strings whose tokens are separated by single spaces (SentEval's
     pre-tokenised text). A trained ``SentenceModel`` satisfies this protocol as it is.
+
+    What an encoder may do beyond that is declared by the capability protocols below; the suite asks
+    ``isinstance(encoder, Capability)`` and uses what is there:
+
+    * :class:`RunsTasks`: classifies a task's text itself (NB-SVM tf-idf baselines);
+    * :class:`ChecksCoverage`: says which of a task's sentences it cannot encode (precomputed vectors);
+    * :class:`ReportsOOV`: the share of a task's tokens outside its vocabulary (trained models);
+    * :class:`ExpandsVocabulary`: vocabulary expansion, fitted on demand and undone (trained models).
     """
 
     def encode(self, sentences: list[str]) -> np.ndarray: ...
 
     def describe(self) -> dict: ...
+
+
+@runtime_checkable
+class RunsTasks(Protocol):
+    """An encoder that scores a task itself from its text: ``run_task(spec, data, params) -> result``."""
+
+    def run_task(self, spec, data, params) -> dict: ...
+
+
+@runtime_checkable
+class ChecksCoverage(Protocol):
+    """``check_covers(sentences)`` raises, naming what is missing, when some sentences cannot be encoded."""
+
+    def check_covers(self, sentences: list[str]) -> None: ...
+
+
+@runtime_checkable
+class ReportsOOV(Protocol):
+    """``oov_rate(sentences)``: the share of their tokens the encoder maps to ``<unk>`` (``None``: unknown)."""
+
+    def oov_rate(self, sentences: list[str]) -> float | None: ...
+
+
+@runtime_checkable
+class ExpandsVocabulary(Protocol):
+    """Vocabulary expansion (Kiros et al. 2015): ``expand_vocabulary()`` fits it on the current weights (returns
+    the fit, or ``{"skipped": reason}``), ``clear_vocabulary_expansion()`` undoes it."""
+
+    def expand_vocabulary(self) -> dict: ...
+
+    def clear_vocabulary_expansion(self) -> None: ...
 
 
 class EncoderOutputError(RuntimeError):
@@ -64,9 +103,11 @@ class Concatenation:
     def encode(self, sentences: list[str], batch_size: int = 128) -> np.ndarray:
         return np.concatenate([part.encode(sentences, batch_size=batch_size) for part in self.parts], axis=1)
 
-    def oov_rate(self, sentences: list[str]) -> float:
-        """The largest OOV rate among the parts."""
-        return max(float(part.oov_rate(sentences)) for part in self.parts if hasattr(part, "oov_rate"))
+    def oov_rate(self, sentences: list[str]) -> float | None:
+        """The largest OOV rate among the parts that report one (``None`` when none does)."""
+        rates = [part.oov_rate(sentences) for part in self.parts if isinstance(part, ReportsOOV)]
+        rates = [float(r) for r in rates if r is not None]
+        return max(rates) if rates else None
 
     def describe(self) -> dict:
         return {"name": "concat(" + ",".join(d.get("name", "?") for d in self.descriptions) + ")",

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     from evaluation.probing_gen.__main__ import parse_settings
     from evaluation.probing_gen.generate import generate
-    from evaluation.results import atomic_write_text
+    from text.files import atomic_write_text
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "assets" / "probing" / "books-en"))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.senteval_tree import HashEncoder, make_senteval_tree
 from training.run_dir import register_resolvers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,3 +73,14 @@ def tiny_pairs(tmp_path_factory) -> dict[str, Path]:
     (root / "paraphrases.tsv").write_text("\n".join(para) + "\n", encoding="utf-8")
     return {"nli": root / "nli.tsv", "snli": snli, "parallel": root / "parallel.tsv",
             "paraphrases": root / "paraphrases.tsv"}
+
+
+@pytest.fixture
+def senteval_root(tmp_path) -> Path:
+    """A made-up data root in SentEval's layout (``helpers/senteval_tree.py``)."""
+    return make_senteval_tree(tmp_path / "data")
+
+
+@pytest.fixture
+def hash_encoder() -> HashEncoder:
+    return HashEncoder()

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from text.files import atomic_write_text
+
 FIRST = ("data", "encoder", "objective", "model", "trainer", "callbacks", "logger", "paths")
 
 
@@ -29,7 +31,5 @@ def config_tree(cfg: DictConfig, save_to: Path | None = None, show: bool = True)
         recorder.print(tree)
     rendered = recorder.export_text()
     if save_to is not None:
-        from evaluation.results import atomic_write_text
-
         atomic_write_text(save_to, rendered)
     return rendered

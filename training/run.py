@@ -14,12 +14,15 @@ from lightning.pytorch.trainer.states import TrainerStatus
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, open_dict
 
-from evaluation.results import atomic_write_text
+from text.files import atomic_write_text
+from encoders.base import is_trainable
 from objectives.contract import ObjectiveSpec, check_pairing
-from objectives.module import SentenceModel
+from training.module import SentenceModel
 from training.checkpoint_io import by_recency, checkpoint_problem, newest_readable
 from training.checkpoints import INIT_NAME, LAST_NAME
+from training.config_tree import config_tree
 from training.errors import RunInterrupted
+from training.evaluation_callback import SentEvalCallback
 from training.run_dir import move_into_run
 from training.settings_check import check_settings
 
@@ -44,10 +47,12 @@ def build_model(cfg: DictConfig, datamodule) -> SentenceModel:
 
 
 def check_encoder_config(cfg: DictConfig) -> None:
-    if "_target_" not in cfg.encoder or not str(cfg.encoder._target_).startswith("encoders."):
+    """``train.py`` takes trainable encoders only (``encoders.base.is_trainable``)."""
+    if "_target_" not in cfg.encoder or not is_trainable(str(cfg.encoder._target_)):
         raise ValueError(
-            f"encoder {cfg.encoder.get('_target_')} is not a trainable encoder: use one of bow, gru, bigru, "
-            "bilstm_max, bilstm_last, gatedconv, mc_bilstm_max (or a variant named after its paper)"
+            f"encoder {cfg.encoder.get('_target_')} is not a trainable encoder (an encoders.base.SentenceEncoder): use "
+            "one of bow, gru, bigru, bilstm_max, bilstm_last, gatedconv, mc_bilstm_max (or a variant named after its "
+            "paper); evaluation-only encoders (bow_glove, minilm, precomputed, ...) go to evaluate.py"
         )
 
 
@@ -215,8 +220,6 @@ def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> dict[str, floa
 def optimized_value(cfg: DictConfig, trainer: L.Trainer) -> tuple[str, float | None]:
     """The value ``train`` returns: ``optimized_metric`` (a logged metric such as ``val/context_acc``, or a score
     of the evaluation suite's last epoch such as ``probing/mean``, ``sts/STSBenchmark``), default ``monitor``."""
-    from evaluation.callback import SentEvalCallback
-
     name = str(cfg.get("optimized_metric") or cfg.monitor)
     metric = trainer.callback_metrics.get(name)
     if metric is not None:
@@ -235,8 +238,6 @@ def train(cfg: DictConfig) -> float | None:
     """``fit``, test on the data's test sets (``test_after_fit``), return ``optimized_metric`` (default: the
     monitored metric), what a sweeper optimises. The composed config is printed (``print_config``) and saved as
     ``config_tree.log``."""
-    from training.config_tree import config_tree
-
     prepare_run(cfg)
     config_tree(cfg, save_to=Path(cfg.paths.output_dir) / "config_tree.log", show=bool(cfg.get("print_config", True)))
     trainer, model = fit(cfg)

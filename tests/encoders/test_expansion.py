@@ -9,7 +9,7 @@ from text import SPECIALS, UNK_ID, Vocab
 from encoders.embedding import WordEmbedding
 from encoders.expansion import expand_embeddings, fit_linear_map
 from text.glove import load_glove
-from objectives.module import SentenceModel
+from training.module import SentenceModel
 
 BOW_GLOVE_FROZEN = {"_target_": "encoders.bow.BagOfWordsEncoder", "embed_dim": 50, "embedding_init": "glove",
                     "freeze_embeddings": True}

@@ -82,7 +82,7 @@ def test_real_data_counts():
 
 
 def test_cli_untrained_neural_encoder(senteval_root, tmp_path):
-    pytest.importorskip("objectives.module")
+    pytest.importorskip("training.module")
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, "encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random",
                      "tasks=[STS13]", f"results_file={out}", cwd=tmp_path)
@@ -92,7 +92,7 @@ def test_cli_untrained_neural_encoder(senteval_root, tmp_path):
 
 
 def test_cli_checkpoint(senteval_root, tmp_path):
-    module = pytest.importorskip("objectives.module")
+    module = pytest.importorskip("training.module")
     import torch
 
     from text import Tokenizer, Vocab
@@ -118,11 +118,11 @@ def test_cli_checkpoint(senteval_root, tmp_path):
 
 
 def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
-    module = pytest.importorskip("objectives.module")
+    module = pytest.importorskip("training.module")
     import numpy as np
     import torch
 
-    from objectives.module import SentenceModel
+    from training.module import SentenceModel
     from text import Tokenizer, Vocab
 
     tok = Tokenizer(kind="whitespace", lowercase=True)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from evaluation.embedding_cache import EmbeddingCache
-from evaluation.results import ResultsWriter, atomic_write_text
+from evaluation.results import ResultsWriter
+from text.files import atomic_write_text
 from evaluation.runner import load_tasks, params_from_config, run_tasks
 from evaluation.text_encoders import EncoderOutputError
 

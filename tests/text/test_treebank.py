@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from datamodules.corpus import list_documents, read_document, split_sentences
+from text.documents import list_documents, read_document, split_sentences
 from evaluation.tasks.registry import TASKS
 from text import Tokenizer
 from text.glove import glove_words

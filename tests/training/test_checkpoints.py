@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 from lightning import Callback
 
-from objectives.module import SentenceModel
+from training.module import SentenceModel
 from training.checkpoints import resolve_checkpoint
 from training.run import fit
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from objectives.module import SentenceModel
+from training.module import SentenceModel
 from training.run import fit, train
 
 from train_config import compose_objective_cfg, compose_train_cfg

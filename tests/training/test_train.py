@@ -12,7 +12,7 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from objectives.module import SentenceModel
+from training.module import SentenceModel
 from training.run import check_encoder_config, fit
 
 from train_config import compose_any_cfg, compose_train_cfg, is_text_encoder_config

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from evaluation.adapters import CallableEncoder, MissingSentences, PrecomputedEncoder, resolve_callable
+from evaluation.external_encoders import CallableEncoder, MissingSentences, PrecomputedEncoder, resolve_callable
 from evaluation.baselines import LengthEncoder
 
 from test_cli import _evaluate
@@ -110,7 +110,7 @@ def test_sentence_transformers_path_offline(tiny_sentence_transformer):
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from evaluation.adapters import SentenceTransformerEncoder
+    from evaluation.external_encoders import SentenceTransformerEncoder
 
     enc = SentenceTransformerEncoder(str(tiny_sentence_transformer / "st"), device="cpu")
     out = enc.encode(["the cat sat on the mat", "birds fly"])
@@ -135,7 +135,7 @@ def test_sentence_transformers_through_evaluate(senteval_root, tmp_path, tiny_se
 
 
 def test_minilm_config_names_the_fix_when_the_package_is_absent(monkeypatch):
-    from evaluation.adapters import _model_location
+    from evaluation.external_encoders import _model_location
 
     with pytest.raises(ImportError, match="requirements-minilm.txt"):
         _model_location("package:surely_not_installed_pkg")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from objectives.module import SentenceModel, untrained_model
+from training.module import SentenceModel, untrained_model
 from text import Tokenizer, Vocab
 
 

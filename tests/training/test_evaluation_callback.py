@@ -11,8 +11,8 @@ import torch
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-import evaluation.callback as callback_module
-from evaluation.callback import SentEvalCallback
+import training.evaluation_callback as callback_module
+from training.evaluation_callback import SentEvalCallback
 from evaluation.results import ResultsWriter
 from evaluation.runner import load_tasks, params_from_config, run_tasks
 from evaluation.tasks import UnknownTask

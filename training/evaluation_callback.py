@@ -27,10 +27,12 @@ import torch
 from lightning.pytorch.callbacks import Callback
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from .results import ResultsWriter
-from .runner import LoadedTask, git_revision, library_versions, load_tasks, params_from_config, run_tasks
-from .tasks.base import Split, TaskData
-from .tasks.registry import TASKS, resolve_tasks
+from evaluation.results import ResultsWriter
+from evaluation.runner import (LoadedTask, git_revision, library_versions, load_tasks, params_from_config,
+                               run_tasks)
+from evaluation.tasks.base import Split, TaskData
+from evaluation.tasks.registry import TASKS, resolve_tasks
+from evaluation.text_encoders import ExpandsVocabulary
 
 log = logging.getLogger(__name__)
 
@@ -244,7 +246,7 @@ class SentEvalCallback(Callback):
             self.setup(trainer, pl_module, "fit")
         started = time.perf_counter()
         out_dir = self.output_dir or Path(trainer.default_root_dir) / "eval"
-        if self.vocab_expansion and hasattr(pl_module, "expand_vocabulary"):
+        if self.vocab_expansion and isinstance(pl_module, ExpandsVocabulary):
             pl_module.expand_vocabulary()  # fit on this epoch's weights; describe() records it; undone below
         writer = ResultsWriter(out_dir / f"epoch_{epoch:03d}.json", self._meta(trainer, pl_module, epoch))
         writer.flush()
@@ -263,7 +265,7 @@ class SentEvalCallback(Callback):
                       err, writer.path)
             doc = writer.doc
         finally:
-            if hasattr(pl_module, "clear_vocabulary_expansion"):
+            if isinstance(pl_module, ExpandsVocabulary):
                 pl_module.clear_vocabulary_expansion()
             for module, mode in modes.items():
                 module.training = mode

@@ -13,10 +13,12 @@ from lightning import LightningModule
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
-from text import UNK_ID, Tokenizer, Vocab, pad_batch
 from encoders.base import SentenceEncoder
+from encoders.embedding import WordEmbedding
+from encoders.expansion import expand_embeddings
 from objectives.contract import batch_size
 from objectives.metrics import RunningMeans
+from text import UNK_ID, Tokenizer, Vocab, pad_batch
 
 log = logging.getLogger(__name__)
 
@@ -231,9 +233,6 @@ class SentenceModel(LightningModule):
         Returns the fit (also reported by ``describe``); when no map can be fit (too few words known to
         both), ``{"skipped": reason}`` and ``encode`` keeps ``<unk>`` for such words.
         """
-        from encoders.embedding import WordEmbedding
-        from encoders.expansion import expand_embeddings
-
         tables = [m for enc in self._source_encoders for m in enc.modules() if isinstance(m, WordEmbedding)]
         try:
             self.encode_vocab, fits = expand_embeddings(tables, self.vocab)
@@ -248,8 +247,6 @@ class SentenceModel(LightningModule):
 
     def clear_vocabulary_expansion(self) -> None:
         """Undo ``expand_vocabulary``: ``encode`` maps unknown words to ``<unk>`` again."""
-        from encoders.embedding import WordEmbedding
-
         for module in self.modules():
             if isinstance(module, WordEmbedding):
                 module.set_extra_rows(module.weight.new_zeros(0, module.embed_dim))

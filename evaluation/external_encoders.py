@@ -1,18 +1,10 @@
-"""Whatever the user names -> the one text-encoder protocol the suite speaks (``encode``/``describe``).
-
-``evaluate.py`` (and anything else that evaluates) calls :func:`build_text_encoder`. It accepts:
-
-* ``ckpt_path=<checkpoint or run dir>`` (or a list of them: vectors concatenated, combine-QT);
-* an encoder config whose ``_target_`` is a text encoder: ``bow_glove``, ``length`` (the probing paper's
-  Length baseline), ``sentence_transformers`` / ``minilm``, ``precomputed`` (a file of sentences and vectors),
-  ``callable`` (a Python function ``module:function``);
-* an encoder config whose ``_target_`` is a torch module: evaluated untrained (seeded random init).
-
-The text encoders from outside the project live here too.
+"""Evaluation-only encoders of vectors made elsewhere: a file of precomputed vectors, a Python function, a
+sentence-transformers model. Each speaks the suite's text-encoder protocol (``encode``/``describe``).
 """
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -20,7 +12,6 @@ from typing import Callable
 
 import numpy as np
 
-from .text_encoders import EncoderOutputError
 
 
 class MissingSentences(ValueError):
@@ -33,8 +24,6 @@ def _normalise(sentence: str) -> str:
 
 def _read_sentences(path: Path) -> list[str]:
     if path.suffix == ".json":
-        import json
-
         return [str(s) for s in json.loads(path.read_text(encoding="utf-8"))]
     lines = path.read_text(encoding="utf-8").split("\n")
     return lines[:-1] if lines and lines[-1] == "" else lines
@@ -191,68 +180,3 @@ class SentenceTransformerEncoder:
         return {"name": f"sentence_transformers:{short}", "model": self.model_name,
                 "dim": self.output_dim, "max_seq_length": self.model.max_seq_length, "normalize": self.normalize,
                 "sentence_transformers": sentence_transformers.__version__, "device": str(self.model.device)}
-
-
-def load_checkpoint_encoder(ckpt_path: str, vocab_expansion: bool):
-    """(model, description) of a checkpoint or run directory (its best.ckpt)."""
-    from objectives.module import SentenceModel
-    from training.checkpoints import resolve_checkpoint
-
-    path = resolve_checkpoint(str(ckpt_path))
-    model = SentenceModel.load_checkpoint(str(path), map_location="cpu").eval()
-    if vocab_expansion:
-        skipped = model.expand_vocabulary().get("skipped")
-        if skipped:  # e.g. a toy vocabulary: evaluated without expansion, recorded in describe()
-            print(f"warning: vocabulary expansion skipped: {skipped}", file=sys.stderr)
-    return model, {"name": f"checkpoint:{path.parent.parent.name}/{path.stem}", **model.describe(),
-                   "source": f"checkpoint {path}"}
-
-
-def build_text_encoder(cfg, sentences_fn, to_absolute: Callable[[str], str] = str):
-    """(encoder, description) for an ``evaluate.py`` config. ``sentences_fn()`` gives the tasks' sentences (an
-    untrained model's vocabulary); ``to_absolute`` maps user paths (Hydra changes the working directory)."""
-    import hydra
-    from omegaconf import OmegaConf
-
-    ckpt = cfg.get("ckpt_path")
-    if OmegaConf.is_list(ckpt) or isinstance(ckpt, (list, tuple)):
-        from .text_encoders import Concatenation
-
-        loaded = [load_checkpoint_encoder(to_absolute(p), cfg.get("vocab_expansion", True)) for p in ckpt]
-        combined = Concatenation([m for m, _ in loaded], [d for _, d in loaded])
-        return combined, {**combined.describe(), "source": "concatenated checkpoints"}
-    if ckpt:
-        return load_checkpoint_encoder(to_absolute(ckpt), cfg.get("vocab_expansion", True))
-    target = cfg.encoder.get("_target_")
-    if not target:
-        raise ValueError("encoder config has no _target_: pick one of conf/encoder/*.yaml, e.g. encoder=bow_glove")
-    import torch
-
-    cls = hydra.utils.get_class(target)
-    if not issubclass(cls, torch.nn.Module):  # a text encoder (encode/describe)
-        kwargs = OmegaConf.to_container(cfg.encoder, resolve=True)
-        kwargs.pop("_target_")
-        for key in ("path", "sentences"):  # files the user names, relative to where they ran the command
-            if kwargs.get(key):
-                kwargs[key] = to_absolute(kwargs[key])
-        if kwargs.get("function", "").split(":")[0].endswith(".py"):
-            module, _, attr = kwargs["function"].rpartition(":")
-            kwargs["function"] = f"{to_absolute(module)}:{attr}"
-        encoder = cls(**kwargs)
-        return encoder, {**encoder.describe(), "source": encoder.describe().get("source", "text encoder")}
-    from objectives.module import untrained_model
-    from text import Tokenizer, Vocab
-
-    tokenizer = Tokenizer(**OmegaConf.to_container(cfg.tokenizer))
-    sentences = sentences_fn()
-    vocab = Vocab.from_sentences(tokenizer(s) for s in sentences)
-    model = untrained_model(cfg.encoder, vocab, tokenizer, seed=int(cfg.seed)).eval()
-    return model, {"name": f"{target.rsplit('.', 1)[-1]}-untrained", **model.describe(), "source": "untrained",
-                   "untrained": f"random init (seed {cfg.seed}); vocabulary of {len(vocab)} words built from the "
-                                f"{len(sentences)} distinct sentences of the requested tasks, tokenizer "
-                                f"{tokenizer.to_dict()}",
-                   "encoder_config": OmegaConf.to_container(cfg.encoder, resolve=True)}
-
-
-__all__ = ["build_text_encoder", "load_checkpoint_encoder", "PrecomputedEncoder", "CallableEncoder",
-           "SentenceTransformerEncoder", "MissingSentences", "EncoderOutputError"]

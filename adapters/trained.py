@@ -1,0 +1,46 @@
+"""Trained and untrained sentence models as text encoders."""
+from __future__ import annotations
+
+import sys
+from typing import Iterable
+
+from omegaconf import DictConfig, OmegaConf
+
+from evaluation.text_encoders import Concatenation
+from text import Tokenizer, Vocab
+from training.checkpoints import resolve_checkpoint
+from training.module import SentenceModel, untrained_model
+
+
+def load_checkpoint_encoder(ckpt_path: str, vocab_expansion: bool) -> tuple[SentenceModel, dict]:
+    """(model, description) of a checkpoint or run directory (its best.ckpt)."""
+    path = resolve_checkpoint(str(ckpt_path))
+    model = SentenceModel.load_checkpoint(str(path), map_location="cpu").eval()
+    if vocab_expansion:
+        skipped = model.expand_vocabulary().get("skipped")
+        if skipped:  # e.g. a toy vocabulary: evaluated without expansion, recorded in describe()
+            print(f"warning: vocabulary expansion skipped: {skipped}", file=sys.stderr)
+    return model, {"name": f"checkpoint:{path.parent.parent.name}/{path.stem}", **model.describe(),
+                   "source": f"checkpoint {path}"}
+
+
+def load_concatenation(ckpt_paths: Iterable[str], vocab_expansion: bool) -> tuple[Concatenation, dict]:
+    """Several checkpoints side by side (combine-QT, MC-QT as published): their vectors concatenated."""
+    loaded = [load_checkpoint_encoder(p, vocab_expansion) for p in ckpt_paths]
+    combined = Concatenation([m for m, _ in loaded], [d for _, d in loaded])
+    return combined, {**combined.describe(), "source": "concatenated checkpoints"}
+
+
+def untrained_encoder(encoder_cfg: DictConfig, tokenizer_cfg: DictConfig, sentences: list[str],
+                      seed: int) -> tuple[SentenceModel, dict]:
+    """A trainable encoder config at its seeded random initialisation, with a vocabulary built from
+    ``sentences`` (the requested tasks' text)."""
+    tokenizer = Tokenizer(**OmegaConf.to_container(tokenizer_cfg))
+    vocab = Vocab.from_sentences(tokenizer(s) for s in sentences)
+    model = untrained_model(encoder_cfg, vocab, tokenizer, seed=int(seed)).eval()
+    target = str(encoder_cfg.get("_target_"))
+    return model, {"name": f"{target.rsplit('.', 1)[-1]}-untrained", **model.describe(), "source": "untrained",
+                   "untrained": f"random init (seed {seed}); vocabulary of {len(vocab)} words built from the "
+                                f"{len(sentences)} distinct sentences of the requested tasks, tokenizer "
+                                f"{tokenizer.to_dict()}",
+                   "encoder_config": OmegaConf.to_container(encoder_cfg, resolve=True)}
