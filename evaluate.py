@@ -4,7 +4,7 @@
     python evaluate.py encoder=bow_glove tasks=[MR,STS14] evaluation=full
     python evaluate.py encoder=bilstm_max tasks=probing          # untrained, random init
     python evaluate.py ckpt_path=[<uni-QT run>,<bi-QT run>]      # combine-QT: vectors concatenated
-    python evaluate.py tasks=probing probing=generated:<dir>     # a set made by evaluation.probing_gen
+    python evaluate.py tasks=probing probing=generated:<dir>     # a set made by tools.probing_gen
     python evaluate.py encoder=minilm                            # all-MiniLM-L6-v2 (requirements-minilm.txt)
     python evaluate.py encoder=precomputed encoder.path=vectors.npz   # vectors computed elsewhere
     python evaluate.py encoder=callable encoder.function=mypkg.embed:encode   # any sentences -> array function
@@ -17,22 +17,19 @@ os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
 
 import hydra  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
+from rich.console import Console  # noqa: E402
 
+from adapters.from_config import build_text_encoder  # noqa: E402
+from evaluation.results import ResultsWriter, merge_into, protocol_record, results_meta, resume_from  # noqa: E402
+from evaluation.runner import all_sentences, load_tasks, params_from_config, run_tasks  # noqa: E402
+from evaluation.tasks import UnknownTask  # noqa: E402
+from evaluation.text_encoders import EncoderOutputError  # noqa: E402
 from training.run_dir import register_resolvers  # noqa: E402
 
 register_resolvers()
 
 
 def evaluate(cfg: DictConfig) -> int:
-    from rich.console import Console
-
-    from adapters.from_config import build_text_encoder
-    from evaluation.results import ResultsWriter
-    from evaluation.runner import (all_sentences, git_revision, library_versions, load_tasks, params_from_config,
-                                   run_tasks)
-    from evaluation.tasks import UnknownTask
-    from evaluation.text_encoders import EncoderOutputError
-
     console = Console(stderr=True)
     tasks = OmegaConf.to_container(cfg.tasks) if OmegaConf.is_config(cfg.tasks) else cfg.tasks
     data_dir = Path(hydra.utils.to_absolute_path(str(cfg.paths.data_dir)))
@@ -57,17 +54,11 @@ def evaluate(cfg: DictConfig) -> int:
     except (FileNotFoundError, ValueError, ImportError) as err:
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2
-    import dataclasses
-
-    meta = {"protocol": {"standard": "SentEval", **dataclasses.asdict(params),
-                         "encode_batch_size": int(cfg.evaluation.get("encode_batch_size", 128))},
-            "encoder": description, "tasks": [t.spec.name for t in loaded], "data_dir": str(data_dir),
-            "probing_source": str(cfg.get("probing") or "auto"),
-            "versions": library_versions(), "git_revision": git_revision()}
+    protocol = protocol_record(params, encode_batch_size=int(cfg.evaluation.get("encode_batch_size", 128)))
+    meta = results_meta("evaluate", protocol, description, [t.spec.name for t in loaded], data_dir=str(data_dir),
+                        probing_source=str(cfg.get("probing") or "auto"))
     writer = ResultsWriter(results_file, meta)
     if results_file.is_file() and not cfg.get("overwrite"):
-        from evaluation.results import merge_into, resume_from
-
         try:
             if cfg.get("resume"):
                 done = resume_from(writer, results_file)

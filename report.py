@@ -5,7 +5,7 @@ from pathlib import Path
 
 os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
 
-from evaluation.report import main as report_main  # noqa: E402
+from tools.report import main as report_main  # noqa: E402
 
 
 def main() -> int:

@@ -295,9 +295,9 @@ def main(argv=None) -> int:
                       "reference": args.reference, "data": str(data_dir), "git_revision": git_revision(),
                       "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                       # the working-tree files our side ran with (others may be editing them)
-                      "ours_sha256": {f: hashlib.sha256((ROOT / f).read_bytes()).hexdigest()[:16] for f in
-                                      ("evaluation/classifier.py", "evaluation/regimes.py",
-                                       "evaluation/relatedness.py", "evaluation/tasks/execute.py")}},
+                      "ours_sha256": {f.relative_to(ROOT).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest()[:16]
+                                      for f in [ROOT / "evaluation" / "classifier.py",
+                                                *sorted((ROOT / "evaluation" / "regimes").glob("*.py"))]}},
              "tasks": {}}
     for path in filter(None, (args.reference_json or "").split(",")):
         if Path(path).is_file():

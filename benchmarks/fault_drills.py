@@ -200,7 +200,7 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
         corpus = here / "c"
         corpus.mkdir()
         (corpus / "a.txt").write_text("The old man saw the red river today.\n\nA young woman walked over the bridge.\n")
-        done = self.run([sys.executable, "-m", "evaluation.probing_gen", f"corpus={corpus}", f"out={here / 'out'}",
+        done = self.run([sys.executable, "-m", "tools.probing_gen", f"corpus={corpus}", f"out={here / 'out'}",
                          "parser=none", "progress=false", "tasks=[Length,BigramShift]", "train=100", "dev=10",
                          "test=10"], here)
         written = [p.name for p in (here / "out").glob("*.txt")]

@@ -167,7 +167,7 @@ def run_senteval(spec, X: dict, y: dict, params, nclasses: int | None) -> dict:
     from senteval.tools.relatedness import RelatednessPytorch
     from senteval.tools.validation import InnerKFoldClassifier, KFoldClassifier, SplitClassifier
 
-    from evaluation.relatedness import tai_target
+    from evaluation.regimes import tai_target
 
     config = {"nclasses": nclasses or 5, "seed": params.seed, "usepytorch": True, "kfold": params.kfold,
               "classifier": {"nhid": params.nhid, "optim": params.optim, "batch_size": params.batch_size,
@@ -215,11 +215,11 @@ def bilstm_rate(loaded, sample: int) -> tuple[object, dict]:
 def main(tasks: str, params_name: str, data: Path, reference: str | None, sample: int, out: Path | None) -> None:
     import evaluation.classifier as engine
     import evaluation.regimes
-    import evaluation.relatedness
+    from evaluation.regimes import MODULES
     from evaluation.embedding_cache import EmbeddingCache
     from evaluation.protocol import FULL, PROTOTYPE
     from evaluation.runner import load_tasks
-    from evaluation.tasks.execute import features
+    from evaluation.regimes import features
 
     params = {"prototype": PROTOTYPE, "full": FULL}[params_name]
     if reference:
@@ -242,7 +242,9 @@ def main(tasks: str, params_name: str, data: Path, reference: str | None, sample
         works.append(res.work)
         return res
 
-    evaluation.regimes.fit_members = evaluation.relatedness.fit_members = recording_fit
+    for module in MODULES.values():  # every regime module's fit_members records its work
+        if hasattr(module, "fit_members"):
+            module.fit_members = recording_fit
     projection = EmbeddingCache(ProjectedBow(), batch_size=128)
     rows = []
     print("\n| task | d | classifier s | GB moved | GFLOP | roofline s | roofline share | share, random rows | "

@@ -1,6 +1,6 @@
 """Time and peak memory of the probing-task generator on a corpus, and how memory grows with corpus size.
 
-Runs ``python -m evaluation.probing_gen`` in a fresh process per case (so peak memory is that run's own),
+Runs ``python -m tools.probing_gen`` in a fresh process per case (so peak memory is that run's own),
 on the first quarter, the first half and all of the corpus's documents, and prints per case: documents, words,
 seconds per stage, words per second, peak RSS of the generator and of its worker processes, and the size of
 the frequency tables. Streaming means the peak grows only with those tables, not with the words read.
@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import json, resource, sys
 sys.path.insert(0, {root!r})
-from evaluation.probing_gen.__main__ import parse_settings
-from evaluation.probing_gen.generate import generate
+from tools.probing_gen.__main__ import parse_settings
+from tools.probing_gen.generate import generate
 meta = generate(parse_settings({argv!r}))
 own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -55,7 +55,7 @@ def main() -> None:
     args = parser.parse_args()
     train, dev, test = (int(x) for x in args.sizes.split(","))
     sys.path.insert(0, str(ROOT))
-    from evaluation.probing_gen.stream import corpus_documents
+    from tools.probing_gen.stream import corpus_documents
 
     n_docs = len(corpus_documents(args.corpus))
     print(f"corpus {args.corpus}: {n_docs} documents; tasks={args.tasks}; {os.cpu_count()} CPUs")

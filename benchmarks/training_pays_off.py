@@ -23,6 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from evaluation.results import read_results  # noqa: E402
+
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14",
          "STS15", "STS16"]
 PROBING = ["Length", "WordContent", "Depth", "BigramShift", "Tense", "SubjNumber", "ObjNumber", "OddManOut",
@@ -104,7 +107,7 @@ def training_summary(run_dir: Path) -> list[str]:
     and the test sets' scores when the data has them."""
     import yaml
 
-    from evaluation.report import read_scalars
+    from tools.report import read_scalars
 
     cfg = yaml.safe_load((run_dir / ".hydra" / "config.yaml").read_text()) if (run_dir / ".hydra").is_dir() else {}
     choices = {}
@@ -134,9 +137,9 @@ def training_summary(run_dir: Path) -> list[str]:
             lines.append(f"{other}: first {values[0]:.4f}, last {values[-1]:.4f}")
     tests = run_dir / "test_results.json"
     if tests.is_file():
-        doc = json.loads(tests.read_text())
-        lines.append("test sets (" + Path(str(doc.pop("checkpoint", ""))).name + "): "
-                     + ", ".join(f"{k} {v:.4f}" for k, v in doc.items() if isinstance(v, float)))
+        doc = read_results(tests)
+        lines.append("test sets (" + Path(str(doc.get("checkpoint", ""))).name + "): "
+                     + ", ".join(f"{k} {r['main_score']:.4f}" for k, r in doc["results"].items()))
     return [f"- {line}" for line in lines]
 
 

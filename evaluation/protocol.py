@@ -32,7 +32,7 @@ class ProtocolParams:
     # Several classifier seeds: every classifier task runs once per seed; results keep each seed's scores and
     # report their mean and sd (None: ``seed`` alone, SentEval's single run).
     seeds: tuple[int, ...] | None = None
-    # Model selection without test data: only train/dev splits are encoded and scored (execute.DEV_ONLY_NOTE).
+    # Model selection without test data: only train/dev splits are encoded and scored (regimes.DEV_ONLY_NOTE).
     dev_only: bool = False
     # pytorch: the probes above (SentEval's usepytorch: True); sklearn: SentEval's usepytorch: False path,
     # scikit-learn's LogisticRegression over SentEval's C grids (evaluation.sklearn_regimes); relatedness

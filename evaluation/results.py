@@ -1,11 +1,132 @@
-"""Results on disk: JSON and a Markdown table of main scores, both written atomically."""
+"""The one results schema, and results on disk: JSON and a Markdown table of main scores, both written atomically.
+
+Every results file of the project is a :class:`ResultsDocument`: ``evaluate.py``'s ``results.json``, the per-epoch
+suite's ``eval/epoch_NNN.json``, a training run's ``test_results.json``. Each task's entry is a
+:class:`TaskResult`: SentEval's keys for the task (``acc``, ``devacc``, ``pearson``, ``all``, ...) plus the main
+score, its metric, size and timings. ``kind`` says which writer made the file. :func:`read_results` reads any of
+them (and the flat ``test_results.json`` of runs made before the schema), refusing anything else in one line;
+``tools.compare`` and ``tools.report`` read through it.
+"""
 from __future__ import annotations
 
+import dataclasses
+import importlib.metadata as md
 import json
 import math
+import platform
+import subprocess
 from pathlib import Path
+from typing import Any, Literal, TypedDict
 
+from evaluation.protocol import ProtocolParams
 from text.files import atomic_write_text
+
+SCHEMA_VERSION = 1
+Kind = Literal["evaluate", "epoch", "test"]
+
+
+class TaskResult(TypedDict, total=False):
+    """One task's entry: SentEval's result keys for it, and what the suite adds."""
+
+    main_score: float | None  # the task's headline number (accuracy %, or a correlation)
+    main_metric: str  # the dotted key of the result it comes from, e.g. "acc", "all.spearman.mean"
+    main_score_sd: float  # its sd over classifier seeds, when several were run
+    n: int  # examples in all splits
+    seconds: float
+    encode_seconds: float
+    classifier_seconds: float
+    regime: str  # a key of evaluation.regimes.REGIMES
+    oov_rate: float  # share of the task's tokens the encoder maps to <unk>
+    seeds: dict[str, dict[str, float]]
+    sd: dict[str, float]
+
+
+class ResultsDocument(TypedDict, total=False):
+    """A results file."""
+
+    schema_version: int
+    kind: Kind
+    protocol: dict[str, Any]  # ProtocolParams as a dict, + standard, encode_batch_size, ...
+    encoder: dict[str, Any]  # the encoder's description; "name" identifies it
+    tasks: list[str]
+    results: dict[str, TaskResult]
+    skipped: dict[str, str]  # task -> why it did not run (missing data, time budget, dev-only)
+    errors: dict[str, str]  # task -> its one-line failure
+    data_dir: str
+    probing_source: str
+    versions: dict[str, str]
+    git_revision: str | None
+    epoch: int  # kind "epoch": epochs trained (0 = before training)
+    checkpoint: str  # kind "test": the checkpoint scored
+
+
+def git_revision(root: Path | None = None) -> str | None:
+    """The checkout's commit, ``-dirty`` when tracked files differ from it; ``None`` outside a git checkout."""
+    root = root or Path(__file__).resolve().parent.parent
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if rev.returncode != 0:
+        return None
+    return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def library_versions() -> dict[str, str]:
+    """Python's version and those of the libraries that change scores."""
+    out = {"python": platform.python_version()}
+    for pkg in ("torch", "numpy", "scipy", "scikit-learn", "hydra-core", "omegaconf", "lightning", "sacremoses"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    return out
+
+
+def protocol_record(params: ProtocolParams, **extra: Any) -> dict[str, Any]:
+    """The ``protocol`` header of a results file: the protocol parameters and what else shaped the scores."""
+    return {"standard": "SentEval", **dataclasses.asdict(params), **extra}
+
+
+def results_meta(kind: Kind, protocol: dict[str, Any], encoder: dict[str, Any], tasks: list[str],
+                 **fields: Any) -> dict[str, Any]:
+    """The header every writer puts above its results: schema, kind, protocol, encoder, tasks, ``fields``
+    (``data_dir``, ``probing_source``, ``epoch``, ...), library versions and the git revision."""
+    return {"schema_version": SCHEMA_VERSION, "kind": kind, "protocol": protocol, "encoder": encoder,
+            "tasks": list(tasks), **fields, "versions": library_versions(), "git_revision": git_revision()}
+
+
+def read_results(path: Path | str) -> ResultsDocument:
+    """A results file of any writer, as a :class:`ResultsDocument`; one line naming the problem otherwise. A flat
+    ``test_results.json`` (``{"test/<set>/acc": 0.81, "checkpoint": ...}``, runs before the schema) is read as
+    kind ``test``."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path}: not a readable results file ({err})") from None
+    if isinstance(doc, dict) and "results" not in doc and path.name == "test_results.json":
+        doc = document_of_test_scores({k: v for k, v in doc.items() if isinstance(v, (int, float))}, doc.get("checkpoint"))
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
+        raise ValueError(f"{path}: no 'results' in it: give results.json files of evaluate.py, eval/epoch_NNN.json "
+                         "or test_results.json")
+    for task, result in doc["results"].items():
+        if not isinstance(result, dict) or "main_score" not in result:
+            raise ValueError(f"{path}: the result of {task} has no main_score: not a results file of this project")
+    for section in ("skipped", "errors"):
+        doc.setdefault(section, {})
+    return doc
+
+
+def document_of_test_scores(metrics: dict[str, float], checkpoint: str | None, **fields: Any) -> ResultsDocument:
+    """A training run's test-set scores (``trainer.test``'s metrics, e.g. ``test/snli_test/acc``) as a
+    results document of kind ``test``: one entry per metric."""
+    results = {name: {"main_score": float(value), "main_metric": name.rsplit("/", 1)[-1]}
+               for name, value in metrics.items()}
+    return {"schema_version": SCHEMA_VERSION, "kind": "test", "checkpoint": checkpoint or "final weights",
+            "results": results, "skipped": {}, "errors": {}, **fields}
 
 
 def to_jsonable(value):

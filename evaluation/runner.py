@@ -3,17 +3,19 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import platform
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+import numpy as np
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
 from .embedding_cache import EmbeddingCache
+from .protocol import ProtocolParams
 from .results import ResultsWriter
 from .tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
-from .tasks.execute import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_view, run_dev_only, task_params
+from .regimes import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_view, run_dev_only, task_params
 from .tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
 from .text_encoders import ChecksCoverage, EncoderOutputError, ReportsOOV, RunsTasks, TextEncoder
 
@@ -58,8 +60,6 @@ def all_sentences(loaded: list[LoadedTask]) -> list[str]:
 
 def params_from_config(cfg: Mapping):
     """``ProtocolParams`` from the ``evaluation`` config group (``classifier.nhid``/``dropout`` included)."""
-    from .protocol import ProtocolParams
-
     flat = {k: v for k, v in dict(cfg).items() if k != "classifier"}
     for key, value in dict(cfg.get("classifier") or {}).items():
         flat[key] = value
@@ -76,8 +76,6 @@ SEED_METRICS = ("acc", "devacc", "pearson", "spearman", "mse", "devpearson", "f1
 def run_seeds(regime, spec, data, embed, params) -> dict:
     """The regime once per classifier seed. One seed: SentEval's result as it is. Several: the first seed's
     result with each metric replaced by its mean over seeds, plus ``seeds`` ({seed: metrics}) and ``sd``."""
-    import numpy as np
-
     seeds = params.classifier_seeds()
     runs = {seed: regime(spec, data, embed, dataclasses.replace(params, seed=seed, seeds=None)) for seed in seeds}
     first = runs[seeds[0]]
@@ -91,31 +89,6 @@ def run_seeds(regime, spec, data, embed, params) -> dict:
         values = np.array([r[k] for r in runs.values()], dtype=np.float64)
         out[k] = round(float(values.mean()), 4)
         out["sd"][k] = round(float(values.std(ddof=1)), 4)
-    return out
-
-
-def git_revision(root: Path | None = None) -> str | None:
-    root = root or Path(__file__).resolve().parent.parent
-    try:
-        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if rev.returncode != 0:
-        return None
-    return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-
-
-def library_versions() -> dict:
-    import importlib.metadata as md
-
-    out = {"python": platform.python_version()}
-    for pkg in ("torch", "numpy", "scipy", "scikit-learn", "hydra-core", "omegaconf", "lightning", "sacremoses"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
     return out
 
 
@@ -184,8 +157,6 @@ def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, 
     recorded under ``errors``, the run goes on. A broken encoder (NaN, wrong shape) stops the run
     with ``EncoderOutputError``, after writing what was done.
     """
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     name = encoder.describe().get("name") if isinstance(encoder, TextEncoder) else None
     if params.dev_only:
         writer.update(dev_only=DEV_ONLY_NOTE)

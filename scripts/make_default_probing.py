@@ -2,7 +2,7 @@
 
     python scripts/make_default_probing.py [--train 10000 --dev 1000 --test 1000]
 
-Runs ``evaluation.probing_gen`` on ``assets/books`` (its train and valid books: public-domain text, so the set
+Runs ``tools.probing_gen`` on ``assets/books`` (its train and valid books: public-domain text, so the set
 is too) with the pinned spaCy pipeline (requirements-probing.txt), every sentence parsed, then xz-compresses
 the task files (the probing loader reads ``.txt.xz``). The evaluation engine falls back to this set when
 the data root has neither SentEval's nor X-Probe's probing files, so ``python train.py`` draws probing
@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
-    from evaluation.probing_gen.__main__ import parse_settings
-    from evaluation.probing_gen.generate import generate
+    from tools.probing_gen.__main__ import parse_settings
+    from tools.probing_gen.generate import generate
     from text.files import atomic_write_text
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from evaluation.tasks.base import MissingTaskData, TaskData, check_splits
-from evaluation.tasks.execute import REGIMES, cosine_summary, task_params
+from evaluation.regimes import REGIMES, cosine_summary, task_params
 from evaluation.tasks.registry import TASKS, TaskSpec
 
 from . import feeding

@@ -27,9 +27,8 @@ import torch
 from lightning.pytorch.callbacks import Callback
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from evaluation.results import ResultsWriter
-from evaluation.runner import (LoadedTask, git_revision, library_versions, load_tasks, params_from_config,
-                               run_tasks)
+from evaluation.results import ResultsWriter, protocol_record, results_meta
+from evaluation.runner import LoadedTask, load_tasks, params_from_config, run_tasks
 from evaluation.tasks.base import Split, TaskData
 from evaluation.tasks.registry import TASKS, resolve_tasks
 from evaluation.text_encoders import ExpandsVocabulary
@@ -225,15 +224,12 @@ class SentEvalCallback(Callback):
 
     def _meta(self, trainer, pl_module, epoch: int) -> dict:
         describe = getattr(pl_module, "describe", None)
-        protocol = {"standard": "SentEval", **dataclasses.asdict(self.params),
-                    "encode_batch_size": self.encode_batch_size, "max_examples_per_split": self.max_examples_per_split}
-        meta = {"protocol": protocol,
-                "encoder": {"name": f"training:epoch_{epoch:03d}", **(describe() if callable(describe) else {}),
-                            "source": "SentEvalCallback during training", "epoch": epoch,
-                            "global_step": int(trainer.global_step)},
-                "epoch": epoch, "tasks": list(self.task_names), "data_dir": str(self.data_dir),
-                "probing_source": self.probing,
-                "versions": library_versions(), "git_revision": git_revision()}
+        protocol = protocol_record(self.params, encode_batch_size=self.encode_batch_size,
+                                   max_examples_per_split=self.max_examples_per_split)
+        encoder = {"name": f"training:epoch_{epoch:03d}", **(describe() if callable(describe) else {}),
+                   "source": "SentEvalCallback during training", "epoch": epoch, "global_step": int(trainer.global_step)}
+        meta = results_meta("epoch", protocol, encoder, list(self.task_names), epoch=epoch,
+                            data_dir=str(self.data_dir), probing_source=self.probing)
         if self.max_examples_per_split is not None:
             meta["subsample"] = {"max_examples_per_split": self.max_examples_per_split,
                                  "seed": self.subsample_seed, "note": SUBSAMPLE_NOTE}

@@ -14,6 +14,7 @@ from lightning.pytorch.trainer.states import TrainerStatus
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, open_dict
 
+from evaluation.results import ResultsDocument, document_of_test_scores, to_jsonable
 from text.files import atomic_write_text
 from encoders.base import is_trainable
 from objectives.contract import ObjectiveSpec, check_pairing
@@ -202,19 +203,18 @@ def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     return trainer, model
 
 
-def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> dict[str, float]:
+def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> ResultsDocument:
     """Score the best checkpoint (else the final weights) on the data's test sets; write test_results.json."""
     best = getattr(trainer.checkpoint_callback, "best_model_path", "") if trainer.checkpoint_callback else ""
     if trainer.fast_dev_run or not best:
         best = None
     results = trainer.test(model, datamodule=datamodule, ckpt_path=best, verbose=False)
     merged = {k: float(v) for r in results for k, v in r.items()}
-    merged["checkpoint"] = best or "final weights"
+    doc = document_of_test_scores(merged, best, encoder=model.describe())
     if trainer.is_global_zero:
-        atomic_write_text(Path(trainer.default_root_dir) / "test_results.json", json.dumps(merged, indent=2))
-        log.info("Test results (%s): %s", merged["checkpoint"],
-                 ", ".join(f"{k}={v:.4f}" for k, v in merged.items() if isinstance(v, float)))
-    return merged
+        atomic_write_text(Path(trainer.default_root_dir) / "test_results.json", json.dumps(to_jsonable(doc), indent=2))
+        log.info("Test results (%s): %s", doc["checkpoint"], ", ".join(f"{k}={v:.4f}" for k, v in merged.items()))
+    return doc
 
 
 def optimized_value(cfg: DictConfig, trainer: L.Trainer) -> tuple[str, float | None]:

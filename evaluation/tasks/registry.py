@@ -14,7 +14,7 @@ class TaskSpec:
     name: str
     family: str  # transfer | relatedness | similarity | probing
     loader: Callable[..., TaskData]  # data_dir -> TaskData
-    regime: str  # a key of evaluation.tasks.execute.REGIMES
+    regime: str  # a key of evaluation.regimes.REGIMES
     metrics: tuple[str, ...]  # SentEval's result keys worth showing
     main_score: str  # dotted path into the result, e.g. "acc" or "all.pearson.mean"
     features: str | None = None  # pair features: absdiff_prod | snli; None for single sentences

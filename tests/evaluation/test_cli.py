@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from evaluation.results import SCHEMA_VERSION, read_results
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -33,6 +35,7 @@ def test_cli_bow_glove_writes_results(senteval_root, tmp_path):
     assert "TopConstituents" in doc["skipped"]
     assert doc["protocol"]["kfold"] == 2 and doc["protocol"]["name"] == "prototype"
     assert doc["encoder"]["name"] == "bow_glove" and "torch" in doc["versions"] and "git_revision" in doc
+    assert doc["kind"] == "evaluate" and doc["schema_version"] == SCHEMA_VERSION and doc == read_results(out)
     md = out.with_suffix(".md").read_text()
     assert "| MR |" in md and "| MR |" in proc.stdout
 

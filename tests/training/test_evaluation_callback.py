@@ -13,7 +13,7 @@ from hydra.utils import instantiate
 
 import training.evaluation_callback as callback_module
 from training.evaluation_callback import SentEvalCallback
-from evaluation.results import ResultsWriter
+from evaluation.results import ResultsWriter, read_results
 from evaluation.runner import load_tasks, params_from_config, run_tasks
 from evaluation.tasks import UnknownTask
 from train_config import compose_train_cfg
@@ -58,6 +58,7 @@ def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root
         assert set(doc["results"]) == {"Length", "WordContent"}
         assert "TopConstituents" in doc["skipped"] and not doc["errors"]
         assert doc["epoch"] == epoch and doc["encoder"]["epoch"] == epoch
+        assert doc["kind"] == "epoch" and doc == read_results(out / f"epoch_{epoch:03d}.json")
         assert doc["protocol"]["name"] == "prototype" and doc["protocol"]["l2_grid"] == [1e-3]
         assert doc["protocol"]["max_examples_per_split"] is None and "subsample" not in doc
         assert doc["eval_seconds"] > 0 and (epoch == 0) == ("eval_share_of_epoch" not in doc)

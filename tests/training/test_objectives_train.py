@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from evaluation.results import read_results
 from training.module import SentenceModel
 from training.run import fit, train
 
@@ -41,8 +42,10 @@ def test_nli_run_writes_test_results_of_the_best_checkpoint(tiny_corpus, tiny_pa
     import json
 
     results = json.loads((tmp_path / "test_results.json").read_text())
-    assert results["checkpoint"].endswith("best.ckpt")
-    assert 0.0 <= results["test/snli_test/acc"] <= 1.0 and isinstance(value, float)
+    assert results["kind"] == "test" and results["checkpoint"].endswith("best.ckpt")
+    assert results == read_results(tmp_path / "test_results.json")  # the one schema
+    assert results["encoder"]["output_dim"] > 0
+    assert 0.0 <= results["results"]["test/snli_test/acc"]["main_score"] <= 1.0 and isinstance(value, float)
 
 
 def test_mismatched_objective_and_data_fail_before_reading_data(tiny_corpus, tiny_pairs, tmp_path):

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from evaluation.tasks import TASKS
-from evaluation.tasks.execute import cosine_rows, run_cosine, sts_summary
+from evaluation.regimes.cosine import cosine_rows, sts_summary
+from evaluation.regimes.cosine import run as run_cosine
 
 
 def test_mean_and_weighted_mean_hand_checked():

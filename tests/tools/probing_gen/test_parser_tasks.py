@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.probing_gen.__main__ import parse_settings
-from evaluation.probing_gen.generate import generate
-from evaluation.probing_gen.parser import ParserUnavailable, load_parser
-from evaluation.probing_gen.syntax import SUBJECT_DEPS, argument_item, coordination_parsed, tense_item
+from tools.probing_gen.__main__ import parse_settings
+from tools.probing_gen.generate import generate
+from tools.probing_gen.parser import ParserUnavailable, load_parser
+from tools.probing_gen.syntax import SUBJECT_DEPS, argument_item, coordination_parsed, tense_item
 
 from .test_generate import BOOKS, read_rows
 from .test_units import PARSE

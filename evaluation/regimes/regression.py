@@ -5,7 +5,8 @@ defaults and no L2, batch 64. Every 50 epochs the dev Pearson of the expected sc
 1..nclasses; NaN counts as 0) is checked and the best model kept; training stops at the first
 non-improving check after 3 earlier ones, or once more than 1000 epochs have run. It is one member of the
 classifier engine (:func:`evaluation.classifier.fit_members` with ``loss="softmax_mse"``), so the batch
-plan, optimiser step and early stopping are the classifiers' own.
+plan, optimiser step and early stopping are the classifiers' own. SentEval has no scikit-learn path for it:
+``params.backend`` is ignored.
 """
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ from scipy.stats import pearsonr, spearmanr
 
 from evaluation.classifier import Group, fit_members
 from evaluation.protocol import ProtocolParams
-from evaluation.tasks.execute import correlation
+from evaluation.tasks.base import TaskData
 
-__all__ = ["tai_target", "relatedness", "RELATEDNESS_SCHEDULE"]
+from .common import Embed, check_not_constant, clean, correlation, features
+
+DEV_SCORE = "devpearson"
 
 # SentEval's RelatednessPytorch: batch 64, a dev check every 50 epochs, tenacity 3, up to 1000 epochs, Adam.
 RELATEDNESS_SCHEDULE = dict(batch_size=64, epoch_size=50, tenacity=3, max_epoch=1000, optim="adam", nhid=0,
@@ -76,3 +79,23 @@ def relatedness(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclasses
     pr, sr = correlation(pearsonr, yhat, yte), correlation(spearmanr, yhat, yte)
     return {**out, "pearson": 0.0 if pr != pr else pr, "spearman": 0.0 if sr != sr else sr,
             "mse": float(np.mean((yhat - yte) ** 2)), "yhat": yhat, "ntest": len(yte)}
+
+
+def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
+    """A task's train, dev and test pairs (raw scores) through :func:`relatedness`."""
+    X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev", "test")}
+    check_not_constant(spec.name, X["train"])
+    y = {k: data.splits[k].y.astype(np.float64) for k in ("train", "dev", "test")}
+    out = clean(relatedness(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params, nclasses=5))
+    for key in ("pearson", "spearman"):  # SentEval sets a NaN correlation to 0
+        if key in out and out[key] != out[key]:
+            out[key] = 0.0
+    return out
+
+
+def run_dev(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
+    """Dev-only: the dev Pearson of the model kept by early stopping."""
+    X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev")}
+    check_not_constant(spec.name, X["train"])
+    y = {k: data.splits[k].y.astype(np.float64) for k in ("train", "dev")}
+    return relatedness(X["train"], y["train"], X["dev"], y["dev"], None, None, params, nclasses=5)

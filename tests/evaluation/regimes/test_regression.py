@@ -12,7 +12,7 @@ from scipy.stats import pearsonr
 from senteval_transcription import RelatednessPytorch
 
 from evaluation.protocol import ProtocolParams
-from evaluation.relatedness import relatedness, tai_target
+from evaluation.regimes.regression import relatedness, tai_target
 
 
 def _data(n, d, seed=0, lo=1.0):

@@ -70,7 +70,7 @@ def generate(settings: GenSettings) -> dict:
     wants_parse = [t for t in tasks if t in PARSED_TASKS + TAGGED_TASKS]
     parser = load_parser(settings.parser) if wants_parse else None
     writer = ProbingWriter(out, {
-        "generator": {"name": "evaluation.probing_gen", "version": GENERATOR_VERSION,
+        "generator": {"name": "tools.probing_gen", "version": GENERATOR_VERSION,
                       "paper": "Conneau et al. 2018, What you can cram into a single vector (section 2)"},
         "source": {"corpus": str(Path(settings.corpus).resolve()), "documents": len(files)},
         "settings": asdict(settings),

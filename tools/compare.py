@@ -1,4 +1,4 @@
-"""Runs side by side: ``python -m evaluation.compare A.json B.json [...] [--tasks probing] [--out table.md]``.
+"""Runs side by side: ``python -m tools.compare A.json B.json [...] [--tasks probing] [--out table.md]``.
 
 Rows are tasks, columns are runs (results files of ``evaluate.py`` or of the training callback), cells the main
 score. Every run after the first is compared with the first: ``▲``/``▼`` where the difference exceeds the noise,
@@ -10,25 +10,20 @@ Fisher's z for correlations, 95% two-sided.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
 
-from .tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
+from evaluation.results import ResultsDocument, read_results
+from evaluation.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
+from text.files import atomic_write_text
 
 Z95 = 1.96
 
 
-def load_run(path: str | Path) -> dict:
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path}: not a readable results file ({err})") from None
-    if not isinstance(doc, dict) or "results" not in doc:
-        raise ValueError(f"{path}: no 'results' in it: give results.json files of evaluate.py or eval/epoch_NNN.json")
-    return doc
+def load_run(path: str | Path) -> ResultsDocument:
+    """A results file (``evaluate.py``'s, the per-epoch suite's or a run's ``test_results.json``)."""
+    return read_results(path)
 
 
 def _n(result: dict) -> int | None:
@@ -130,7 +125,7 @@ def _names(paths: list[str], docs: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evaluation.compare", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.compare", description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", help="results JSON files; the first is the reference")
     parser.add_argument("--tasks", default=None, help="task names or groups, e.g. probing or MR,TREC")
     parser.add_argument("--out", default=None, help="also write the table to this Markdown file")
@@ -147,8 +142,6 @@ def main(argv: list[str] | None = None) -> int:
     table = compare_table(list(zip(_names(args.results, docs), docs)), tasks)
     print(table)
     if args.out:
-        from text.files import atomic_write_text
-
         atomic_write_text(Path(args.out), table)
     return 0
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.probing_gen.__main__ import main, parse_settings
-from evaluation.probing_gen.generate import generate
+from tools.probing_gen.__main__ import main, parse_settings
+from tools.probing_gen.generate import generate
 from evaluation.runner import load_tasks
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -1,6 +1,6 @@
 """A directory of runs -> a table and the probing paper's figures.
 
-    python report.py logs/train/multiruns/<time>        (or python -m evaluation.report <dir>)
+    python report.py logs/train/multiruns/<time>        (or python -m tools.report <dir>)
     python report.py logs --neighbours                    (+ nearest neighbours of a few sentences per run)
 
 Every run below the directory (a folder with ``.hydra/config.yaml``) is collected: its settings, the
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import logging
 import os
 import sys
@@ -30,6 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from adapters.trained import load_checkpoint_encoder
+from evaluation.results import read_results
+from evaluation.tasks.registry import TASKS, get_path
+from text.documents import list_documents, read_document, split_sentences
 from text.files import atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -100,8 +103,6 @@ def is_training_run(cfg: dict | None) -> bool:
 def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
     import yaml
 
-    from evaluation.tasks.registry import TASKS, get_path
-
     cfg = (_read_config(run_dir) or {}) if cfg is None else cfg
     hydra_file = run_dir / ".hydra" / "hydra.yaml"
     choices = {}
@@ -112,9 +113,9 @@ def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
               {column: get_path(cfg, key) for column, key in SETTINGS.items()})
     for path in sorted((run_dir / "eval").glob("epoch_*.json")):
         try:
-            doc = json.loads(path.read_text())
-        except json.JSONDecodeError:
-            log.warning("%s: not valid JSON (a run killed while writing it?): skipped", path)
+            doc = read_results(path)
+        except ValueError as err:
+            log.warning("%s (a run killed while writing it?): skipped", err)
             continue
         epoch = int(doc.get("epoch", path.stem.split("_")[-1]))
         for task, result in doc.get("results", {}).items():
@@ -125,15 +126,16 @@ def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
     run.loss = read_scalars(run_dir).get("train/loss_step", [])
     tests = run_dir / "test_results.json"
     if tests.is_file():
-        run.tests = {k: v for k, v in json.loads(tests.read_text()).items() if isinstance(v, (int, float))}
+        try:
+            run.tests = {k: r["main_score"] for k, r in read_results(tests)["results"].items()}
+        except ValueError as err:
+            log.warning("%s: skipped", err)
     return run
 
 
 def load_reference(path: Path) -> Run:
     """An ``evaluate.py`` results file as a table row beside the runs (e.g. bow_glove, all-MiniLM-L6-v2)."""
-    from evaluation.tasks.registry import TASKS
-
-    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    doc = read_results(path)
     name = doc.get("encoder", {}).get("name") or Path(path).stem
     run = Run(Path(path), f"reference: {name}", {"objective": "-", "encoder": name, "data": "-"}, reference=True)
     for task, result in doc.get("results", {}).items():
@@ -338,8 +340,6 @@ def plot_losses(runs: list[Run], path: Path) -> bool:
 # ---- nearest neighbours -------------------------------------------------------------------------------
 def default_pool(limit: int = 3000) -> list[str]:
     """Sentences of the shipped validation books."""
-    from text.documents import list_documents, read_document, split_sentences
-
     root = Path(__file__).resolve().parents[1] / "assets" / "books" / "valid"
     pool: list[str] = []
     for doc in list_documents(root):
@@ -349,18 +349,14 @@ def default_pool(limit: int = 3000) -> list[str]:
 
 def neighbours(runs: list[Run], queries: list[str], pool: list[str], k: int = 3) -> str:
     """Each run's ``k`` nearest pool sentences (cosine) to each query, from its best checkpoint."""
-    from training.module import SentenceModel
-    from training.checkpoints import resolve_checkpoint
-
     lines = ["# Nearest neighbours", "", f"Pool: {len(pool)} sentences; cosine similarity of each run's best checkpoint.",
              ""]
     for run in runs:
         try:
-            model = SentenceModel.load_checkpoint(str(resolve_checkpoint(str(run.path))), map_location="cpu")
+            model, _ = load_checkpoint_encoder(str(run.path), vocab_expansion=True)
         except (FileNotFoundError, ValueError) as err:
             lines += [f"## {run.name}", "", f"no checkpoint: {err}", ""]
             continue
-        model.expand_vocabulary()
         unit = lambda x: x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)  # noqa: E731
         pool_vectors, query_vectors = unit(model.encode(pool)), unit(model.encode(queries))
         lines += [f"## {run.name}", ""]
@@ -402,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         runs = build_report(args.root.resolve(), args.neighbours, read(args.queries), read(args.pool),
                             [p.resolve() for p in args.reference])
-    except (FileNotFoundError, json.JSONDecodeError) as err:
+    except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     written = [p.name for p in sorted(args.root.glob("*")) if p.name.startswith(("report.", "neighbours"))

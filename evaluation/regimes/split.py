@@ -1,0 +1,77 @@
+"""Train, dev, test: SentEval's ``SplitClassifier`` (SST, SICK-E, SNLI, the probing tasks).
+
+Each L2 value is trained on train and early-stopped on dev; the best by dev accuracy is scored on test. SNLI's
+``noreg`` makes the grid ``[1e-9]``. ``params.backend == "sklearn"``: logistic regression over
+``NESTED_AND_SPLIT_C`` (``NOREG_C`` for ``noreg``) instead.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from evaluation.classifier import FitResult, Group, fit_members
+from evaluation.protocol import ProtocolParams
+from evaluation.tasks.base import TaskData
+
+from .common import NESTED_AND_SPLIT_C, NOREG_C, Embed, clean, features, fit_logistic, labels
+
+DEV_SCORE = "devacc"
+SPLITS = ("train", "dev", "test")
+
+
+def train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclasses: int, *,
+                   noreg: bool = False, **kw) -> dict:
+    """Train on train for each L2, early-stop on dev, pick by dev accuracy, report test accuracy (``Xte=None``:
+    dev accuracy only).
+
+    SentEval refits the chosen L2 value from scratch on the same data with the same seed, which
+    reproduces the member trained in the sweep; that member is reused.
+    """
+    Xtr, Xdev = np.asarray(Xtr), np.asarray(Xdev)
+    ytr, ydev = labels(ytr), labels(ydev)
+    if params.backend == "sklearn":
+        return _sklearn(Xtr, ytr, Xdev, ydev, Xte, yte, params.seed, noreg=noreg)
+    regs = [1e-9] if noreg else list(params.l2_grid)
+    group = [Group(np.arange(len(ytr)), np.arange(len(ydev)))]
+    res: FitResult = fit_members(Xtr, ytr, group, regs, params, nclasses, Xdev=Xdev, ydev=ydev, **kw)
+    scores = [round(100 * res.dev_accuracy()[0, l], 2) for l in range(len(regs))]
+    best = int(np.argmax(scores))
+    devacc = np.max(scores)
+    if Xte is None:
+        return {"devacc": float(devacc), "ndev": len(Xdev)}
+    testacc = round(100 * res.score(Xte, labels(yte), 0, best), 2)
+    return {"devacc": float(devacc), "acc": float(testacc), "ndev": len(Xdev), "ntest": len(Xte)}
+
+
+def _sklearn(Xtr: np.ndarray, ytr: np.ndarray, Xdev: np.ndarray, ydev: np.ndarray, Xte, yte, seed: int,
+             noreg: bool = False) -> dict:
+    """``usepytorch: False``: each C fitted on train and scored on dev; the best one scored on test."""
+    grid = NOREG_C if noreg else NESTED_AND_SPLIT_C
+    models = [fit_logistic(Xtr, ytr, c, seed) for c in grid]
+    scores = [round(100 * clf.score(Xdev, ydev), 2) for clf in models]
+    devacc = float(np.max(scores))
+    if Xte is None:
+        return {"devacc": devacc, "ndev": len(Xdev)}
+    # SentEval refits the chosen C on the same data with the same seed: the model fitted above, reused
+    clf = models[int(np.argmax(scores))]
+    return {"devacc": devacc, "acc": float(round(100 * clf.score(np.asarray(Xte), np.asarray(yte)), 2)),
+            "ndev": len(Xdev), "ntest": len(Xte)}
+
+
+def _noreg(params: ProtocolParams) -> bool:
+    return params.l2_grid == (1e-9,)
+
+
+def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
+    """A task's train, dev and test splits through :func:`train_dev_test`."""
+    X = {k: features(data.splits[k], embed, spec.features) for k in SPLITS}
+    y = {k: data.splits[k].y for k in SPLITS}
+    return clean(train_dev_test(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params,
+                                data.nclasses, noreg=_noreg(params)))
+
+
+def run_dev(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
+    """Dev-only: the dev accuracy of the best L2 value."""
+    X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev")}
+    y = {k: data.splits[k].y for k in ("train", "dev")}
+    return train_dev_test(X["train"], y["train"], X["dev"], y["dev"], None, None, params, data.nclasses,
+                          noreg=_noreg(params))

@@ -1,0 +1,37 @@
+"""The one rule that says which encoder configs are trainable, checked on every config the project ships."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from encoders.base import SentenceEncoder, encoder_class, is_trainable
+from evaluation.baselines import LengthEncoder
+from evaluation.text_encoders import TextEncoder
+
+CONF = Path(__file__).resolve().parents[2] / "conf" / "encoder"
+EVALUATION_ONLY = {"bow_glove", "length", "nb_uni_tfidf", "nb_bi_tfidf", "minilm", "sentence_transformers",
+                   "precomputed", "callable"}
+
+
+@pytest.mark.parametrize("config", sorted(p.stem for p in CONF.glob("*.yaml")))
+def test_each_shipped_encoder_is_trainable_or_evaluation_only(config):
+    with initialize_config_dir(config_dir=str(CONF.parent), version_base="1.3"):
+        target = compose(overrides=[f"+encoder={config}"]).encoder["_target_"]
+    cls = encoder_class(target)
+    if config in EVALUATION_ONLY:
+        assert not is_trainable(target)
+        assert callable(getattr(cls, "describe", None))  # and encodes sentences, or runs whole tasks (NB-tfidf):
+        assert callable(getattr(cls, "encode", None)) or callable(getattr(cls, "run_task", None))
+    else:
+        assert is_trainable(target) and issubclass(cls, SentenceEncoder)
+
+
+def test_an_evaluation_only_instance_speaks_the_engine_protocol():
+    assert isinstance(LengthEncoder(), TextEncoder)
+
+
+def test_an_unimportable_target_is_one_line():
+    with pytest.raises(ValueError, match="encoder _target_ 'encoders.nope.Missing' cannot be imported"):
+        is_trainable("encoders.nope.Missing")

@@ -1,0 +1,59 @@
+"""The one results schema: what read_results accepts (each writer's file, and the flat test_results.json of older
+runs) and what it refuses in one line."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evaluation.protocol import PROTOTYPE
+from evaluation.results import (SCHEMA_VERSION, ResultsWriter, protocol_record, read_results, results_meta,
+                                document_of_test_scores, to_jsonable)
+
+
+def _write(path, doc) -> None:
+    path.write_text(json.dumps(to_jsonable(doc)), encoding="utf-8")
+
+
+def test_a_writers_file_reads_back_as_it_was_written(tmp_path):
+    meta = results_meta("evaluate", protocol_record(PROTOTYPE, encode_batch_size=64), {"name": "toy"}, ["MR"],
+                        data_dir="/data")
+    writer = ResultsWriter(tmp_path / "results.json", meta)
+    writer.add_result("MR", {"acc": 71.5, "devacc": 72.0, "main_score": 71.5, "main_metric": "acc", "n": 10})
+    writer.add_skipped("SST2", "SST2: no data")
+    doc = read_results(writer.path)
+    assert doc["schema_version"] == SCHEMA_VERSION and doc["kind"] == "evaluate"
+    assert doc["protocol"]["standard"] == "SentEval" and doc["protocol"]["kfold"] == PROTOTYPE.kfold
+    assert doc["protocol"]["encode_batch_size"] == 64 and doc["data_dir"] == "/data"
+    assert doc["results"]["MR"]["main_score"] == 71.5 and doc["skipped"] == {"SST2": "SST2: no data"}
+    assert doc["errors"] == {} and "python" in doc["versions"]
+
+
+def test_test_scores_become_one_entry_per_metric(tmp_path):
+    doc = document_of_test_scores({"test/snli_test/acc": 0.81, "test/mnli_dev/acc": 0.62}, "/run/checkpoints/best.ckpt")
+    _write(tmp_path / "test_results.json", doc)
+    back = read_results(tmp_path / "test_results.json")
+    assert back["kind"] == "test" and back["checkpoint"].endswith("best.ckpt")
+    assert back["results"]["test/snli_test/acc"] == {"main_score": 0.81, "main_metric": "acc"}
+
+
+def test_a_flat_test_results_file_of_an_older_run_is_read_as_kind_test(tmp_path):
+    path = tmp_path / "test_results.json"
+    path.write_text(json.dumps({"test/snli_test/acc": 0.8, "checkpoint": "best.ckpt"}))
+    doc = read_results(path)
+    assert doc["kind"] == "test" and doc["checkpoint"] == "best.ckpt"
+    assert doc["results"] == {"test/snli_test/acc": {"main_score": 0.8, "main_metric": "acc"}}
+
+
+@pytest.mark.parametrize("content, says", [
+    ("{not json", "not a readable results file"),
+    ('{"acc": 1}', "no 'results' in it"),
+    ('[1, 2]', "no 'results' in it"),
+    ('{"results": {"MR": {"acc": 70}}}', "the result of MR has no main_score"),
+])
+def test_anything_else_is_refused_in_one_line(tmp_path, content, says):
+    path = tmp_path / "x.json"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=says) as err:
+        read_results(path)
+    assert "\n" not in str(err.value) and str(path) in str(err.value)
