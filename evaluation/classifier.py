@@ -139,15 +139,25 @@ def _affine(W: torch.Tensor, Xb: torch.Tensor) -> torch.Tensor:
 
 
 class StackedProbe:
-    """SentEval's probe (``Linear``, or ``Linear -> Dropout -> Sigmoid -> Linear``) for all members at once."""
+    """SentEval's probe (``Linear``, or ``Linear -> Dropout -> Sigmoid -> Linear``) for all members at once.
 
-    def __init__(self, params: list[torch.Tensor], dropout: float = 0.0, seed: int = 0):
-        self.params, self.dropout = params, dropout
+    Members may differ in hidden size and dropout (the probing paper's grid, :func:`fit_members`'s ``hidden``):
+    the hidden layer is as wide as the widest member; a narrower member's extra units have zero weights in and
+    out and their activations are masked to zero, so they neither contribute nor learn, and its output is the
+    narrower MLP's. ``dropout`` is then one rate per member, ``[L]``.
+    """
+
+    def __init__(self, params: list[torch.Tensor], dropout: float | torch.Tensor = 0.0, seed: int = 0,
+                 units: torch.Tensor | None = None):
+        self.params = params
+        self.dropout = dropout if isinstance(dropout, torch.Tensor) else float(dropout)
+        self.units = units  # [L, H, 1] 1.0 on each member's real hidden units, or None (all members as wide)
         self.grads = [torch.empty_like(p) for p in params]  # written in place every step (no per-step allocation)
         self.gen = torch.Generator(device=params[0].device)
         self.gen.manual_seed(seed)
         W = params[0]
-        self.fused = len(params) == 1 and probe_kernels.usable(W.device, 0, dropout, W.shape[1] * W.shape[2],
+        rate = float(self.dropout.max()) if isinstance(self.dropout, torch.Tensor) else self.dropout
+        self.fused = len(params) == 1 and probe_kernels.usable(W.device, 0, rate, W.shape[1] * W.shape[2],
                                                                W.shape[3], W.element_size())
         self._rows = self._targets = None  # the torch path's gather buffers
 
@@ -163,9 +173,45 @@ class StackedProbe:
                   .expand(*shape, -1, -1).contiguous() for lin in layers]
         return cls(params, dropout, seed)
 
+    @classmethod
+    def init_members(cls, d: int, nclasses: int, hidden: Sequence[tuple[int, float]], groups: int, seed: int,
+                     dtype: torch.dtype, device: torch.device) -> "StackedProbe":
+        """Members ``hidden[l] = (nhid, dropout)`` (``nhid > 0``), each starting from SentEval's weights for its
+        own ``nhid`` right after ``torch.manual_seed(seed)``, zero-padded to the widest."""
+        width = max(n for n, _ in hidden)
+        W1 = torch.zeros(groups, len(hidden), width, d + 1, dtype=dtype, device=device)
+        W2 = torch.zeros(groups, len(hidden), nclasses, width + 1, dtype=dtype, device=device)
+        units = torch.zeros(len(hidden), width, 1, dtype=dtype, device=device)
+        for m, (nhid, _) in enumerate(hidden):
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                first, second = torch.nn.Linear(d, nhid), torch.nn.Linear(nhid, nclasses)
+            W1[:, m, :nhid] = torch.cat([first.weight, first.bias[:, None]], 1).detach().to(device, dtype)
+            W2[:, m, :, :nhid] = second.weight.detach().to(device, dtype)
+            W2[:, m, :, -1] = second.bias.detach().to(device, dtype)
+            units[m, :nhid] = 1.0
+        rates = torch.tensor([float(p) for _, p in hidden], dtype=dtype, device=device)
+        return cls([W1, W2], rates, seed, units)
+
     def select(self, keep: torch.Tensor, members: torch.Tensor) -> None:
         self.params = [p[keep][:, members] for p in self.params]
         self.grads = [torch.empty_like(p) for p in self.params]
+        if isinstance(self.dropout, torch.Tensor):
+            self.dropout = self.dropout[members]
+        if self.units is not None:
+            self.units = self.units[members]
+
+    def _drops(self) -> bool:
+        if isinstance(self.dropout, torch.Tensor):
+            return bool((self.dropout > 0).any())
+        return self.dropout > 0
+
+    def _keep_scale(self, Z: torch.Tensor) -> torch.Tensor:
+        """Dropout's mask scaled by ``1 / (1 - rate)``, drawn from the probe's own generator; per member when the
+        rates differ (a member with rate 0 keeps every unit)."""
+        rate = self.dropout.view(1, -1, 1, 1) if isinstance(self.dropout, torch.Tensor) else self.dropout
+        draws = torch.rand(Z.shape, generator=self.gen, device=Z.device, dtype=Z.dtype)
+        return (draws >= rate).to(Z.dtype).div_(1 - rate)
 
     def _columns(self, p: torch.Tensor) -> torch.Tensor:
         return p.view(p.shape[0], -1, p.shape[-1])
@@ -213,11 +259,13 @@ class StackedProbe:
         if len(W) == 1:
             return Z, None
         keep = None
-        if train and self.dropout > 0:
-            keep = (torch.rand(Z.shape, generator=self.gen, device=Z.device, dtype=Z.dtype) >= self.dropout)
-            Z = Z * keep.to(Z.dtype).div_(1 - self.dropout)
+        if train and self._drops():
+            keep = self._keep_scale(Z)
+            Z = Z * keep
         A = torch.ones(G, L, Z.shape[2] + 1, B, dtype=Z.dtype, device=Z.device)
         torch.sigmoid(Z, out=A[:, :, :-1])
+        if self.units is not None:  # a narrower member's extra units: no activation, so no output and no gradient
+            A[:, :, :-1] *= self.units
         W2 = W[1].view(G * L, W[1].shape[2], -1)
         return torch.bmm(W2, A.view(G * L, -1, B)).view(G, L, -1, B), (A, keep)
 
@@ -248,7 +296,7 @@ class StackedProbe:
         dA = torch.bmm(self.params[1].view(GL, -1, h + 1)[..., :h].transpose(1, 2), dZ3).view(G, L, h, B)
         dZ1 = dA.mul_(a * (1 - a))
         if keep is not None:
-            dZ1.mul_(keep.to(dZ1.dtype).div_(1 - self.dropout))
+            dZ1.mul_(keep)
         torch.bmm(dZ1.view(G, L * h, B), Xb, out=self.grads[0].view(G, L * h, k))
         return self.grads
 
@@ -425,8 +473,12 @@ class FitResult:
 @torch.inference_mode()  # no autograd anywhere: gradients are written by hand (a quarter less overhead per step)
 def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclasses: int, *, Xdev=None, ydev=None,
                 loss: str = "cross_entropy", dev_score: Callable | None = None, dtype: torch.dtype = torch.float32,
-                device: str | None = None) -> FitResult:
+                device: str | None = None, hidden: Sequence[tuple[int, float]] | None = None) -> FitResult:
     """Train the ``[G, L]`` grid of SentEval probes; ``l2`` is ``[L]`` (every group) or ``[G, L]``.
+
+    ``hidden``: one ``(nhid, dropout)`` per member ``[L]`` (MLPs, ``nhid > 0``), for a grid over probe shapes
+    trained together (the probing paper's protocol); ``None``: every member is ``params.nhid`` and
+    ``params.dropout``.
 
     ``y``: class ids (cross-entropy), or target distributions ``[n, C]`` (``loss="softmax_mse"``).
     ``dev_score(Z, dev_idx, dev_mask) -> [g, L]`` scores logits ``[g, L, C, Nd]`` of padded dev rows
@@ -452,8 +504,13 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     dev_mask = torch.zeros(G, width, dtype=torch.bool, device=dev)
     for g, rows in enumerate(plan.dev):
         dev_idx[g, : len(rows)], dev_mask[g, : len(rows)] = as_t(rows), True
-    model = StackedProbe.init(Xt.shape[1], nclasses, int(params.nhid), (G, L), params.seed, float(params.dropout),
-                              dtype, dev)
+    if hidden is not None:
+        if len(hidden) != L or min(n for n, _ in hidden) < 1:
+            raise ValueError(f"hidden: one (nhid >= 1, dropout) per member, {L} of them; got {list(hidden)}")
+        model = StackedProbe.init_members(Xt.shape[1], nclasses, hidden, G, params.seed, dtype, dev)
+    else:
+        model = StackedProbe.init(Xt.shape[1], nclasses, int(params.nhid), (G, L), params.seed,
+                                  float(params.dropout), dtype, dev)
     if not model.fused:  # the torch path's products read the bias's column of ones with the rows: [X | 1]
         Xt = torch.cat([Xt, Xt.new_ones(len(Xt), 1)], 1)
     Xd = Xt if Xdev is None else as_t(Xdev).to(dtype).contiguous()  # dev rows are only multiplied: no ones column
@@ -488,8 +545,9 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
             model.select(*kept_t)
             opt.select(*kept_t)
             live, members = live[keep], members[keep_members]
+    width = max(n for n, _ in hidden) if hidden is not None else int(params.nhid)
     columns = (probe_kernels.training_columns(L, nclasses, loss == "softmax_mse") if model.fused
-               else L * (int(params.nhid) or nclasses))
+               else L * (width or nclasses))
     work.update(batch_size=plan.batch_size, d=model.params[0].shape[-1] - 1, members=L, nclasses=nclasses,
-                nhid=int(params.nhid), optim=opt.method, fused=model.fused, train_columns=columns)
+                nhid=width, optim=opt.method, fused=model.fused, train_columns=columns)
     return FitResult(best, stop.best, plan.ndev, stop.nepoch, nclasses, work)

@@ -38,6 +38,10 @@ class ProtocolParams:
     # scikit-learn's LogisticRegression over SentEval's C grids (evaluation.sklearn_regimes); relatedness
     # ignores it, as in SentEval.
     backend: str = "pytorch"
+    # The probing paper's probe (evaluation=probing_paper): MLPs over nhid_grid x dropout_grid, each with every L2
+    # value, trained together, the best chosen on dev (train/dev/test tasks; None: nhid and dropout as set).
+    nhid_grid: tuple[int, ...] | None = None
+    dropout_grid: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         """Settings that would only fail once the classifiers run are rejected here, before any encoding."""
@@ -50,9 +54,19 @@ class ProtocolParams:
             raise ValueError(f"backend={self.backend!r}: use one of {', '.join(BACKENDS)} (evaluation.backend=...)")
         if self.seeds is not None and not self.seeds:
             raise ValueError("evaluation.seeds is empty: give seeds, e.g. [1111,1112,1113], or null")
+        if self.nhid_grid is not None and (not self.nhid_grid or min(self.nhid_grid) < 1):
+            raise ValueError(f"nhid_grid={list(self.nhid_grid)}: hidden sizes >= 1, e.g. [50,100,200], or null")
+        if any(not 0.0 <= p < 1.0 for p in self.dropout_grid or ()):
+            raise ValueError(f"dropout_grid={list(self.dropout_grid)}: rates in [0, 1), e.g. [0.0,0.1,0.2]")
 
     def classifier_seeds(self) -> tuple[int, ...]:
         return tuple(self.seeds) if self.seeds else (self.seed,)
+
+    def probe_shapes(self) -> list[tuple[int, float]] | None:
+        """The (nhid, dropout) grid of the probing paper's probe, or None for the one probe ``nhid``/``dropout``."""
+        if not self.nhid_grid:
+            return None
+        return [(int(n), float(p)) for n in self.nhid_grid for p in (self.dropout_grid or (self.dropout,))]
 
 
 

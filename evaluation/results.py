@@ -129,6 +129,29 @@ def document_of_test_scores(metrics: dict[str, float], checkpoint: str | None, *
             "results": results, "skipped": {}, "errors": {}, **fields}
 
 
+def probe_label(result: dict) -> str | None:
+    """A short name of the probe that scored a result and what it chose on dev: ``logistic``, ``MLP 100/0.1``
+    (hidden units / dropout), ``logistic (scikit-learn)``; None when the result names none."""
+    probe = result.get("probe")
+    if not isinstance(probe, dict):
+        return None
+    if probe.get("type") == "mlp":
+        return f"MLP {probe.get('nhid')}/{probe.get('dropout'):g}"
+    return str(probe.get("type"))
+
+
+def probe_details(result: dict) -> str | None:
+    """The probe, and the controls and codelength a probing result carries: ``MLP 100/0.1, selectivity 31.2,
+    MDL 14.3 kbits (compression 3.9)``."""
+    parts = [label] if (label := probe_label(result)) else []
+    if isinstance(result.get("selectivity"), (int, float)):
+        parts.append(f"selectivity {result['selectivity']:.1f}")
+    mdl = result.get("mdl")
+    if isinstance(mdl, dict) and isinstance(mdl.get("online_kbits"), (int, float)):
+        parts.append(f"MDL {mdl['online_kbits']:.1f} kbits (compression {mdl.get('compression', float('nan')):.2f})")
+    return ", ".join(parts) or None
+
+
 def to_jsonable(value):
     """numpy scalars/arrays to Python; NaN/inf to None (JSON has no NaN)."""
     if isinstance(value, dict):

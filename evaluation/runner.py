@@ -65,7 +65,9 @@ def params_from_config(cfg: Mapping):
         flat[key] = value
     known = {f.name: f for f in dataclasses.fields(ProtocolParams)}
     convert = {"l2_grid": lambda v: tuple(float(x) for x in v),
-               "seeds": lambda v: None if v is None else tuple(int(x) for x in v)}
+               "seeds": lambda v: None if v is None else tuple(int(x) for x in v),
+               "nhid_grid": lambda v: None if v is None else tuple(int(x) for x in v),
+               "dropout_grid": lambda v: None if v is None else tuple(float(x) for x in v)}
     kwargs = {k: convert.get(k, lambda v: v)(v) for k, v in flat.items() if k in known}
     return ProtocolParams(**kwargs)
 

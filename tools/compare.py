@@ -14,7 +14,7 @@ import math
 import sys
 from pathlib import Path
 
-from evaluation.results import ResultsDocument, read_results
+from evaluation.results import ResultsDocument, probe_details, read_results
 from evaluation.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
 from text.files import atomic_write_text
 
@@ -114,7 +114,21 @@ def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) 
     protocols = {doc.get("protocol", {}).get("name") for _, doc in runs}
     if len(protocols) > 1:
         legend += "; WARNING: the runs used different protocols"
-    return "\n".join(lines) + "\n\n" + legend + "\n"
+    return "\n".join(lines) + "\n\n" + legend + "\n" + probes_table(runs, rows)
+
+
+def probes_table(runs: list[tuple[str, dict]], rows: list[str]) -> str:
+    """Which probe scored each task of each run and what it chose on dev, with selectivity and codelength where
+    the run measured them; empty when no result names its probe."""
+    cells = {task: [probe_details(doc["results"].get(task, {})) for _, doc in runs] for task in rows}
+    cells = {task: row for task, row in cells.items() if any(row)}
+    if not cells:
+        return ""
+    lines = ["", "| probe | " + " | ".join(name for name, _ in runs) + " |", "|---" * (len(runs) + 1) + "|"]
+    lines += [f"| {task} | " + " | ".join(c or "-" for c in row) + " |" for task, row in cells.items()]
+    return "\n".join(lines) + "\n\nMLP h/p: a sigmoid MLP with h hidden units and dropout p, chosen on dev with its L2 " \
+        "value; selectivity: accuracy minus the control task's (Hewitt & Liang 2019); MDL: online codelength (Voita & " \
+        "Titov 2020) and the uniform codelength over it\n"
 
 
 def _names(paths: list[str], docs: list[dict]) -> list[str]:

@@ -21,7 +21,8 @@ SPLITS = ("train", "dev", "test")
 def train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclasses: int, *,
                    noreg: bool = False, **kw) -> dict:
     """Train on train for each L2, early-stop on dev, pick by dev accuracy, report test accuracy (``Xte=None``:
-    dev accuracy only).
+    dev accuracy only). With ``params.nhid_grid`` (the probing paper's probe) every (nhid, dropout, L2) member is
+    trained at once and the best on dev is scored. ``probe`` in the result names the probe and the settings chosen.
 
     SentEval refits the chosen L2 value from scratch on the same data with the same seed, which
     reproduces the member trained in the sweep; that member is reused.
@@ -31,15 +32,32 @@ def train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclas
     if params.backend == "sklearn":
         return _sklearn(Xtr, ytr, Xdev, ydev, Xte, yte, params.seed, noreg=noreg)
     regs = [1e-9] if noreg else list(params.l2_grid)
+    shapes = params.probe_shapes()
+    members = [(shape, reg) for shape in shapes for reg in regs] if shapes else [(None, reg) for reg in regs]
+    hidden = [shape for shape, _ in members] if shapes else None
     group = [Group(np.arange(len(ytr)), np.arange(len(ydev)))]
-    res: FitResult = fit_members(Xtr, ytr, group, regs, params, nclasses, Xdev=Xdev, ydev=ydev, **kw)
-    scores = [round(100 * res.dev_accuracy()[0, l], 2) for l in range(len(regs))]
+    res: FitResult = fit_members(Xtr, ytr, group, [reg for _, reg in members], params, nclasses, Xdev=Xdev,
+                                 ydev=ydev, hidden=hidden, **kw)
+    scores = [round(100 * res.dev_accuracy()[0, m], 2) for m in range(len(members))]
     best = int(np.argmax(scores))
     devacc = np.max(scores)
+    probe = probe_record(params, *members[best])
     if Xte is None:
-        return {"devacc": float(devacc), "ndev": len(Xdev)}
+        return {"devacc": float(devacc), "ndev": len(Xdev), "probe": probe}
     testacc = round(100 * res.score(Xte, labels(yte), 0, best), 2)
-    return {"devacc": float(devacc), "acc": float(testacc), "ndev": len(Xdev), "ntest": len(Xte)}
+    return {"devacc": float(devacc), "acc": float(testacc), "ndev": len(Xdev), "ntest": len(Xte), "probe": probe}
+
+
+def probe_record(params: ProtocolParams, shape: tuple[int, float] | None, reg: float) -> dict:
+    """What probe scored the task, and the settings chosen on dev (written into every result of this regime)."""
+    if shape is not None:
+        return {"type": "mlp", "nhid": shape[0], "dropout": shape[1], "l2": reg, "chosen_on": "dev",
+                "grid": {"nhid": list(params.nhid_grid), "dropout": sorted({p for _, p in params.probe_shapes()}),
+                         "l2": list(params.l2_grid)}}
+    if params.nhid:
+        return {"type": "mlp", "nhid": int(params.nhid), "dropout": float(params.dropout), "l2": reg,
+                "chosen_on": "dev"}
+    return {"type": "logistic", "l2": reg, "chosen_on": "dev"}
 
 
 def _sklearn(Xtr: np.ndarray, ytr: np.ndarray, Xdev: np.ndarray, ydev: np.ndarray, Xte, yte, seed: int,
@@ -50,11 +68,13 @@ def _sklearn(Xtr: np.ndarray, ytr: np.ndarray, Xdev: np.ndarray, ydev: np.ndarra
     scores = [round(100 * clf.score(Xdev, ydev), 2) for clf in models]
     devacc = float(np.max(scores))
     if Xte is None:
-        return {"devacc": devacc, "ndev": len(Xdev)}
+        return {"devacc": devacc, "ndev": len(Xdev), "probe": {"type": "logistic (scikit-learn)",
+                                                                "C": grid[int(np.argmax(scores))], "chosen_on": "dev"}}
     # SentEval refits the chosen C on the same data with the same seed: the model fitted above, reused
     clf = models[int(np.argmax(scores))]
     return {"devacc": devacc, "acc": float(round(100 * clf.score(np.asarray(Xte), np.asarray(yte)), 2)),
-            "ndev": len(Xdev), "ntest": len(Xte)}
+            "ndev": len(Xdev), "ntest": len(Xte), "probe": {"type": "logistic (scikit-learn)",
+                                                             "C": grid[int(np.argmax(scores))], "chosen_on": "dev"}}
 
 
 def _noreg(params: ProtocolParams) -> bool:

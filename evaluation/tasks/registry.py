@@ -54,8 +54,10 @@ _TABLE = [
     TaskSpec("SICKRelatednessCosine", "similarity", sick.load_sick_relatedness_cosine, "cosine", _COS,
              "test.spearman", note="cosine, no trained regressor (SimCSE protocol)"),
     *[TaskSpec(name, "probing", probing.LOADERS[name], "train_dev_test", _ACC, "acc",
-               params_override=MappingProxyType({"nhid": 0}) if name == "WordContent" else MappingProxyType({}),
-               note="nhid forced to 0 (SentEval)" if name == "WordContent" else "")
+               params_override=MappingProxyType({"nhid": 0, "nhid_grid": None}) if name == "WordContent"
+               else MappingProxyType({}),
+               note="nhid forced to 0 (SentEval): a logistic probe, also under the MLP grid" if name == "WordContent"
+               else "")
       for name in probing.PROBING_FILES],
 ]
 

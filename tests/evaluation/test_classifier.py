@@ -239,3 +239,39 @@ def test_parse_optim_defaults():
     with pytest.raises(ValueError, match="nesterov"):
         parse_optim("sgd,lr=0.1,nesterov=1")
     assert PROTOTYPE.optim == "rmsprop" and FULL.optim == "adam" and FULL.kfold == 10
+
+
+@pytest.mark.parametrize("optim", ["rmsprop", "adam"])
+def test_members_of_different_widths_each_equal_senteval_in_float64(optim):
+    """The probing paper's grid trained together: each (nhid, l2) member equals SentEval's MLP of that width,
+    trained alone (the narrower member's padded units never contribute nor learn)."""
+    X, y = linear_data(nclasses=3)
+    X = X.astype(np.float64)
+    widths, l2 = [4, 7], [1e-5, 1e-2]
+    hidden = [(n, 0.0) for n in widths for _ in l2]
+    params = ProtocolParams(optim=optim, batch_size=30, max_epoch=16)
+    res = fit_members(X, y, _groups(len(y)), [r for _ in widths for r in l2], params, 3, dtype=torch.float64,
+                      hidden=hidden)
+    for m, (nhid, _) in enumerate(hidden):
+        for g, group in enumerate(_groups(len(y))):
+            clf = train_member(X, y, group, l2[m % 2], ProtocolParams(optim=optim, batch_size=30, max_epoch=16,
+                                                                     nhid=nhid), 3, dtype=torch.float64)
+            first, second = [mod for mod in clf.model if isinstance(mod, nn.Linear)]
+            torch.testing.assert_close(res.weights[0][g, m, :nhid], torch.cat([first.weight, first.bias[:, None]], 1)
+                                       .detach(), atol=1e-12, rtol=0)
+            assert not res.weights[0][g, m, nhid:].any() and not res.weights[1][g, m, :, nhid:-1].any()
+            torch.testing.assert_close(res.weights[1][g, m, :, :nhid], second.weight.detach(), atol=1e-12, rtol=0)
+            assert res.nepoch[g, m] == clf.nepoch
+            np.testing.assert_array_equal(res.predict(X, g, m), clf.predict(X).reshape(-1).astype(np.int64))
+
+
+def test_a_dropout_member_draws_masks_and_a_rate_zero_member_is_untouched():
+    X, y = linear_data(n=200)
+    params = ProtocolParams(batch_size=32, max_epoch=10)
+    grid = fit_members(X, y, [Group(np.arange(200))], [1e-4, 1e-4], params, 2, hidden=[(8, 0.0), (8, 0.3)])
+    plain = fit_members(X, y, [Group(np.arange(200))], [1e-4], ProtocolParams(nhid=8, batch_size=32, max_epoch=10), 2)
+    alone = fit_members(X, y, [Group(np.arange(200))], [1e-4], ProtocolParams(nhid=8, dropout=0.3, batch_size=32,
+                                                                             max_epoch=10), 2)
+    torch.testing.assert_close(grid.weights[0][0, 0], plain.weights[0][0, 0])  # rate 0: no mask at all
+    assert not torch.equal(grid.weights[0][0, 1], plain.weights[0][0, 0])  # rate 0.3: masks drawn
+    assert grid.score(X, y, 0, 1) > 0.8 and alone.score(X, y) > 0.8

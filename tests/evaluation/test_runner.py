@@ -46,7 +46,7 @@ def test_every_regime_on_fixtures(senteval_root, hash_encoder, tmp_path):
     assert set(res["STS12"]["all"]["pearson"]) == {"mean", "wmean"}
     assert res["STS12"]["main_score"] == res["STS12"]["all"]["pearson"]["mean"]
     assert res["Tense"]["split"].startswith("xprobe")
-    assert res["WordContent"]["params_override"] == {"nhid": 0}
+    assert res["WordContent"]["params_override"] == {"nhid": 0, "nhid_grid": None}
     assert res["SNLI"]["params_override"]["l2_grid"] == [1e-9]
     for r in res.values():
         assert r["n"] > 0 and r["seconds"] >= r["encode_seconds"] >= 0

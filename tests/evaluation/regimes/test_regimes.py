@@ -1,6 +1,8 @@
 """The SentEval regimes on small synthetic data, and their fold assignment."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from senteval_transcription import RelatednessPytorch, train_member
 from sklearn.model_selection import StratifiedKFold
@@ -136,15 +138,17 @@ def test_train_dev_test():
     X, y = _blobs(200, nclasses=2, sep=0.5, seed=5)
     args = (X[:120], y[:120], X[120:160], y[120:160], X[160:], y[160:])
     res = train_dev_test(*args, FAST, 2)
-    assert set(res) == {"devacc", "acc", "ndev", "ntest"}
+    assert set(res) == {"devacc", "acc", "ndev", "ntest", "probe"}
     assert res["ndev"] == 40 and res["ntest"] == 40
     # SentEval: one classifier per L2 on train, early-stopped on dev; the best by dev accuracy is refit and tested.
     dev = [round(100 * train_member(args[0], args[1], Group(np.arange(120), np.arange(40)), reg, FAST, 2, args[2],
                                     args[3]).score(args[2], args[3]), 2) for reg in FAST.l2_grid]
     best = train_member(args[0], args[1], Group(np.arange(120), np.arange(40)), FAST.l2_grid[int(np.argmax(dev))],
                         FAST, 2, args[2], args[3])
-    assert res == {"devacc": max(dev), "acc": round(100 * best.score(args[4], args[5]), 2), "ndev": 40, "ntest": 40}
-    assert train_dev_test(*args[:4], None, None, FAST, 2) == {"devacc": max(dev), "ndev": 40}
+    chosen = {"type": "logistic", "l2": FAST.l2_grid[int(np.argmax(dev))], "chosen_on": "dev"}
+    assert res == {"devacc": max(dev), "acc": round(100 * best.score(args[4], args[5]), 2), "ndev": 40, "ntest": 40,
+                   "probe": chosen}
+    assert train_dev_test(*args[:4], None, None, FAST, 2) == {"devacc": max(dev), "ndev": 40, "probe": chosen}
     noreg = train_dev_test(*args, FAST, 2, noreg=True)  # SNLI: the grid is [1e-9]
     assert noreg == train_dev_test(*args, ProtocolParams(kfold=3, max_epoch=30, l2_grid=(1e-9,)), 2)
     Xs, ys = _blobs(200, nclasses=2, sep=8, seed=6)
@@ -171,3 +175,22 @@ def test_relatedness_learns_and_matches_reference_loop():
 def test_regimes_module_exports():
     for name in ("nested_cv", "kfold_then_test", "train_dev_test", "relatedness", "tai_target"):
         assert callable(getattr(regimes, name))
+
+
+def test_the_probing_papers_grid_picks_the_best_member_on_dev_as_senteval_would_one_by_one():
+    """evaluation=probing_paper: every (nhid, dropout 0, L2) MLP trained; the best dev accuracy (the first of
+    equals, in grid order) is the one tested, as a loop over SentEval's MLPs with those settings would pick it."""
+    X, y = _blobs(240, d=6, nclasses=3, sep=1.0, seed=7)
+    args = (X[:150], y[:150], X[150:195], y[150:195], X[195:], y[195:])
+    params = ProtocolParams(kfold=3, max_epoch=20, nhid_grid=(3, 6), dropout_grid=(0.0,), l2_grid=(1e-4, 1e-1))
+    res = train_dev_test(*args, params, 3)
+    loop = []
+    for nhid in (3, 6):
+        for reg in params.l2_grid:
+            one = dataclasses.replace(params, nhid=nhid, nhid_grid=None)
+            clf = train_member(args[0], args[1], Group(np.arange(150), np.arange(45)), reg, one, 3, args[2], args[3])
+            loop.append((round(100 * clf.score(args[2], args[3]), 2), nhid, reg, clf))
+    dev, nhid, reg, clf = loop[int(np.argmax([d for d, *_ in loop]))]
+    assert res["devacc"] == dev and res["acc"] == round(100 * clf.score(args[4], args[5]), 2)
+    assert res["probe"] == {"type": "mlp", "nhid": nhid, "dropout": 0.0, "l2": reg, "chosen_on": "dev",
+                            "grid": {"nhid": [3, 6], "dropout": [0.0], "l2": [1e-4, 1e-1]}}
