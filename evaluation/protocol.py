@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from evaluation.controls import FUNCTIONS as CONTROL_FUNCTIONS
+
 __all__ = ["BACKENDS", "ProtocolParams", "PROTOTYPE", "FULL", "parse_optim", "resolve_device", "OPTIM_DEFAULTS"]
 
 
@@ -42,6 +44,11 @@ class ProtocolParams:
     # value, trained together, the best chosen on dev (train/dev/test tasks; None: nhid and dropout as set).
     nhid_grid: tuple[int, ...] | None = None
     dropout_grid: tuple[float, ...] | None = None
+    # Probing tasks only (evaluation.probing_measures): a control task per task and its selectivity (controls), and
+    # the online codelength of the labels (mdl). Each multiplies a probing task's classifier cost.
+    controls: bool = False
+    control_function: str = "first_word"  # evaluation.controls.FUNCTIONS
+    mdl: bool = False
 
     def __post_init__(self) -> None:
         """Settings that would only fail once the classifiers run are rejected here, before any encoding."""
@@ -56,6 +63,8 @@ class ProtocolParams:
             raise ValueError("evaluation.seeds is empty: give seeds, e.g. [1111,1112,1113], or null")
         if self.nhid_grid is not None and (not self.nhid_grid or min(self.nhid_grid) < 1):
             raise ValueError(f"nhid_grid={list(self.nhid_grid)}: hidden sizes >= 1, e.g. [50,100,200], or null")
+        if self.control_function not in CONTROL_FUNCTIONS:
+            raise ValueError(f"control_function={self.control_function!r}: use one of {', '.join(CONTROL_FUNCTIONS)}")
         if any(not 0.0 <= p < 1.0 for p in self.dropout_grid or ()):
             raise ValueError(f"dropout_grid={list(self.dropout_grid)}: rates in [0, 1), e.g. [0.0,0.1,0.2]")
 

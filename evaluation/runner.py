@@ -11,6 +11,7 @@ from typing import Mapping
 import numpy as np
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from . import probing_measures
 from .embedding_cache import EmbeddingCache
 from .protocol import ProtocolParams
 from .results import ResultsWriter
@@ -123,6 +124,10 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
             result = REGIMES[spec.regime](spec, data, cache.embed, run_params)
         else:
             result = run_seeds(REGIMES[spec.regime], spec, data, cache.embed, run_params)
+    if probing_measures.applies(spec, run_params) and not isinstance(cache.encoder, RunsTasks):
+        # controls, selectivity, MDL: on the cached vectors
+        result.update(probing_measures.measure(spec, data, cache.embed, dataclasses.replace(run_params, seeds=None),
+                                               result))
     seconds = time.perf_counter() - t0
     encode_seconds = cache.seconds - enc0
     result.pop("yhat", None)  # per-example predictions stay out of the results file

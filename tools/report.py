@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from adapters.trained import load_checkpoint_encoder
-from evaluation.results import read_results
+from evaluation.results import probe_details, read_results
 from evaluation.tasks.registry import TASKS, get_path
 from text.documents import list_documents, read_document, split_sentences
 from text.files import atomic_write_text
@@ -56,6 +56,8 @@ class Run:
     families: dict[str, str] = field(default_factory=dict)  # task -> probing | transfer | ...
     loss: list[tuple[int, float]] = field(default_factory=list)
     tests: dict[str, float] = field(default_factory=dict)
+    probes: dict[str, str] = field(default_factory=dict)  # task -> probe details of its last epoch
+    measures: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)  # selectivity|mdl_kbits -> task -> epoch -> value
     reference: bool = False  # a results file of a fixed encoder (bow_glove, minilm), not a training run
 
     def final(self, task: str) -> float | None:
@@ -119,10 +121,7 @@ def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
             continue
         epoch = int(doc.get("epoch", path.stem.split("_")[-1]))
         for task, result in doc.get("results", {}).items():
-            if result.get("main_score") is not None:
-                run.curves.setdefault(task, {})[epoch] = float(result["main_score"])
-                spec = TASKS.get(task)
-                run.families[task] = spec.family if spec else "other"
+            add_result(run, task, result, epoch)
     run.loss = read_scalars(run_dir).get("train/loss_step", [])
     tests = run_dir / "test_results.json"
     if tests.is_file():
@@ -139,10 +138,23 @@ def load_reference(path: Path) -> Run:
     name = doc.get("encoder", {}).get("name") or Path(path).stem
     run = Run(Path(path), f"reference: {name}", {"objective": "-", "encoder": name, "data": "-"}, reference=True)
     for task, result in doc.get("results", {}).items():
-        if result.get("main_score") is not None:
-            run.curves[task] = {0: float(result["main_score"])}
-            run.families[task] = TASKS[task].family if task in TASKS else "other"
+        add_result(run, task, result, 0)
     return run
+
+
+def add_result(run: Run, task: str, result: dict, epoch: int) -> None:
+    """One task's result at one epoch: its main score, its probe, and selectivity and codelength when measured."""
+    if result.get("main_score") is None:
+        return
+    run.curves.setdefault(task, {})[epoch] = float(result["main_score"])
+    spec = TASKS.get(task)
+    run.families[task] = spec.family if spec else "other"
+    if (details := probe_details(result)) and epoch >= max(run.curves[task]):
+        run.probes[task] = details
+    if isinstance(result.get("selectivity"), (int, float)):
+        run.measures.setdefault("selectivity", {}).setdefault(task, {})[epoch] = float(result["selectivity"])
+    if isinstance(result.get("mdl"), dict) and isinstance(result["mdl"].get("online_kbits"), (int, float)):
+        run.measures.setdefault("mdl_kbits", {}).setdefault(task, {})[epoch] = float(result["mdl"]["online_kbits"])
 
 
 def find_runs(root: Path) -> list[Run]:
@@ -205,8 +217,15 @@ def write_table(runs: list[Run], out: Path) -> None:
     lines.append("|" + "---|" * len(short))
     for row in rows:
         lines.append("| " + " | ".join(_cell(row[i]) for i in keep) + " |")
-    figures = [p.name for p in (out / "probing_curves.png", out / "correlations.png", out / "training_loss.png")
-               if p.is_file()]
+    probed = [run for run in runs if run.probes]
+    if probed:
+        tasks = [t for t in _tasks(runs) if any(t in run.probes for run in probed)]
+        lines += ["", "Probes of the last epoch: the probe that scored each task and what it chose on dev; selectivity "
+                  "(accuracy minus the control task's) and online codelength where measured.", "",
+                  "| run | " + " | ".join(tasks) + " |", "|" + "---|" * (len(tasks) + 1)]
+        lines += [f"| {run.name} | " + " | ".join(run.probes.get(t, "") for t in tasks) + " |" for run in probed]
+    figures = [p.name for p in (out / "probing_curves.png", out / "probing_measures.png", out / "correlations.png",
+                                out / "training_loss.png") if p.is_file()]
     if figures:
         lines += ["", "Figures: " + ", ".join(f"[{f}]({f})" for f in figures)]
     atomic_write_text(out / "report.md", "\n".join(lines) + "\n")
@@ -241,7 +260,9 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
     for ax, run in zip(axes.flat, runs):
         for task in sorted(t for t in run.curves if run.families.get(t) == "probing"):
             epochs = sorted(run.curves[task])
-            line, = ax.plot(epochs, [run.curves[task][e] for e in epochs], marker="o", label=task)
+            probe = run.probes.get(task, "").split(",")[0]
+            line, = ax.plot(epochs, [run.curves[task][e] for e in epochs], marker="o",
+                            label=f"{task} ({probe})" if probe else task)
             for ref in references:
                 if ref.final(task) is not None:
                     ax.axhline(ref.final(task), color=line.get_color(), linestyle="--", linewidth=0.8, alpha=0.6)
@@ -257,6 +278,33 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
     if references:
         title += "; dashed: " + ", ".join(r.choices["encoder"] for r in references)
     fig.suptitle(title)
+    _save(fig, path)
+    plt.close(fig)
+    return True
+
+
+def plot_probing_measures(runs: list[Run], path: Path) -> bool:
+    """Per run, selectivity and online codelength of each probing task against epochs, when the runs measured them
+    (``callbacks.senteval.params.controls=true`` / ``mdl=true``)."""
+    runs = [r for r in runs if r.measures]
+    if not runs:
+        return False
+    plt = _pyplot()
+    kinds = [("selectivity", "selectivity (accuracy - control, points)"), ("mdl_kbits", "online codelength (kbits)")]
+    fig, axes = plt.subplots(len(runs), 2, figsize=(10, 3.6 * len(runs)), squeeze=False)
+    for row, run in zip(axes, runs):
+        for ax, (kind, label) in zip(row, kinds):
+            for task, points in sorted(run.measures.get(kind, {}).items()):
+                epochs = sorted(points)
+                probe = run.probes.get(task, "").split(",")[0]
+                ax.plot(epochs, [points[e] for e in epochs], marker="o", label=f"{task} ({probe})" if probe else task)
+            ax.set_title(f"{run.name}: {label}", fontsize=9)
+            ax.set_xlabel("epoch (0 = untrained)")
+            ax.xaxis.get_major_locator().set_params(integer=True)
+            ax.grid(alpha=0.3)
+            if ax.lines:
+                ax.legend(fontsize=7, loc="best")
+    fig.suptitle("Controls (Hewitt & Liang 2019) and MDL (Voita & Titov 2020) per epoch")
     _save(fig, path)
     plt.close(fig)
     return True
@@ -376,6 +424,7 @@ def build_report(root: Path, with_neighbours: bool = False, queries: list[str] |
                                 "a run or multirun directory under logs/")
     runs += [load_reference(p) for p in references or []]
     plot_probing_curves(runs, root / "probing_curves.png")
+    plot_probing_measures(runs, root / "probing_measures.png")
     plot_correlations(runs, root / "correlations.png")
     plot_losses(runs, root / "training_loss.png")
     write_table(runs, root)

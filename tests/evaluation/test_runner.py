@@ -160,3 +160,22 @@ def test_results_record_the_encoders_oov_rate_per_task(senteval_root, hash_encod
         assert 0 < on_disk["results"][task]["oov_rate"] < 1
     _, plain = _run(senteval_root, ["MR"], hash_encoder, tmp_path / "plain")
     assert "oov_rate" not in plain["results"]["MR"]
+
+
+def test_controls_and_mdl_are_one_setting_away_and_reuse_the_cached_vectors(senteval_root, hash_encoder, tmp_path):
+    params = params_from_config({**FAST, "controls": True, "mdl": True,
+                                 "classifier": {"nhid_grid": [4, 8], "dropout_grid": [0.0, 0.1]}})
+    plain, _ = _run(senteval_root, ["Tense", "MR"], hash_encoder, tmp_path / "plain")
+    before = len(hash_encoder.seen)
+    doc, on_disk = _run(senteval_root, ["Tense", "MR"], hash_encoder, tmp_path, params)
+    second = hash_encoder.seen[before:]
+    assert len(second) == len(set(second))  # the control and the codelength read the cached vectors
+    tense = on_disk["results"]["Tense"]
+    assert tense["selectivity"] == round(tense["acc"] - tense["control"]["acc"], 2)
+    assert tense["control"]["function"] == "first_word" and tense["control"]["probe"]["type"] == "mlp"
+    assert tense["probe"]["nhid"] in (4, 8) and tense["probe"]["dropout"] in (0.0, 0.1)
+    assert tense["mdl"]["uniform_kbits"] > 0 and tense["mdl"]["block_ends"][-1] == len(load_tasks(
+        ["Tense"], senteval_root)[0].data.splits["train"])
+    assert tense["control_seconds"] > 0 and tense["mdl_seconds"] > 0
+    assert "control" not in on_disk["results"]["MR"] and "mdl" not in on_disk["results"]["MR"]  # probing tasks only
+    assert "selectivity" not in plain["results"]["Tense"]

@@ -102,3 +102,20 @@ def test_two_job_multirun_then_report(tiny_corpus, senteval_root, tmp_path):
     for png in ("probing_curves.png", "training_loss.png"):
         assert (sweep / png).stat().st_size > 1000
     assert np.isfinite(runs[0].loss[-1][1])
+
+
+def test_probes_selectivity_and_codelength_per_epoch_reach_the_table_and_a_figure(tmp_path):
+    run = fake_run(tmp_path, "a", {0: {"Length": 50.0}, 1: {"Length": 70.0}})
+    for epoch, (sel, kbits) in enumerate([(10.0, 9.5), (25.0, 6.0)]):
+        path = run / "eval" / f"epoch_{epoch:03d}.json"
+        doc = json.loads(path.read_text())
+        doc["results"]["Length"].update(probe={"type": "mlp", "nhid": 100 + epoch, "dropout": 0.1, "l2": 1e-4},
+                                        selectivity=sel, mdl={"online_kbits": kbits, "compression": 2.0})
+        path.write_text(json.dumps(doc))
+    fake_run(tmp_path, "b", {0: {"Length": 40.0}})  # measured nothing: no probe row
+    runs = build_report(tmp_path)
+    assert runs[0].measures == {"selectivity": {"Length": {0: 10.0, 1: 25.0}}, "mdl_kbits": {"Length": {0: 9.5, 1: 6.0}}}
+    report = (tmp_path / "report.md").read_text()
+    assert "| a | MLP 101/0.1, selectivity 25.0, MDL 6.0 kbits (compression 2.00) |" in report
+    assert "| b |" not in report.split("Probes of the last epoch")[1]
+    assert (tmp_path / "probing_measures.png").stat().st_size > 1000

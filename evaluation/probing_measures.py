@@ -1,0 +1,43 @@
+"""What a probing task's accuracy does not say, measured beside it when the protocol asks
+(``evaluation.controls``, ``evaluation.mdl``): the control task's accuracy and the selectivity
+(:mod:`evaluation.controls`), and the online codelength of the labels (:mod:`evaluation.mdl`). The vectors are the
+task's own, from the embedding cache: nothing is encoded again."""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+
+from evaluation.controls import control_task
+from evaluation.mdl import online_codelength
+from evaluation.protocol import ProtocolParams
+from evaluation.regimes import split
+from evaluation.tasks.base import TaskData
+
+Embed = Callable[[list[str]], np.ndarray]
+
+
+def applies(spec, params: ProtocolParams) -> bool:
+    """Controls and MDL are for the probing tasks (single sentences, train/dev/test), scored on their test split."""
+    return (params.controls or params.mdl) and spec.family == "probing" and spec.regime == "train_dev_test" \
+        and not params.dev_only and params.backend == "pytorch"
+
+
+def measure(spec, data: TaskData, embed: Embed, params: ProtocolParams, result: dict) -> dict:
+    """The keys to add to a probing task's result: ``control`` and ``selectivity`` (percentage points), ``mdl``, and
+    what each cost (``control_seconds``, ``mdl_seconds``)."""
+    out: dict = {}
+    if params.controls:
+        started = time.perf_counter()
+        control = split.run(spec, control_task(data, params.control_function), embed, params)
+        out["control"] = {"function": params.control_function, "acc": control["acc"], "devacc": control["devacc"],
+                          "probe": control.get("probe")}
+        out["selectivity"] = round(float(result["acc"]) - float(control["acc"]), 2)
+        out["control_seconds"] = round(time.perf_counter() - started, 3)
+    if params.mdl:
+        started = time.perf_counter()
+        train, dev = data.splits["train"], data.splits["dev"]
+        out["mdl"] = online_codelength(embed(train.a), train.y, embed(dev.a), dev.y, params, int(data.nclasses))
+        out["mdl_seconds"] = round(time.perf_counter() - started, 3)
+    return out
