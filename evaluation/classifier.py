@@ -142,16 +142,17 @@ class StackedProbe:
     """SentEval's probe (``Linear``, or ``Linear -> Dropout -> Sigmoid -> Linear``) for all members at once.
 
     Members may differ in hidden size and dropout (the probing paper's grid, :func:`fit_members`'s ``hidden``):
-    the hidden layer is as wide as the widest member; a narrower member's extra units have zero weights in and
-    out and their activations are masked to zero, so they neither contribute nor learn, and its output is the
-    narrower MLP's. ``dropout`` is then one rate per member, ``[L]``.
+    the hidden layer is as wide as the widest member; a narrower member's extra units start with zero weights in
+    and out, and the gradient of their outgoing weights is masked, so they neither contribute nor learn and its
+    output is the narrower MLP's. ``dropout`` is then one rate per member, ``[L]``.
     """
 
     def __init__(self, params: list[torch.Tensor], dropout: float | torch.Tensor = 0.0, seed: int = 0,
                  units: torch.Tensor | None = None):
         self.params = params
         self.dropout = dropout if isinstance(dropout, torch.Tensor) else float(dropout)
-        self.units = units  # [L, H, 1] 1.0 on each member's real hidden units, or None (all members as wide)
+        self.units = units  # [L, H] 1.0 on each member's real hidden units, or None (all members as wide)
+        self._A: torch.Tensor | None = None  # the training step's hidden activations, kept across steps
         self.grads = [torch.empty_like(p) for p in params]  # written in place every step (no per-step allocation)
         self.gen = torch.Generator(device=params[0].device)
         self.gen.manual_seed(seed)
@@ -181,7 +182,7 @@ class StackedProbe:
         width = max(n for n, _ in hidden)
         W1 = torch.zeros(groups, len(hidden), width, d + 1, dtype=dtype, device=device)
         W2 = torch.zeros(groups, len(hidden), nclasses, width + 1, dtype=dtype, device=device)
-        units = torch.zeros(len(hidden), width, 1, dtype=dtype, device=device)
+        units = torch.zeros(len(hidden), width, dtype=dtype, device=device)
         for m, (nhid, _) in enumerate(hidden):
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
@@ -209,9 +210,10 @@ class StackedProbe:
     def _keep_scale(self, Z: torch.Tensor) -> torch.Tensor:
         """Dropout's mask scaled by ``1 / (1 - rate)``, drawn from the probe's own generator; per member when the
         rates differ (a member with rate 0 keeps every unit)."""
-        rate = self.dropout.view(1, -1, 1, 1) if isinstance(self.dropout, torch.Tensor) else self.dropout
-        draws = torch.rand(Z.shape, generator=self.gen, device=Z.device, dtype=Z.dtype)
-        return (draws >= rate).to(Z.dtype).div_(1 - rate)
+        if isinstance(self.dropout, torch.Tensor):
+            rate = self.dropout.view(1, -1, 1, 1).to(Z.dtype)
+            return torch.empty_like(Z).bernoulli_((1 - rate).expand_as(Z), generator=self.gen).div_(1 - rate)
+        return torch.empty_like(Z).bernoulli_(1 - self.dropout, generator=self.gen).div_(1 - self.dropout)
 
     def _columns(self, p: torch.Tensor) -> torch.Tensor:
         return p.view(p.shape[0], -1, p.shape[-1])
@@ -261,11 +263,14 @@ class StackedProbe:
         keep = None
         if train and self._drops():
             keep = self._keep_scale(Z)
-            Z = Z * keep
-        A = torch.ones(G, L, Z.shape[2] + 1, B, dtype=Z.dtype, device=Z.device)
+            Z.mul_(keep)
+        shape = (G, L, Z.shape[2] + 1, B)
+        if train and self._A is not None and self._A.shape == shape:
+            A = self._A  # its row of ones (the bias's input) is never written
+        else:
+            A = torch.ones(shape, dtype=Z.dtype, device=Z.device)
+            self._A = A if train else self._A
         torch.sigmoid(Z, out=A[:, :, :-1])
-        if self.units is not None:  # a narrower member's extra units: no activation, so no output and no gradient
-            A[:, :, :-1] *= self.units
         W2 = W[1].view(G * L, W[1].shape[2], -1)
         return torch.bmm(W2, A.view(G * L, -1, B)).view(G, L, -1, B), (A, keep)
 
@@ -292,9 +297,13 @@ class StackedProbe:
         GL, h = G * L, A.shape[2] - 1
         dZ3 = dZ.view(GL, -1, B)
         torch.bmm(dZ3, A.view(GL, h + 1, B).transpose(1, 2), out=self.grads[1].view(GL, -1, h + 1))
+        if self.units is not None:
+            # A narrower member's extra units: their outgoing weights stay zero, so they add nothing to its output and
+            # pass no gradient back (their incoming weights stay zero too).
+            self.grads[1][..., :h].mul_(self.units.view(1, L, 1, h))
         a = A[:, :, :h]
         dA = torch.bmm(self.params[1].view(GL, -1, h + 1)[..., :h].transpose(1, 2), dZ3).view(G, L, h, B)
-        dZ1 = dA.mul_(a * (1 - a))
+        dZ1 = dA.mul_(a).mul_(1 - a)
         if keep is not None:
             dZ1.mul_(keep)
         torch.bmm(dZ1.view(G, L * h, B), Xb, out=self.grads[0].view(G, L * h, k))
