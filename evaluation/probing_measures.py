@@ -1,9 +1,13 @@
 """What a probing task's accuracy does not say, measured beside it when the protocol asks
 (``evaluation.controls``, ``evaluation.mdl``): the control task's accuracy and the selectivity
-(:mod:`evaluation.controls`), and the online codelength of the labels (:mod:`evaluation.mdl`). The vectors are the
-task's own, from the embedding cache: nothing is encoded again."""
+(:mod:`evaluation.controls`), and the online codelength of the labels (:mod:`evaluation.mdl`).
+
+Both use the probe the task chose on dev (its shape and L2 value), as Hewitt & Liang compare a probe's task and
+control accuracy at fixed settings, and as Voita & Titov fix the probe of every block. The vectors are the task's
+own, from the embedding cache: nothing is encoded again."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Callable
 
@@ -24,10 +28,22 @@ def applies(spec, params: ProtocolParams) -> bool:
         and not params.dev_only and params.backend == "pytorch"
 
 
+def chosen_probe(params: ProtocolParams, probe: dict) -> ProtocolParams:
+    """The protocol narrowed to the one probe a task chose (``probe`` of its result): its L2 value, and its hidden
+    size and dropout when it is an MLP."""
+    if "l2" not in probe:
+        return params
+    fixed = {"l2_grid": (float(probe["l2"]),)}
+    if probe.get("type") == "mlp":
+        fixed.update(nhid=int(probe["nhid"]), dropout=float(probe["dropout"]), nhid_grid=None, dropout_grid=None)
+    return dataclasses.replace(params, **fixed)
+
+
 def measure(spec, data: TaskData, embed: Embed, params: ProtocolParams, result: dict) -> dict:
     """The keys to add to a probing task's result: ``control`` and ``selectivity`` (percentage points), ``mdl``, and
     what each cost (``control_seconds``, ``mdl_seconds``)."""
     out: dict = {}
+    params = chosen_probe(params, result.get("probe") or {})
     if params.controls:
         started = time.perf_counter()
         control = split.run(spec, control_task(data, params.control_function), embed, params)

@@ -173,6 +173,8 @@ def test_controls_and_mdl_are_one_setting_away_and_reuse_the_cached_vectors(sent
     tense = on_disk["results"]["Tense"]
     assert tense["selectivity"] == round(tense["acc"] - tense["control"]["acc"], 2)
     assert tense["control"]["function"] == "first_word" and tense["control"]["probe"]["type"] == "mlp"
+    chosen = {k: tense["probe"][k] for k in ("nhid", "dropout", "l2")}
+    assert {k: tense["control"]["probe"][k] for k in chosen} == chosen  # the control uses the task's chosen probe
     assert tense["probe"]["nhid"] in (4, 8) and tense["probe"]["dropout"] in (0.0, 0.1)
     assert tense["mdl"]["uniform_kbits"] > 0 and tense["mdl"]["block_ends"][-1] == len(load_tasks(
         ["Tense"], senteval_root)[0].data.splits["train"])
