@@ -46,8 +46,11 @@ def measure(spec, data: TaskData, embed: Embed, params: ProtocolParams, result: 
     params = chosen_probe(params, result.get("probe") or {})
     if params.controls:
         started = time.perf_counter()
-        control = split.run(spec, control_task(data, params.control_function), embed, params)
+        task = control_task(data, params.control_function)
+        control = split.run(spec, task, embed, params)
+        test_labels = task.splits["test"].y
         out["control"] = {"function": params.control_function, "acc": control["acc"], "devacc": control["devacc"],
+                          "majority": round(100 * float(np.bincount(test_labels).max()) / len(test_labels), 2),
                           "probe": control.get("probe")}
         out["selectivity"] = round(float(result["acc"]) - float(control["acc"]), 2)
         out["control_seconds"] = round(time.perf_counter() - started, 3)
