@@ -45,4 +45,4 @@ def build_text_encoder(cfg: DictConfig, sentences_fn: Callable[[], list[str]],
         module, _, attr = kwargs["function"].rpartition(":")
         kwargs["function"] = f"{to_absolute(module)}:{attr}"
     encoder = instantiate(kwargs, _convert_="all")
-    return encoder, {**encoder.describe(), "source": encoder.describe().get("source", "text encoder")}
+    return encoder, {"source": "text encoder", **encoder.describe()}

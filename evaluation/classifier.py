@@ -265,11 +265,12 @@ class StackedProbe:
             keep = self._keep_scale(Z)
             Z.mul_(keep)
         shape = (G, L, Z.shape[2] + 1, B)
-        if train and self._A is not None and self._A.shape == shape:
-            A = self._A  # its row of ones (the bias's input) is never written
-        else:
+        if not train:
             A = torch.ones(shape, dtype=Z.dtype, device=Z.device)
-            self._A = A if train else self._A
+        else:  # a training step reuses the last one's buffer: its row of ones (the bias's input) is never written
+            if self._A is None or self._A.shape != shape:
+                self._A = torch.ones(shape, dtype=Z.dtype, device=Z.device)
+            A = self._A
         torch.sigmoid(Z, out=A[:, :, :-1])
         W2 = W[1].view(G * L, W[1].shape[2], -1)
         return torch.bmm(W2, A.view(G * L, -1, B)).view(G, L, -1, B), (A, keep)

@@ -61,7 +61,7 @@ def control_task(data: TaskData, function: str = "first_word", seed: int = CONTR
     types.sort(key=lambda t: -mass[t])  # stable: random order among types of equal frequency
     dealt, label = np.zeros(nclasses), {}
     for t in types:
-        deficit = share * max(1, len(train)) - dealt
+        deficit = share * len(train) - dealt
         best = np.flatnonzero(deficit == deficit.max())
         label[t] = int(best[rng.integers(len(best))])
         dealt[label[t]] += mass[t] if mass[t] else share[label[t]]

@@ -52,12 +52,10 @@ def online_codelength(Xtr: np.ndarray, ytr: np.ndarray, Xdev: np.ndarray, ydev: 
     order = np.random.default_rng(ORDER_SEED).permutation(len(ytr))
     X, y = np.asarray(Xtr)[order], np.asarray(ytr).astype(np.int64)[order]
     ends = block_ends(len(y), fractions)
-    shapes = params.probe_shapes()
-    regs = list(params.l2_grid)
-    members = [(shape, reg) for shape in shapes for reg in regs] if shapes else [(None, reg) for reg in regs]
+    members = params.probe_members(list(params.l2_grid))
     groups = [Group(np.arange(end), np.arange(len(ydev))) for end in ends[:-1]]
     fit = fit_members(X, y, groups, [reg for _, reg in members], params, nclasses, Xdev=Xdev, ydev=ydev,
-                      hidden=[shape for shape, _ in members] if shapes else None)
+                      hidden=[shape for shape, _ in members] if params.nhid_grid else None)
     best = fit.dev_accuracy().argmax(axis=1)  # per block: the first best member on dev
     log_probs = []
     for g, (start, stop) in enumerate(zip(ends, ends[1:])):

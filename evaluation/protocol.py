@@ -77,6 +77,12 @@ class ProtocolParams:
             return None
         return [(int(n), float(p)) for n in self.nhid_grid for p in (self.dropout_grid or (self.dropout,))]
 
+    def probe_members(self, regs: list[float]) -> list[tuple[tuple[int, float] | None, float]]:
+        """Every probe a stage trains, ``(shape, l2)``: each grid shape with every L2 value (shape None: the one probe
+        ``nhid``/``dropout``), in the order the first best on dev is chosen."""
+        shapes = self.probe_shapes()
+        return [(shape, reg) for shape in shapes for reg in regs] if shapes else [(None, reg) for reg in regs]
+
 
 
 # torch.optim defaults of the optimizers the engine implements (torch 2.x; SentEval's get_optimizer names them).

@@ -31,7 +31,7 @@ from evaluation.results import ResultsWriter, protocol_record, results_meta
 from evaluation.runner import LoadedTask, load_tasks, params_from_config, run_tasks
 from evaluation.tasks.base import Split, TaskData
 from evaluation.tasks.registry import TASKS, resolve_tasks
-from evaluation.text_encoders import ExpandsVocabulary
+from evaluation.text_encoders import ExpandsVocabulary, TextEncoder
 
 log = logging.getLogger(__name__)
 
@@ -223,10 +223,9 @@ class SentEvalCallback(Callback):
                 log.error("SentEval callback: hyper-parameters to %s failed: %s", type(logger).__name__, err)
 
     def _meta(self, trainer, pl_module, epoch: int) -> dict:
-        describe = getattr(pl_module, "describe", None)
         protocol = protocol_record(self.params, encode_batch_size=self.encode_batch_size,
                                    max_examples_per_split=self.max_examples_per_split)
-        encoder = {"name": f"training:epoch_{epoch:03d}", **(describe() if callable(describe) else {}),
+        encoder = {"name": f"training:epoch_{epoch:03d}", **(pl_module.describe() if isinstance(pl_module, TextEncoder) else {}),
                    "source": "SentEvalCallback during training", "epoch": epoch, "global_step": int(trainer.global_step)}
         meta = results_meta("epoch", protocol, encoder, list(self.task_names), epoch=epoch,
                             data_dir=str(self.data_dir), probing_source=self.probing)

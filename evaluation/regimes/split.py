@@ -32,9 +32,8 @@ def train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclas
     if params.backend == "sklearn":
         return _sklearn(Xtr, ytr, Xdev, ydev, Xte, yte, params.seed, noreg=noreg)
     regs = [1e-9] if noreg else list(params.l2_grid)
-    shapes = params.probe_shapes()
-    members = [(shape, reg) for shape in shapes for reg in regs] if shapes else [(None, reg) for reg in regs]
-    hidden = [shape for shape, _ in members] if shapes else None
+    members = params.probe_members(regs)
+    hidden = [shape for shape, _ in members] if params.nhid_grid else None
     group = [Group(np.arange(len(ytr)), np.arange(len(ydev)))]
     res: FitResult = fit_members(Xtr, ytr, group, [reg for _, reg in members], params, nclasses, Xdev=Xdev,
                                  ydev=ydev, hidden=hidden, **kw)

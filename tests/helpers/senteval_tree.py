@@ -20,7 +20,8 @@ def _sentence(rng: random.Random, cue: list[str], n: int | None = None) -> str:
     return " ".join(words)
 
 
-def _write(path: Path, lines: list[str], encoding: str = "utf-8") -> None:
+def write_lines(path: Path, lines: list[str], encoding: str = "utf-8") -> None:
+    """``lines`` as a text file, one a line, in ``encoding`` (SentEval's MR/CR files are latin-1)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(("\n".join(lines) + "\n").encode(encoding))
 
@@ -31,8 +32,8 @@ def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = Tr
     se = root / "senteval"
     for folder, pos_name, neg_name in [("MR", "rt-polarity.pos", "rt-polarity.neg"), ("CR", "custrev.pos", "custrev.neg"),
                                        ("SUBJ", "subj.objective", "subj.subjective"), ("MPQA", "mpqa.pos", "mpqa.neg")]:
-        _write(se / folder / pos_name, [_sentence(rng, POS) for _ in range(n)], "latin-1")
-        _write(se / folder / neg_name, [_sentence(rng, NEG) for _ in range(n)], "latin-1")
+        write_lines(se / folder / pos_name, [_sentence(rng, POS) for _ in range(n)], "latin-1")
+        write_lines(se / folder / neg_name, [_sentence(rng, NEG) for _ in range(n)], "latin-1")
     for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
         lines2, lines5 = [], []
         for i in range(size):
@@ -40,19 +41,19 @@ def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = Tr
             lines2.append(f"{_sentence(rng, POS if y else NEG)} \t{y}")
             y5 = i % 5
             lines5.append(f"{y5} {_sentence(rng, [POS, NEG, FILLER, POS[:2], NEG[:2]][y5])}")
-        _write(se / "SST" / "binary" / f"sentiment-{split}", lines2)
-        _write(se / "SST" / "fine" / f"sentiment-{split}", lines5)
+        write_lines(se / "SST" / "binary" / f"sentiment-{split}", lines2)
+        write_lines(se / "SST" / "fine" / f"sentiment-{split}", lines5)
     coarse = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
     cues = [["abbreviation"], ["why"], ["what"], ["who"], ["where"], ["many"]]
     for name, size in [("train_5500.label", 2 * n), ("TREC_10.label", n // 2)]:
-        _write(se / "TREC" / name, [f"{coarse[i % 6]}:x {_sentence(rng, cues[i % 6])} ?" for i in range(size)], "latin-1")
+        write_lines(se / "TREC" / name, [f"{coarse[i % 6]}:x {_sentence(rng, cues[i % 6])} ?" for i in range(size)], "latin-1")
     for name, size in [("msr_paraphrase_train.txt", n), ("msr_paraphrase_test.txt", n // 2)]:
         lines = ["\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String"]
         for i in range(size):
             a = _sentence(rng, POS)
             b = a if i % 2 else _sentence(rng, NEG)
             lines.append(f"{i % 2}\t{i}\t{i + 1000}\t{a}\t{b}")
-        _write(se / "MRPC" / name, lines)
+        write_lines(se / "MRPC" / name, lines)
     judgments = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
     for name, size in [("SICK_train.txt", n), ("SICK_trial.txt", n // 2), ("SICK_test_annotated.txt", n // 2)]:
         lines = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"]
@@ -60,14 +61,14 @@ def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = Tr
             a = _sentence(rng, POS)
             b = a if i % 3 == 2 else _sentence(rng, NEG if i % 3 == 0 else FILLER)
             lines.append(f"{i}\t{a}\t{b}\t{1 + 2 * (i % 3) + rng.random() * 0.9:.1f}\t{judgments[i % 3]}")
-        _write(se / "SICK" / name, lines)
+        write_lines(se / "SICK" / name, lines)
     snli_labels = ["entailment", "neutral", "contradiction"]
     for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
         s1 = [_sentence(rng, POS) for _ in range(size)]
         s2 = [s1[i] if i % 3 == 0 else _sentence(rng, FILLER if i % 3 == 1 else NEG) for i in range(size)]
-        _write(se / "SNLI" / f"s1.{split}", s1)
-        _write(se / "SNLI" / f"s2.{split}", s2)
-        _write(se / "SNLI" / f"labels.{split}", [snli_labels[i % 3] for i in range(size)])
+        write_lines(se / "SNLI" / f"s1.{split}", s1)
+        write_lines(se / "SNLI" / f"s2.{split}", s2)
+        write_lines(se / "SNLI" / f"labels.{split}", [snli_labels[i % 3] for i in range(size)])
     from evaluation.tasks.sts import STS_DATASETS
 
     for year, names in STS_DATASETS.items():
@@ -78,22 +79,22 @@ def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = Tr
                 b = a if i % 2 else _sentence(rng, NEG)
                 inputs.append(f"{a}\t{b}")
                 gold.append("" if i == 7 and year == "STS15" else f"{(5.0 if i % 2 else 1.0) - rng.random():.2f}")
-            _write(se / "STS" / f"{year}-en-test" / f"STS.input.{name}.txt", inputs)
-            _write(se / "STS" / f"{year}-en-test" / f"STS.gs.{name}.txt", gold)
+            write_lines(se / "STS" / f"{year}-en-test" / f"STS.input.{name}.txt", inputs)
+            write_lines(se / "STS" / f"{year}-en-test" / f"STS.gs.{name}.txt", gold)
     for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
         lines = []
         for i in range(size):
             a = _sentence(rng, POS)
             b = a if i % 2 else _sentence(rng, NEG)
             lines.append(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{(4.5 if i % 2 else 1.0) + rng.random() * 0.5:.3f}\t{a}\t{b}")
-        _write(se / "STS" / "STSBenchmark" / f"sts-{split}.csv", lines)
+        write_lines(se / "STS" / "STSBenchmark" / f"sts-{split}.csv", lines)
     if xprobe:
         for task, folder in PROBING_FILES.items():
             if task == "TopConstituents":
                 continue
             for split, size in [("va", 2 * n), ("te", n)]:
                 lines = [f"{_sentence(rng, [POS, NEG][i % 2])}\t{['O', 'I'][i % 2]}" for i in range(size)]
-                _write(root / "probing" / "xprobe-en" / folder / f"{split}.txt", lines)
+                write_lines(root / "probing" / "xprobe-en" / folder / f"{split}.txt", lines)
     return root
 
 

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.senteval_tree import FILLER, NEG, POS, write_lines
 
-FILLER = "the a movie film story plot actor scene music time people day way man world life work".split()
-POS, NEG = "good great fine nice happy".split(), "bad awful poor sad ugly".split()
 STS14 = ("deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news")
 
 
@@ -19,20 +18,17 @@ def sentence(rng: random.Random, cue: list[str]) -> str:
     return " ".join(words)
 
 
-def write(path: Path, lines: list[str], encoding: str = "utf-8") -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(("\n".join(lines) + "\n").encode(encoding))
 
 
 def make_task_path(root: Path, n: int = 30, seed: int = 0) -> Path:
     """MR, TREC, SICK, STS14 under ``downstream/`` and Length under ``probing/``, in SentEval's file formats."""
     rng = random.Random(seed)
     down = root / "downstream"
-    write(down / "MR" / "rt-polarity.pos", [sentence(rng, POS) for _ in range(n)], "latin-1")
-    write(down / "MR" / "rt-polarity.neg", [sentence(rng, NEG) for _ in range(n)], "latin-1")
+    write_lines(down / "MR" / "rt-polarity.pos", [sentence(rng, POS) for _ in range(n)], "latin-1")
+    write_lines(down / "MR" / "rt-polarity.neg", [sentence(rng, NEG) for _ in range(n)], "latin-1")
     coarse, cues = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"], [["abbr"], ["why"], ["what"], ["who"], ["where"], ["many"]]
     for name, size in [("train_5500.label", 2 * n), ("TREC_10.label", n)]:
-        write(down / "TREC" / name, [f"{coarse[i % 6]}:x {sentence(rng, cues[i % 6])} ?" for i in range(size)], "latin-1")
+        write_lines(down / "TREC" / name, [f"{coarse[i % 6]}:x {sentence(rng, cues[i % 6])} ?" for i in range(size)], "latin-1")
     judgments = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
     for name, size in [("SICK_train.txt", n), ("SICK_trial.txt", n // 2), ("SICK_test_annotated.txt", n // 2)]:
         lines = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"]
@@ -40,7 +36,7 @@ def make_task_path(root: Path, n: int = 30, seed: int = 0) -> Path:
             a = sentence(rng, POS)
             b = a if i % 3 == 2 else sentence(rng, NEG if i % 3 == 0 else FILLER)
             lines.append(f"{i}\t{a}\t{b}\t{1 + 2 * (i % 3) + rng.random() * 0.9:.1f}\t{judgments[i % 3]}")
-        write(down / "SICK" / name, lines)
+        write_lines(down / "SICK" / name, lines)
     for name in STS14:
         inputs, gold = [], []
         for i in range(9):
@@ -48,14 +44,14 @@ def make_task_path(root: Path, n: int = 30, seed: int = 0) -> Path:
             b = a if i % 2 else sentence(rng, NEG)
             inputs.append(f"{a}\t{b}")
             gold.append("" if i == 4 else f"{(5.0 if i % 2 else 1.0) - rng.random():.2f}")
-        write(down / "STS" / "STS14-en-test" / f"STS.input.{name}.txt", inputs)
-        write(down / "STS" / "STS14-en-test" / f"STS.gs.{name}.txt", gold)
+        write_lines(down / "STS" / "STS14-en-test" / f"STS.input.{name}.txt", inputs)
+        write_lines(down / "STS" / "STS14-en-test" / f"STS.gs.{name}.txt", gold)
     lines = []
     for split, size in [("tr", 3 * n), ("va", n), ("te", n)]:
         for i in range(size):
             s = sentence(rng, POS)
             lines.append(f"{split}\t{len(s.split())}\t{s}")
-    write(root / "probing" / "sentence_length.txt", lines)
+    write_lines(root / "probing" / "sentence_length.txt", lines)
     return root
 
 
