@@ -8,15 +8,15 @@ k-fold on train where there is no dev split), as the suite chooses its L2 penalt
 from __future__ import annotations
 
 import numpy as np
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.model_selection import StratifiedKFold
+from sklearn.naive_bayes import MultinomialNB
+from sklearn.pipeline import make_pipeline
 
 ALPHAS = (0.01, 0.1, 1.0)
 
 
 def _pipeline(ngram_max: int, alpha: float):
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.naive_bayes import MultinomialNB
-    from sklearn.pipeline import make_pipeline
-
     return make_pipeline(TfidfVectorizer(tokenizer=str.split, token_pattern=None, lowercase=True,
                                          ngram_range=(1, ngram_max)), MultinomialNB(alpha=alpha))
 
@@ -39,8 +39,6 @@ class NBTfidfBaseline:
         return best[1], best[0]
 
     def _kfold_alpha(self, x, y, k: int, seed: int) -> tuple[float, float]:
-        from sklearn.model_selection import StratifiedKFold
-
         x, y = np.asarray(x, dtype=object), np.asarray(y)
         folds = list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(x, y))
         scores = []
@@ -69,8 +67,6 @@ class NBTfidfBaseline:
             model = _pipeline(self.ngram_max, alpha).fit(s["train"].a, s["train"].y)
             return {"devacc": round(devacc, 2), "acc": round(_accuracy(model, s["test"].a, s["test"].y), 2),
                     "ndev": len(s["train"]), "ntest": len(s["test"]), "alpha": alpha}
-        from sklearn.model_selection import StratifiedKFold
-
         x, y = np.asarray(s["all"].a, dtype=object), s["all"].y
         accs, devs = [], []
         for tr, te in StratifiedKFold(n_splits=params.kfold, shuffle=True, random_state=1111).split(x, y):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import torch
+
 from evaluation.controls import FUNCTIONS as CONTROL_FUNCTIONS
 
 __all__ = ["BACKENDS", "ProtocolParams", "PROTOTYPE", "FULL", "parse_optim", "resolve_device", "OPTIM_DEFAULTS"]
@@ -127,8 +129,6 @@ def parse_optim(spec: str) -> tuple[str, dict[str, float]]:
 
 
 def resolve_device(device: str) -> str:
-    import torch
-
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     return device

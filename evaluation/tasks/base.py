@@ -5,6 +5,7 @@ the batcher, which joins them back with single spaces; here the join is done onc
 """
 from __future__ import annotations
 
+import lzma
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -93,8 +94,6 @@ def _decode(path: Path, encoding: str) -> str:
     ``MalformedData`` naming its line."""
     raw = Path(path).read_bytes()
     if str(path).endswith(".xz"):
-        import lzma
-
         try:
             raw = lzma.decompress(raw)
         except lzma.LZMAError as err:

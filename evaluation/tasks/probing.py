@@ -12,8 +12,12 @@ is tested on ``te``. Labels map to ids by sorting the unique training labels, as
 """
 from __future__ import annotations
 
+import json
 from functools import partial
 from pathlib import Path
+
+import numpy as np
+from sklearn.model_selection import train_test_split
 
 from .base import GET_DATA_HINT, MalformedData, MissingTaskData, TaskData, int_split, iter_lines, join_tokens
 
@@ -80,9 +84,6 @@ def _read_xprobe(path: Path):
 
 
 def _load_xprobe_layout(task: str, va_path: Path, te_path: Path) -> TaskData:
-    import numpy as np
-    from sklearn.model_selection import train_test_split
-
     va = _read_xprobe(va_path)
     te = _read_xprobe(te_path)
     index = np.arange(len(va[0]))
@@ -124,8 +125,6 @@ def _senteval_file(folder: Path, name: str) -> Path | None:
 
 def _load_generated(task: str, folder: Path) -> TaskData:
     """A set made by ``tools.probing_gen``: SentEval's layout, and a meta.json whose notes are kept."""
-    import json
-
     name = PROBING_FILES[task]
     path = _senteval_file(folder, name)
     if path is None:
