@@ -10,7 +10,7 @@ over nhid [50, 100, 200] x dropout [0, 0.1, 0.2] chosen on dev), ``evaluate.py``
 ``evaluation.controls=true evaluation.mdl=true``. Printed: accuracy, selectivity and MDL compression per task side
 by side, the probe each task chose, and the cost of the probe, the control and MDL per task as a share of the
 encoding time. Results files go to ``--out`` (a combination already complete there is not run again).
-``--paper-row`` adds Conneau et al. 2018's Table 2 BoV-fastText row beside ``bow_glove``'s.
+``--paper-row`` adds Conneau et al. 2018's Table 2 BoV-fastText and untrained BiLSTM-max rows beside ours.
 """
 from __future__ import annotations
 
@@ -30,19 +30,27 @@ TASKS = ["Length", "WordContent", "Depth", "TopConstituents", "BigramShift", "Te
          "OddManOut", "CoordinationInversion"]
 # Conneau et al. 2018, Table 2, top block: BoV-fastText (MLP probe), in the order of TASKS.
 PAPER_BOV = dict(zip(TASKS, [66.6, 91.6, 37.1, 68.1, 50.8, 89.1, 82.1, 79.8, 54.2, 54.8]))
+# Same table, BiLSTM-max block, Untrained (2 layers of 512 units over frozen 300-d fastText, section 3).
+PAPER_UNTRAINED_BILSTM_MAX = dict(zip(TASKS, [73.3, 88.8, 46.2, 71.8, 70.6, 89.2, 85.8, 81.9, 73.3, 68.3]))
+# Same table, Majority vote.
+PAPER_MAJORITY = dict(zip(TASKS, [20.0, 0.5, 17.9, 5.0, 50.0, 50.0, 50.0, 50.0, 50.0, 50.0]))
 ENCODERS = {"bow_glove": ["encoder=bow_glove"],
             "bilstm_max": ["encoder=bilstm_max", "seed=1234"]}  # untrained: 2 x 256 over frozen GloVe 6B 50d
 
 
-def evaluate(encoder: str, probing: str, protocol: str, out: Path) -> tuple[dict, float]:
-    """The results document of one combination (run now unless ``out`` already holds every task) and its wall time."""
+def evaluate(encoder: str | list[str], probing: str, protocol: str, out: Path, tasks: list[str] = TASKS,
+             measures: bool = True) -> tuple[dict, float]:
+    """The results document of one combination (run now unless ``out`` already holds every task) and its wall time.
+
+    ``encoder``: a name of ``ENCODERS`` or ``evaluate.py`` overrides; ``measures``: controls and MDL as well."""
     if out.is_file():
         doc = read_results(out)
-        if set(doc["results"]) | set(doc["skipped"]) | set(doc["errors"]) >= set(TASKS):
+        if set(doc["results"]) | set(doc["skipped"]) | set(doc["errors"]) >= set(tasks):
             return doc, float(doc.get("wall_seconds", 0.0))
-    cmd = [sys.executable, str(ROOT / "evaluate.py"), *ENCODERS[encoder], f"evaluation={protocol}",
-           f"tasks=[{','.join(TASKS)}]", f"probing={probing}", "evaluation.controls=true", "evaluation.mdl=true",
-           f"results_file={out}", "overwrite=true"]
+    overrides = ENCODERS[encoder] if isinstance(encoder, str) else list(encoder)
+    extra = ["evaluation.controls=true", "evaluation.mdl=true"] if measures else []
+    cmd = [sys.executable, str(ROOT / "evaluate.py"), *overrides, f"evaluation={protocol}",
+           f"tasks=[{','.join(tasks)}]", f"probing={probing}", *extra, f"results_file={out}", "overwrite=true"]
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -62,8 +70,8 @@ def table(runs: dict[tuple[str, str], dict], paper_row: bool) -> str:
     """Rows: tasks; per (encoder, protocol): accuracy / selectivity / compression."""
     keys = list(runs)
     head = "| task | " + " | ".join(f"{e}, {'MLP' if p == 'probing_paper' else 'logistic'}" for e, p in keys)
-    head += " | paper BoV-fastText |" if paper_row else " |"
-    lines = [head, "|---" * (len(keys) + 1 + paper_row) + "|"]
+    head += " | paper BoV-fastText | paper untrained BiLSTM-max |" if paper_row else " |"
+    lines = [head, "|---" * (len(keys) + 1 + 2 * paper_row) + "|"]
     for task in TASKS:
         cells = []
         for key in keys:
@@ -72,7 +80,7 @@ def table(runs: dict[tuple[str, str], dict], paper_row: bool) -> str:
                 cells.append("-")
                 continue
             cells.append(f"{_f(r.get('acc'))} / {_f(r.get('selectivity'))} / {_f((r.get('mdl') or {}).get('compression'), 2)}")
-        extra = f" | {PAPER_BOV[task]}" if paper_row else ""
+        extra = f" | {PAPER_BOV[task]} | {PAPER_UNTRAINED_BILSTM_MAX[task]}" if paper_row else ""
         lines.append(f"| {task} | " + " | ".join(cells) + extra + " |")
     lines.append("")
     lines.append("cells: test accuracy % / selectivity (accuracy - control accuracy, points) / MDL compression "
@@ -108,6 +116,7 @@ def main() -> None:
     parser.add_argument("--encoders", default="bow_glove,bilstm_max")
     parser.add_argument("--protocols", default="prototype,probing_paper")
     parser.add_argument("--out", type=Path, default=ROOT / "logs" / "probe_protocols")
+    parser.add_argument("--tasks", default=",".join(TASKS), help="a subset of the probing tasks")
     parser.add_argument("--paper-row", action="store_true", help="Conneau et al. 2018's BoV-fastText row beside ours")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -115,7 +124,8 @@ def main() -> None:
     runs = {}
     for encoder in args.encoders.split(","):
         for protocol in args.protocols.split(","):
-            doc, wall = evaluate(encoder, args.probing, protocol, args.out / f"{tag}__{encoder}__{protocol}.json")
+            doc, wall = evaluate(encoder, args.probing, protocol, args.out / f"{tag}__{encoder}__{protocol}.json",
+                                 args.tasks.split(","))
             runs[encoder, protocol] = doc
             print(f"{encoder}, {protocol}: {wall:.0f} s", flush=True)
     print(f"\n## probing={args.probing}\n")
