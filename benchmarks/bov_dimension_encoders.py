@@ -23,6 +23,7 @@ import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
+from evaluation.baselines import BowGloveEncoder
 from text.glove import load_glove
 
 
@@ -33,10 +34,17 @@ def _principal_projection(matrix: np.ndarray, dims: int) -> np.ndarray:
     return (centred @ vt[:dims].T).astype(np.float32)
 
 
+class ProjectedBowGlove(BowGloveEncoder):
+    """``bow_glove``'s recipe over GloVe's vectors projected on their top ``dims`` principal axes."""
+
+    def __init__(self, dims: int) -> None:
+        super().__init__()
+        self._vectors = _principal_projection(self._vectors, dims)
+
+
 @functools.lru_cache(maxsize=None)
-def _glove(dims: int) -> tuple[dict[str, int], np.ndarray]:
-    index, vectors = load_glove()
-    return index, _principal_projection(vectors, dims)
+def _glove(dims: int) -> ProjectedBowGlove:
+    return ProjectedBowGlove(dims)
 
 
 @functools.lru_cache(maxsize=None)
@@ -61,14 +69,7 @@ def _minilm_bov(sentences: list[str], dims: int) -> np.ndarray:
 
 
 def glove25(sentences: list[str]) -> np.ndarray:
-    """``bow_glove``'s recipe (evaluation.baselines.BowGloveEncoder) over the 25-d projection."""
-    index, vectors = _glove(25)
-    out = np.zeros((len(sentences), vectors.shape[1]), dtype=np.float32)
-    for row, sentence in enumerate(sentences):
-        ids = [index[w] for w in sentence.lower().split() if w in index]
-        if ids:
-            out[row] = vectors[ids].mean(axis=0)
-    return out
+    return _glove(25).encode(sentences)
 
 
 def minilm384(sentences: list[str]) -> np.ndarray:

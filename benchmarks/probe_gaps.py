@@ -20,54 +20,38 @@ The main results come from ``benchmarks/probe_protocols.py``'s files for ``bow_g
 from __future__ import annotations
 
 import argparse
-import collections
 import json
-import lzma
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 from probe_protocols import PAPER_BOV, PAPER_MAJORITY, TASKS, evaluate
 
 from evaluation.results import read_results
+from evaluation.tasks.base import iter_lines
+from evaluation.tasks.probing import PROBING_FILES, load_probing
+from tools.probing_gen.settings import SURFACE_TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
 DIMENSION_ENCODERS = {name: ["encoder=callable",
                              f"encoder.function={ROOT / 'benchmarks' / 'bov_dimension_encoders.py'}:{name}"]
                       for name in ("glove25", "minilm384", "minilm50")}
-FILES = {"Length": "sentence_length", "WordContent": "word_content", "Depth": "tree_depth",
-         "TopConstituents": "top_constituents", "BigramShift": "bigram_shift", "Tense": "past_present",
-         "SubjNumber": "subj_number", "ObjNumber": "obj_number", "OddManOut": "odd_man_out",
-         "CoordinationInversion": "coordination_inversion"}
 GAP = 5.0
 CAUSE_PROTOCOL = "prototype"  # the causes are measured with the logistic probe (minutes, not hours, on 100k sets)
 
 
-def task_file(folder: Path, task: str) -> Path:
-    for suffix in (".txt", ".txt.xz"):
-        if (folder / (FILES[task] + suffix)).is_file():
-            return folder / (FILES[task] + suffix)
-    raise FileNotFoundError(f"no {FILES[task]}.txt[.xz] in {folder}")
-
-
 def majority(folder: Path, task: str) -> float:
-    """The test split's most frequent label, % of the test split."""
-    path = task_file(folder, task)
-    opener = lzma.open if path.suffix == ".xz" else open
-    counts = collections.Counter()
-    with opener(path, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            split, label, _ = line.split("\t", 2)
-            if split == "te":
-                counts[label] += 1
-    return 100.0 * max(counts.values()) / sum(counts.values())
+    """The test split's most frequent label, % of the test split (read by the engine's loader)."""
+    labels = load_probing(task, folder, source=f"generated:{folder}").splits["test"].y
+    return 100.0 * np.bincount(labels).max() / len(labels)
 
 
 def generate_variant(corpus: str, out: Path, task: str, setting: str) -> Path:
     """``tools.probing_gen`` for one task with one setting changed (kept if already there)."""
     if not (out / "meta.json").is_file():
-        parser = [] if task in ("Depth",) else ["parser=none"]
+        parser = ["parser=none"] if task in SURFACE_TASKS else []
         cmd = [sys.executable, "-m", "tools.probing_gen", f"corpus={corpus}", f"out={out}", f"tasks=[{task}]",
                setting, "workers=2", "progress=false", *parser]
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
@@ -117,11 +101,9 @@ def main() -> None:
           "sizes, ours (paper: 100k/10k/10k) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for task in gaps:
-        sizes = meta["tasks"][task]["sizes"]
         print(f"| {task} | {PAPER_BOV[task]} | {_f(acc(mlp_doc, task))} | {_f(acc(main_doc, task))} | "
               + " | ".join(_f(acc(dims[n], task)) for n in DIMENSION_ENCODERS)
-              + f" | {PAPER_MAJORITY[task]} | {majority(generated, task):.1f} | "
-              f"{sizes['tr']}/{sizes['va']}/{sizes['te']} |")
+              + f" | {PAPER_MAJORITY[task]} | {majority(generated, task):.1f} | {_sizes(meta, task)} |")
     print("\nMLP: the paper's probe (evaluation=probing_paper; WordContent logistic, as SentEval forces it); the other "
           "columns and the tables below: SentEval's logistic regression (evaluation=prototype), as the MLP grid costs "
           "minutes a task on 100k sentences\n")
@@ -134,38 +116,38 @@ def main() -> None:
             continue
         folder = generate_variant(args.corpus, Path(f"{generated}-variants") / setting.replace("=", "-"), task,
                                   setting)
-        sizes = json.loads((folder / "meta.json").read_text())["tasks"][task]["sizes"]
+        variant_meta = json.loads((folder / "meta.json").read_text())
         doc = evaluate("bow_glove", f"generated:{folder}", CAUSE_PROTOCOL,
                        args.out / f"{tag}__bow_glove__{setting.replace('=', '-')}.json", [task], measures=False)[0]
-        ours = meta["settings"]["wc_words" if task == "WordContent" else "depth_classes"]
-        rows.append(f"| {task} | {label} | {_f(acc(doc, task))} | {majority(folder, task):.1f} | {_sizes(sizes)} |")
-        rows.append(f"| {task} | {ours} (our set) | {_f(acc(main_doc, task))} | {majority(generated, task):.1f} | "
-                    f"{_sizes(meta['tasks'][task]['sizes'])} |")
+        our_setting = meta["settings"][setting.split("=")[0]]
+        rows.append(f"| {task} | {label} | {_f(acc(doc, task))} | {majority(folder, task):.1f} | "
+                    f"{_sizes(variant_meta, task)} |")
+        rows.append(f"| {task} | {our_setting} (our set) | {_f(acc(main_doc, task))} | "
+                    f"{majority(generated, task):.1f} | {_sizes(meta, task)} |")
     if rows:
         print("| task | setting | GloVe 50-d | majority | sizes |\n|---|---|---|---|---|")
         print("\n".join(rows))
 
 
-def _sizes(sizes: dict) -> str:
+def _sizes(meta: dict, task: str) -> str:
+    """``tr/va/te`` sizes of ``task`` in a generated set's meta.json."""
+    sizes = meta["tasks"][task]["sizes"]
     return f"{sizes['tr']}/{sizes['va']}/{sizes['te']}"
 
 
 def half_train(generated: Path, task: str) -> Path:
     """A copy of the task's file with every other training sentence (dev and test unchanged)."""
     folder = Path(f"{generated}-variants") / "train-half"
-    out = folder / f"{FILES[task]}.txt"
+    out = folder / f"{PROBING_FILES[task]}.txt"
     if not out.is_file():
         folder.mkdir(parents=True, exist_ok=True)
-        path = task_file(generated, task)
-        opener = lzma.open if path.suffix == ".xz" else open
         kept, seen = [], 0
-        with opener(path, "rt", encoding="utf-8") as lines:
-            for line in lines:
-                if line.startswith("tr\t"):
-                    seen += 1
-                    if seen % 2:
-                        continue
-                kept.append(line)
+        for _, line in iter_lines(generated / f"{PROBING_FILES[task]}.txt"):  # the generator writes plain .txt
+            if line.startswith("tr\t"):
+                seen += 1
+                if seen % 2:
+                    continue
+            kept.append(line + "\n")
         out.write_text("".join(kept), encoding="utf-8")
     return folder
 
@@ -182,6 +164,7 @@ def size_table(out: Path, tag: str, generated: Path, gaps: list[str], main_doc: 
         gain = None if half is None or whole is None else whole - half
         lines.append(f"| {task} | {meta['tasks'][task]['sizes']['tr']} | {_f(half)} | {_f(whole)} | {_f(gain)} |")
     return "\n".join(lines) + "\n"
+
 
 if __name__ == "__main__":
     main()

