@@ -151,6 +151,7 @@ def main() -> None:
     parser.add_argument("--generated", action="store_true",
                         help="also the probing set generated from the shipped books (assets/probing/books-en)")
     parser.add_argument("--tasks", default=",".join(TASKS))
+    parser.add_argument("--sst2", action="store_true", help="also SST2, in a table of its own (outside the mean)")
     parser.add_argument("--keep-suite", action="store_true", help="keep train.py's per-epoch evaluation suite")
     parser.add_argument("--reuse-from", type=Path, default=None,
                         help="copy the epoch-0 and bow_glove results of this earlier run (same model at init: same "
@@ -169,7 +170,8 @@ def main() -> None:
         for earlier in (args.reuse_from / "pays_off").glob("*.json"):
             if earlier.name.startswith(("init_", "bow_glove_")) and not (out / earlier.name).exists():
                 (out / earlier.name).write_bytes(earlier.read_bytes())
-    task_sets = ([("downstream", args.tasks.split(","), ())] + ([("probing", PROBING, ("probing=xprobe",))]
+    task_sets = ([("downstream", args.tasks.split(","), ())] + ([("sst2", ["SST2"], ())] if args.sst2 else [])
+                 + ([("probing", PROBING, ("probing=xprobe",))]
                  if args.probing else []) + ([("generated", PROBING, ("probing=generated",))] if args.generated else []))
     report, summaries = [f"# Training pays off? `{run_dir}`", "", "## training", "", *training_summary(run_dir), ""], {}
     for label, tasks, extra in task_sets:

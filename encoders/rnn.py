@@ -5,6 +5,12 @@ batch instead (which takes oneDNN's fused RNN kernels on CPU): the forward direc
 tokens before any padding, and the backward direction reads each sentence reversed *within its
 length*, so padding again only comes after the real tokens. Real positions therefore get exactly
 the states that packing gives; padded positions hold values nobody may read.
+
+A fused kernel still computes every padded position, and a batch of contiguous book sentences (18.7
+tokens on average, the longest 50) is mostly padding. So a large batch runs in length buckets: its
+sentences sorted by length, cut into groups of about ``bucket_rows``, each group trimmed to its own
+longest sentence. Every sentence gets the states it gets alone; the cost follows the real tokens
+(``benchmarks/rnn_buckets.py`` measures it).
 """
 from __future__ import annotations
 
@@ -24,14 +30,38 @@ def _gather_time(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return x.gather(1, index[:, :, None].expand(-1, -1, x.size(2)))
 
 
-def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+# Sentences per length bucket: fused-kernel products stay large enough to run near the matmul peak.
+BUCKET_ROWS = 32
+
+
+def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
+            bucket_rows: int | None = BUCKET_ROWS) -> tuple[torch.Tensor, torch.Tensor]:
     """States ``[B, T, D*H]`` of the top layer and the final state ``[B, D*H]`` of each direction.
 
     The final forward state is the one after the last real token; the final backward state is the
-    one after reading back to the first token; both as ``rnn`` would give on packed input.
+    one after reading back to the first token; both as ``rnn`` would give on packed input. Batches of
+    more than ``bucket_rows`` sentences run in length buckets (``None``: the whole batch at once).
     """
     if rnn.proj_size if isinstance(rnn, nn.LSTM) else False:
         raise ValueError("LSTM projections (proj_size) are not supported by run_rnn")
+    if not bucket_rows or x.size(0) <= bucket_rows:
+        return _run_padded(rnn, x, lengths)
+    lengths = lengths.to(x.device)
+    order = torch.argsort(lengths, stable=True)
+    max_len = x.size(1)
+    states, finals = [], []
+    for rows in order.tensor_split(-(-x.size(0) // bucket_rows)):
+        longest = int(lengths[rows].max())
+        bucket_states, bucket_final = _run_padded(rnn, x[rows, :longest], lengths[rows])
+        states.append(F.pad(bucket_states, (0, 0, 0, max_len - longest)))
+        finals.append(bucket_final)
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(order.numel(), device=order.device)
+    return torch.cat(states)[inverse], torch.cat(finals)[inverse]
+
+
+def _run_padded(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``run_rnn`` on the whole padded batch at once."""
     is_lstm = isinstance(rnn, nn.LSTM)
     kernel = torch._VF.lstm if is_lstm else torch._VF.gru
     directions = 2 if rnn.bidirectional else 1

@@ -14,13 +14,15 @@ def test_reversal_index_reverses_within_each_length_only():
 @pytest.mark.parametrize("cell", [nn.LSTM, nn.GRU])
 @pytest.mark.parametrize("bidirectional", [True, False])
 @pytest.mark.parametrize("num_layers", [1, 2])
-def test_padded_run_equals_packed_run(cell, bidirectional, num_layers):
+@pytest.mark.parametrize("bucket_rows", [None, 2, 3])
+def test_padded_run_equals_packed_run(cell, bidirectional, num_layers, bucket_rows):
+    """Whole batch at once (None) or in length buckets of 2 or 3 sentences (the last one shorter)."""
     torch.manual_seed(0)
     rnn = cell(6, 5, num_layers=num_layers, bidirectional=bidirectional, batch_first=True)
-    lengths = torch.tensor([4, 7, 1, 5])
-    x = torch.randn(4, 7, 6)
+    lengths = torch.tensor([4, 7, 1, 5, 2, 7, 3])
+    x = torch.randn(7, 7, 6)
     x[torch.arange(7)[None, :] >= lengths[:, None]] = 100.0  # loud padding must not leak
-    states, final = run_rnn(rnn, x, lengths)
+    states, final = run_rnn(rnn, x, lengths, bucket_rows=bucket_rows)
 
     packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
     ref_out, ref_h = rnn(packed)
@@ -38,3 +40,36 @@ def test_gradients_flow_to_both_directions():
     _, final = run_rnn(rnn, torch.randn(2, 5, 3), torch.tensor([5, 2]))
     final.sum().backward()
     assert rnn.weight_ih_l0.grad.abs().sum() > 0 and rnn.weight_ih_l0_reverse.grad.abs().sum() > 0
+
+
+def test_buckets_give_the_gradients_of_the_whole_batch():
+    torch.manual_seed(0)
+    lengths = torch.tensor([6, 2, 5, 1, 6, 3, 4, 2])
+    x = torch.randn(8, 6, 3)
+    grads = []
+    for bucket_rows in (None, 3):
+        rnn = nn.LSTM(3, 4, bidirectional=True, batch_first=True)
+        torch.manual_seed(1)
+        for p in rnn.parameters():
+            torch.nn.init.normal_(p)
+        states, final = run_rnn(rnn, x, lengths, bucket_rows=bucket_rows)
+        real = (torch.arange(6)[None, :] < lengths[:, None])[:, :, None]
+        ((states * real).sum() + final.pow(2).sum()).backward()
+        grads.append([p.grad for p in rnn.parameters()])
+    for whole, bucketed in zip(*grads):
+        torch.testing.assert_close(bucketed, whole, atol=1e-5, rtol=1e-5)
+
+
+def test_a_bucket_is_trimmed_to_its_longest_sentence(monkeypatch):
+    """The point of buckets: no bucket runs over more steps than its longest sentence."""
+    seen = []
+    original = torch._VF.lstm
+
+    def spy(inp, *args):
+        seen.append(inp.shape[:2])
+        return original(inp, *args)
+
+    monkeypatch.setattr(torch._VF, "lstm", spy)
+    rnn = nn.LSTM(3, 4, batch_first=True)
+    run_rnn(rnn, torch.randn(6, 9, 3), torch.tensor([9, 1, 2, 1, 2, 8]), bucket_rows=2)
+    assert sorted(seen) == [(2, 1), (2, 2), (2, 9)]
