@@ -16,8 +16,8 @@ train together. Members sit on a grid ``[G, L]``: a *group* is a training set wi
   adadelta (``torch/optim/*.py``) with a per-member weight decay and per-group step counts.
 * :class:`EarlyStopping` -- SentEval's rule, per member.
 
-Members never mix: every row of the products, every softmax and every optimiser element is one member's. A
-member that stopped keeps its best weights (a copy); a group leaves the model when all its members stopped, and
+Members never mix: every row of the products, every softmax and every optimiser element is one member's. MLP
+members of different hidden widths (the probing paper's grid) train as one stack per width. A member that stopped keeps its best weights (a copy); a group leaves the model when all its members stopped, and
 a member when it stopped in every group (until then it steps with its group, unused). Results equal SentEval's
 one-by-one training up to float rounding (summation order inside the products):
 ``tests/evaluation/senteval_transcription.py`` is the reference. Dropout > 0 draws its masks from its own
@@ -141,17 +141,13 @@ def _affine(W: torch.Tensor, Xb: torch.Tensor) -> torch.Tensor:
 class StackedProbe:
     """SentEval's probe (``Linear``, or ``Linear -> Dropout -> Sigmoid -> Linear``) for all members at once.
 
-    Members may differ in hidden size and dropout (the probing paper's grid, :func:`fit_members`'s ``hidden``):
-    the hidden layer is as wide as the widest member; a narrower member's extra units start with zero weights in
-    and out, and the gradient of their outgoing weights is masked, so they neither contribute nor learn and its
-    output is the narrower MLP's. ``dropout`` is then one rate per member, ``[L]``.
+    Members may differ in dropout (the probing paper's grid, :func:`fit_members`'s ``hidden``, one stack per
+    hidden width): ``dropout`` is then one rate per member, ``[L]``.
     """
 
-    def __init__(self, params: list[torch.Tensor], dropout: float | torch.Tensor = 0.0, seed: int = 0,
-                 units: torch.Tensor | None = None):
+    def __init__(self, params: list[torch.Tensor], dropout: float | torch.Tensor = 0.0, seed: int = 0):
         self.params = params
         self.dropout = dropout if isinstance(dropout, torch.Tensor) else float(dropout)
-        self.units = units  # [L, H] 1.0 on each member's real hidden units, or None (all members as wide)
         self._A: torch.Tensor | None = None  # the training step's hidden activations, kept across steps
         self.grads = [torch.empty_like(p) for p in params]  # written in place every step (no per-step allocation)
         self.gen = torch.Generator(device=params[0].device)
@@ -177,30 +173,20 @@ class StackedProbe:
     @classmethod
     def init_members(cls, d: int, nclasses: int, hidden: Sequence[tuple[int, float]], groups: int, seed: int,
                      dtype: torch.dtype, device: torch.device) -> "StackedProbe":
-        """Members ``hidden[l] = (nhid, dropout)`` (``nhid > 0``), each starting from SentEval's weights for its
-        own ``nhid`` right after ``torch.manual_seed(seed)``, zero-padded to the widest."""
-        width = max(n for n, _ in hidden)
-        W1 = torch.zeros(groups, len(hidden), width, d + 1, dtype=dtype, device=device)
-        W2 = torch.zeros(groups, len(hidden), nclasses, width + 1, dtype=dtype, device=device)
-        units = torch.zeros(len(hidden), width, dtype=dtype, device=device)
-        for m, (nhid, _) in enumerate(hidden):
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(seed)
-                first, second = torch.nn.Linear(d, nhid), torch.nn.Linear(nhid, nclasses)
-            W1[:, m, :nhid] = torch.cat([first.weight, first.bias[:, None]], 1).detach().to(device, dtype)
-            W2[:, m, :, :nhid] = second.weight.detach().to(device, dtype)
-            W2[:, m, :, -1] = second.bias.detach().to(device, dtype)
-            units[m, :nhid] = 1.0
-        rates = torch.tensor([float(p) for _, p in hidden], dtype=dtype, device=device)
-        return cls([W1, W2], rates, seed, units)
+        """Members ``hidden[l] = (nhid, dropout)`` of one hidden width ``nhid > 0``, each starting from SentEval's
+        weights right after ``torch.manual_seed(seed)``, with its own dropout rate."""
+        widths = {n for n, _ in hidden}
+        if len(widths) != 1:
+            raise ValueError(f"one stack holds one hidden width, got {sorted(widths)}: fit_members splits by width")
+        probe = cls.init(d, nclasses, widths.pop(), (groups, len(hidden)), seed, 0.0, dtype, device)
+        probe.dropout = torch.tensor([float(p) for _, p in hidden], dtype=dtype, device=device)
+        return probe
 
     def select(self, keep: torch.Tensor, members: torch.Tensor) -> None:
         self.params = [p[keep][:, members] for p in self.params]
         self.grads = [torch.empty_like(p) for p in self.params]
         if isinstance(self.dropout, torch.Tensor):
             self.dropout = self.dropout[members]
-        if self.units is not None:
-            self.units = self.units[members]
 
     def _drops(self) -> bool:
         if isinstance(self.dropout, torch.Tensor):
@@ -298,10 +284,6 @@ class StackedProbe:
         GL, h = G * L, A.shape[2] - 1
         dZ3 = dZ.view(GL, -1, B)
         torch.bmm(dZ3, A.view(GL, h + 1, B).transpose(1, 2), out=self.grads[1].view(GL, -1, h + 1))
-        if self.units is not None:
-            # A narrower member's extra units: their outgoing weights stay zero, so they add nothing to its output and
-            # pass no gradient back (their incoming weights stay zero too).
-            self.grads[1][..., :h].mul_(self.units.view(1, L, 1, h))
         a = A[:, :, :h]
         dA = torch.bmm(self.params[1].view(GL, -1, h + 1)[..., :h].transpose(1, 2), dZ3).view(G, L, h, B)
         dZ1 = dA.mul_(a).mul_(1 - a)
@@ -496,6 +478,11 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     """
     l2 = np.broadcast_to(np.asarray(l2, dtype=np.float64), (len(groups), np.shape(l2)[-1])).copy()
     G, L = l2.shape
+    if hidden is not None and len({n for n, _ in hidden}) > 1:
+        def fit_width(l2_part: np.ndarray, hidden_part: list[tuple[int, float]]) -> FitResult:
+            return fit_members(X, y, groups, l2_part, params, nclasses, Xdev=Xdev, ydev=ydev, loss=loss,
+                               dev_score=dev_score, dtype=dtype, device=device, hidden=hidden_part)
+        return _fit_each_width(l2, list(hidden), nclasses, fit_width)
     dev = torch.device(resolve_device(device or params.device))
     as_t = lambda a: torch.as_tensor(np.asarray(a), device=dev)  # noqa: E731
     Xt = as_t(X).to(dtype).contiguous()
@@ -561,3 +548,34 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     work.update(batch_size=plan.batch_size, d=model.params[0].shape[-1] - 1, members=L, nclasses=nclasses,
                 nhid=width, optim=opt.method, fused=model.fused, train_columns=columns)
     return FitResult(best, stop.best, plan.ndev, stop.nepoch, nclasses, work)
+
+
+COUNTED = ("steps", "rows", "dev_rows", "member_rows", "dev_member_rows", "train_columns")
+
+
+def _fit_each_width(l2: np.ndarray, hidden: list[tuple[int, float]], nclasses: int,
+                    fit_width: Callable[[np.ndarray, list[tuple[int, float]]], FitResult]) -> FitResult:
+    """Members of one hidden width train as one stack, each width apart, so no member computes a wider member's
+    units (the grid [50, 100, 200] padded to 200 computes 7,200 units a step for 4,200 real ones). Members are
+    independent, so this trains each as the one stack would (dropout masks aside: drawn per stack); the results
+    are merged in the members' order, weights zero-padded to the widest (padded units add nothing)."""
+    G, L = l2.shape
+    parts = []
+    for width in sorted({n for n, _ in hidden}):
+        members = [m for m, (n, _) in enumerate(hidden) if n == width]
+        parts.append((members, fit_width(l2[:, members], [hidden[m] for m in members])))
+    widest = parts[-1][1].weights
+    W1 = widest[0].new_zeros(G, L, *widest[0].shape[2:])
+    W2 = widest[1].new_zeros(G, L, *widest[1].shape[2:])
+    best, nepoch = np.zeros((G, L)), np.zeros((G, L), dtype=np.int64)
+    work = dict(parts[0][1].work or {})
+    for key in COUNTED:
+        work[key] = sum((res.work or {}).get(key, 0) for _, res in parts)
+    work.update(members=L, nhid=W1.shape[2])
+    for members, res in parts:
+        h = res.weights[0].shape[2]
+        W1[:, members, :h] = res.weights[0]
+        W2[:, members, :, :h] = res.weights[1][..., :h]
+        W2[:, members, :, -1] = res.weights[1][..., -1]
+        best[:, members], nepoch[:, members] = res.best_score, res.nepoch
+    return FitResult([W1, W2], best, parts[0][1].ndev, nepoch, nclasses, work)

@@ -275,3 +275,25 @@ def test_a_dropout_member_draws_masks_and_a_rate_zero_member_is_untouched():
     torch.testing.assert_close(grid.weights[0][0, 0], plain.weights[0][0, 0])  # rate 0: no mask at all
     assert not torch.equal(grid.weights[0][0, 1], plain.weights[0][0, 0])  # rate 0.3: masks drawn
     assert grid.score(X, y, 0, 1) > 0.8 and alone.score(X, y) > 0.8
+
+
+def test_each_hidden_width_trains_as_its_own_stack(monkeypatch):
+    """No step computes a narrower member over a wider member's units: the paper's grid runs one stack per width."""
+    X, y = linear_data(n=120)
+    seen = set()
+    original = StackedProbe.gradients
+
+    def spy(self, Xb, T, weight, loss):
+        seen.add((self.params[0].shape[2], self.params[0].shape[1]))  # (hidden width, members in the stack)
+        return original(self, Xb, T, weight, loss)
+
+    monkeypatch.setattr(StackedProbe, "gradients", spy)
+    hidden = [(3, 0.0), (5, 0.1), (3, 0.2), (5, 0.0), (3, 0.0)]
+    res = fit_members(X, y, [Group(np.arange(120))], [1e-4] * 5, ProtocolParams(batch_size=32, max_epoch=2), 2,
+                      hidden=hidden)
+    assert {(3, 3), (5, 2)} <= seen and all(width in (3, 5) for width, _ in seen)
+    assert res.weights[0].shape[:3] == (1, 5, 5)  # merged in the members' order, padded to the widest
+    for m, (nhid, _) in enumerate(hidden):
+        assert res.weights[0][0, m, :nhid].any() and not res.weights[0][0, m, nhid:].any()
+    with pytest.raises(ValueError, match="one hidden width"):
+        StackedProbe.init_members(4, 2, [(3, 0.0), (5, 0.0)], 1, 0, torch.float32, torch.device("cpu"))
