@@ -5,10 +5,14 @@ model at initialisation (``init.ckpt``: same vocabulary and embeddings) and ``bo
     SENTENCE_DATA=../shared/data python benchmarks/training_pays_off.py --minutes 60 -- experiment=qt_gutenberg
     python benchmarks/training_pays_off.py --run-dir logs/train/runs/<run>      # evaluate an existing run only
     python benchmarks/training_pays_off.py --run-dir <run> --probing            # X-Probe tasks as well
+    SENTENCE_DATA=../shared/data python benchmarks/training_pays_off.py --seeds 1234,1,2 --generated --sst2
+    python benchmarks/training_pays_off.py --summarize <run> <run> <run> --generated --sst2   # runs already made
 
 Everything after ``--`` is passed to ``train.py``. Scores use ``evaluate.py`` (prototype protocol,
 vocabulary expansion on for checkpoints); correlations are shown x100 so one mean covers all tasks.
-The table and the means are printed and written to ``<run dir>/pays_off.md`` (+ ``.json``).
+The table and the means are printed and written to ``<run dir>/pays_off.md`` (+ ``.json``). With ``--seeds``
+(or ``--summarize``), a table per seed (each against its own epoch 0: a seed draws its own initial weights) and per
+task the means over seeds.
 """
 from __future__ import annotations
 
@@ -24,7 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import yaml  # noqa: E402
+
 from evaluation.results import read_results  # noqa: E402
+from tools.report import read_scalars  # noqa: E402
 
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14",
          "STS15", "STS16"]
@@ -105,10 +112,6 @@ def training_summary(run_dir: Path) -> list[str]:
     """What the run trained on and how its own objective moved: objective, encoder, data, minutes, steps,
     the training loss at the first and last logged point, the monitored validation metric (first and best),
     and the test sets' scores when the data has them."""
-    import yaml
-
-    from tools.report import read_scalars
-
     cfg = yaml.safe_load((run_dir / ".hydra" / "config.yaml").read_text()) if (run_dir / ".hydra").is_dir() else {}
     choices = {}
     hydra_file = run_dir / ".hydra" / "hydra.yaml"
@@ -143,24 +146,9 @@ def training_summary(run_dir: Path) -> list[str]:
     return [f"- {line}" for line in lines]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--minutes", type=float, default=None, help="training budget (trainer.max_time)")
-    parser.add_argument("--run-dir", type=Path, default=None, help="evaluate this run instead of training")
-    parser.add_argument("--probing", action="store_true", help="also the X-Probe probing tasks")
-    parser.add_argument("--generated", action="store_true",
-                        help="also the probing set generated from the shipped books (assets/probing/books-en)")
-    parser.add_argument("--tasks", default=",".join(TASKS))
-    parser.add_argument("--sst2", action="store_true", help="also SST2, in a table of its own (outside the mean)")
-    parser.add_argument("--keep-suite", action="store_true", help="keep train.py's per-epoch evaluation suite")
-    parser.add_argument("--reuse-from", type=Path, default=None,
-                        help="copy the epoch-0 and bow_glove results of this earlier run (same model at init: same "
-                             "encoder, vocabulary and seed) instead of evaluating them again")
-    parser.add_argument("overrides", nargs="*", help="train.py overrides (after --)")
-    args = parser.parse_args()
-    if not os.environ.get("SENTENCE_DATA"):
-        raise SystemExit("set SENTENCE_DATA to the data root (e.g. ../shared/data): the tasks are read from there")
-    run_dir = args.run_dir.resolve() if args.run_dir else train(args.minutes, args.overrides, args.keep_suite)
+def measure(run_dir: Path, args: argparse.Namespace) -> dict[str, dict[str, dict]]:
+    """Score the run's best checkpoint, its epoch 0 and ``bow_glove`` on each task set; write and print the report.
+    Returns ``{label: {column: results document}}``."""
     ckpts = run_dir / "checkpoints"
     if not (ckpts / "init.ckpt").is_file():
         raise SystemExit(f"{ckpts}/init.ckpt is missing: the run was not made with the init checkpoint callback")
@@ -174,12 +162,14 @@ def main() -> None:
                  + ([("probing", PROBING, ("probing=xprobe",))]
                  if args.probing else []) + ([("generated", PROBING, ("probing=generated",))] if args.generated else []))
     report, summaries = [f"# Training pays off? `{run_dir}`", "", "## training", "", *training_summary(run_dir), ""], {}
+    measured = {}
     for label, tasks, extra in task_sets:
         columns = {
             "trained (best)": evaluate([f"ckpt_path={run_dir}"], tasks, out / f"best_{label}.json", extra),
             "epoch 0 (init)": evaluate([f"ckpt_path={ckpts / 'init.ckpt'}"], tasks, out / f"init_{label}.json", extra),
             "bow_glove": evaluate(["encoder=bow_glove"], tasks, out / f"bow_glove_{label}.json", extra),
         }
+        measured[label] = columns
         text, summary = table(columns, tasks)
         summaries[label] = summary
         report += [f"## {label} (prototype protocol; correlations x100)", "", text, "",
@@ -190,6 +180,75 @@ def main() -> None:
     print(text)
     (run_dir / "pays_off.md").write_text(text)
     (run_dir / "pays_off.json").write_text(json.dumps(summaries, indent=2) + "\n")
+    return measured
+
+
+def seed_tables(runs: dict[int, dict[str, dict[str, dict]]], tasks: list[str]) -> str:
+    """Per seed: the mean of ``tasks`` trained and at epoch 0 (each seed against its own initial weights), the gain,
+    the tasks better and worse; then per task the means over seeds (and the other task sets' means)."""
+    lines = ["| seed | mean, trained | epoch 0 | gain | better than epoch 0 on | worse on |", "|---|---|---|---|---|---|"]
+    gains, wins, trained_means, init_means = [], [], [], []
+    for seed, measured in runs.items():
+        cols = measured["downstream"]
+        pairs = {t: (score(cols["trained (best)"], t), score(cols["epoch 0 (init)"], t)) for t in tasks}
+        pairs = {t: p for t, p in pairs.items() if None not in p}
+        trained = sum(a for a, _ in pairs.values()) / len(pairs)
+        init = sum(b for _, b in pairs.values()) / len(pairs)
+        better = [t for t, (a, b) in pairs.items() if a > b]
+        worse = [t for t in pairs if t not in better]
+        gains.append(trained - init), wins.append(len(better)), trained_means.append(trained), init_means.append(init)
+        lines.append(f"| {seed} | {trained:.2f} | {init:.2f} | {trained - init:+.2f} | {len(better)} of {len(pairs)} "
+                     f"| {', '.join(worse) or '-'} |")
+    n = len(runs)
+    lines.append(f"| **mean of {n}** | **{sum(trained_means) / n:.2f}** | **{sum(init_means) / n:.2f}** | "
+                 f"**{sum(gains) / n:+.2f}** | {sum(wins) / n:.1f} | |")
+    lines += ["", f"| task | trained, mean of {n} seeds | epoch 0, mean of {n} | gain | seeds better |", "|---|---|---|---|---|"]
+    for label in next(iter(runs.values())):
+        names = tasks if label == "downstream" else list(next(iter(runs.values()))[label]["trained (best)"]["results"])
+        for t in names:
+            values = [(score(m[label]["trained (best)"], t), score(m[label]["epoch 0 (init)"], t)) for m in runs.values()]
+            values = [v for v in values if None not in v]
+            if not values:
+                continue
+            a, b = sum(v[0] for v in values) / len(values), sum(v[1] for v in values) / len(values)
+            lines.append(f"| {t} | {a:.2f} | {b:.2f} | {a - b:+.2f} | {sum(x > y for x, y in values)} of {len(values)} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--minutes", type=float, default=None, help="training budget (trainer.max_time)")
+    parser.add_argument("--run-dir", type=Path, default=None, help="evaluate this run instead of training")
+    parser.add_argument("--seeds", default=None,
+                        help="train and score the recipe once per seed (e.g. 1234,1,2), then print the seed table")
+    parser.add_argument("--summarize", type=Path, nargs="*", default=None, metavar="RUN_DIR",
+                        help="the seed table of runs already measured (each with its .hydra config)")
+    parser.add_argument("--probing", action="store_true", help="also the X-Probe probing tasks")
+    parser.add_argument("--generated", action="store_true",
+                        help="also the probing set generated from the shipped books (assets/probing/books-en)")
+    parser.add_argument("--tasks", default=",".join(TASKS))
+    parser.add_argument("--sst2", action="store_true", help="also SST2, in a table of its own (outside the mean)")
+    parser.add_argument("--keep-suite", action="store_true", help="keep train.py's per-epoch evaluation suite")
+    parser.add_argument("--reuse-from", type=Path, default=None,
+                        help="copy the epoch-0 and bow_glove results of this earlier run (same model at init: same "
+                             "encoder, vocabulary and seed) instead of evaluating them again")
+    parser.add_argument("overrides", nargs="*", help="train.py overrides (after --)")
+    args = parser.parse_args()
+    if not os.environ.get("SENTENCE_DATA"):
+        raise SystemExit("set SENTENCE_DATA to the data root (e.g. ../shared/data): the tasks are read from there")
+    if args.summarize is not None or args.seeds:
+        dirs = ([d.resolve() for d in args.summarize] if args.summarize is not None else
+                [train(args.minutes, [*args.overrides, f"seed={s}"], args.keep_suite) for s in args.seeds.split(",")])
+        runs = {run_seed(d): measure(d, args) for d in dirs}
+        print(seed_tables(runs, args.tasks.split(",")))
+        return
+    run_dir = args.run_dir.resolve() if args.run_dir else train(args.minutes, args.overrides, args.keep_suite)
+    measure(run_dir, args)
+
+
+def run_seed(run_dir: Path) -> int:
+    """The seed a run was trained with (its saved config)."""
+    return int(yaml.safe_load((run_dir / ".hydra" / "config.yaml").read_text())["seed"])
 
 
 if __name__ == "__main__":
