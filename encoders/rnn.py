@@ -10,7 +10,8 @@ A fused kernel still computes every padded position, and a batch of contiguous b
 tokens on average, the longest 50) is mostly padding. So a large batch runs in length buckets: its
 sentences sorted by length, cut into groups of about ``bucket_rows``, each group trimmed to its own
 longest sentence. Every sentence gets the states it gets alone; the cost follows the real tokens
-(``benchmarks/rnn_buckets.py`` measures it).
+(``benchmarks/rnn_buckets.py`` measures it). A batch whose lengths are alike already (evaluation's length-sorted
+batches) runs whole.
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def _gather_time(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
 
 # Sentences per length bucket: fused-kernel products stay large enough to run near the matmul peak.
 BUCKET_ROWS = 32
+# Buckets run only when they cut the padded steps to at most this share of the whole batch's.
+SAVING_NEEDED = 0.8
 
 
 def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
@@ -48,10 +51,13 @@ def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
         return _run_padded(rnn, x, lengths)
     lengths = lengths.to(x.device)
     order = torch.argsort(lengths, stable=True)
+    buckets = order.tensor_split(-(-x.size(0) // bucket_rows))
+    longest_of = [int(lengths[rows].max()) for rows in buckets]
     max_len = x.size(1)
+    if sum(len(rows) * n for rows, n in zip(buckets, longest_of)) > SAVING_NEEDED * x.size(0) * max_len:
+        return _run_padded(rnn, x, lengths)  # lengths alike (e.g. length-sorted evaluation batches): one run
     states, finals = [], []
-    for rows in order.tensor_split(-(-x.size(0) // bucket_rows)):
-        longest = int(lengths[rows].max())
+    for rows, longest in zip(buckets, longest_of):
         bucket_states, bucket_final = _run_padded(rnn, x[rows, :longest], lengths[rows])
         states.append(F.pad(bucket_states, (0, 0, 0, max_len - longest)))
         finals.append(bucket_final)

@@ -73,3 +73,17 @@ def test_a_bucket_is_trimmed_to_its_longest_sentence(monkeypatch):
     rnn = nn.LSTM(3, 4, batch_first=True)
     run_rnn(rnn, torch.randn(6, 9, 3), torch.tensor([9, 1, 2, 1, 2, 8]), bucket_rows=2)
     assert sorted(seen) == [(2, 1), (2, 2), (2, 9)]
+
+
+def test_a_batch_of_alike_lengths_runs_whole(monkeypatch):
+    """Length-sorted evaluation batches gain nothing from buckets: they run as one batch."""
+    calls = []
+    original = torch._VF.gru
+
+    def spy(inp, *args):
+        calls.append(inp.shape[:2])
+        return original(inp, *args)
+
+    monkeypatch.setattr(torch._VF, "gru", spy)
+    run_rnn(nn.GRU(3, 4, batch_first=True), torch.randn(6, 9, 3), torch.tensor([8, 9, 9, 8, 9, 9]), bucket_rows=2)
+    assert calls == [(6, 9)]
