@@ -3,20 +3,28 @@
 The features are a fixed random encoder's: Gaussian sentences through a random ``tanh`` layer to ``--d`` dimensions
 (an untrained network's kind of vectors), labelled by a random two-layer teacher, so the task is learnable but not
 linearly. The grid is ``evaluation=probing_paper``'s: nhid [50, 100, 200] x dropout [0, 0.1, 0.2] x the four L2
-values, SentEval's ``full`` parameters, trained by ``evaluation.classifier.fit_members`` of the checkout given (so
-two checkouts time the same work side by side, e.g. with farm-bench):
+values, SentEval's ``full`` parameters, trained by ``evaluation.classifier.fit_members`` of this checkout, or of the
+one ``ENGINE_CHECKOUT`` names (so two checkouts time the same work side by side):
 
-    python benchmarks/mlp_grid.py [--n 9000] [--d 512] [--classes 6] [--checkout <tree>] [--threads 2]
+    python benchmarks/mlp_grid.py [--n 9000] [--d 512] [--classes 6] [--threads 2]
+    ENGINE_CHECKOUT=<other tree> python benchmarks/mlp_grid.py --n 2000 --d 256
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+
+CHECKOUT = Path(os.environ.get("ENGINE_CHECKOUT", Path(__file__).resolve().parents[1])).resolve()
+sys.path.insert(0, str(CHECKOUT))
+
+from evaluation.classifier import Group, fit_members  # noqa: E402
+from evaluation.protocol import ProtocolParams  # noqa: E402
 
 
 def task(n: int, d: int, classes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -33,12 +41,7 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=512)
     parser.add_argument("--classes", type=int, default=6)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--checkout", type=Path, default=Path(__file__).resolve().parents[1])
     args = parser.parse_args()
-    sys.path.insert(0, str(args.checkout.resolve()))
-    from evaluation.classifier import Group, fit_members  # noqa: E402  (the checkout's engine, chosen above)
-    from evaluation.protocol import ProtocolParams  # noqa: E402
-
     torch.set_num_threads(args.threads)
     params = ProtocolParams(name="full", kfold=10, optim="adam", batch_size=64, tenacity=5, epoch_size=4)
     shapes = [(n, p) for n in (50, 100, 200) for p in (0.0, 0.1, 0.2)]
@@ -52,7 +55,7 @@ def main() -> None:
     seconds = time.perf_counter() - start
     dev = res.dev_accuracy()[0]
     best = int(np.argmax(dev))
-    print(f"{args.checkout}: {len(members)} members on {args.n} x {args.d}, {args.classes} classes: {seconds:.1f} s; "
+    print(f"{CHECKOUT}: {len(members)} members on {args.n} x {args.d}, {args.classes} classes: {seconds:.1f} s; "
           f"epochs trained {int(res.nepoch.min())}-{int(res.nepoch.max())}; best on dev {100 * dev[best]:.2f}% "
           f"(nhid {members[best][0][0]}, dropout {members[best][0][1]}, l2 {members[best][1]})")
 

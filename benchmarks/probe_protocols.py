@@ -117,7 +117,7 @@ def main() -> None:
     parser.add_argument("--protocols", default="prototype,probing_paper")
     parser.add_argument("--out", type=Path, default=ROOT / "logs" / "probe_protocols")
     parser.add_argument("--tasks", default=",".join(TASKS), help="a subset of the probing tasks")
-    parser.add_argument("--paper-row", action="store_true", help="Conneau et al. 2018's BoV-fastText row beside ours")
+    parser.add_argument("--paper-row", action="store_true", help="Conneau et al. 2018's BoV-fastText and untrained BiLSTM-max rows beside ours")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     tag = args.probing.replace(":", "_").replace("/", "_")

@@ -190,15 +190,14 @@ def seed_tables(runs: dict[int, dict[str, dict[str, dict]]], tasks: list[str]) -
     gains, wins, trained_means, init_means = [], [], [], []
     for seed, measured in runs.items():
         cols = measured["downstream"]
-        pairs = {t: (score(cols["trained (best)"], t), score(cols["epoch 0 (init)"], t)) for t in tasks}
-        pairs = {t: p for t, p in pairs.items() if None not in p}
-        trained = sum(a for a, _ in pairs.values()) / len(pairs)
-        init = sum(b for _, b in pairs.values()) / len(pairs)
-        better = [t for t, (a, b) in pairs.items() if a > b]
-        worse = [t for t in pairs if t not in better]
-        gains.append(trained - init), wins.append(len(better)), trained_means.append(trained), init_means.append(init)
-        lines.append(f"| {seed} | {trained:.2f} | {init:.2f} | {trained - init:+.2f} | {len(better)} of {len(pairs)} "
-                     f"| {', '.join(worse) or '-'} |")
+        _, summary = table(cols, tasks)
+        trained, init = summary["trained (best)"], summary["epoch 0 (init)"]
+        worse = [t for t in tasks if None not in (score(cols["trained (best)"], t), score(cols["epoch 0 (init)"], t))
+                 and score(cols["trained (best)"], t) <= score(cols["epoch 0 (init)"], t)]
+        gains.append(trained - init), wins.append(summary["wins_over_init"])
+        trained_means.append(trained), init_means.append(init)
+        lines.append(f"| {seed} | {trained:.2f} | {init:.2f} | {trained - init:+.2f} | {summary['wins_over_init']} of "
+                     f"{summary['tasks_compared']} | {', '.join(worse) or '-'} |")
     n = len(runs)
     lines.append(f"| **mean of {n}** | **{sum(trained_means) / n:.2f}** | **{sum(init_means) / n:.2f}** | "
                  f"**{sum(gains) / n:+.2f}** | {sum(wins) / n:.1f} | |")

@@ -15,6 +15,8 @@ batches) runs whole.
 """
 from __future__ import annotations
 
+import itertools
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -52,7 +54,8 @@ def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
     lengths = lengths.to(x.device)
     order = torch.argsort(lengths, stable=True)
     buckets = order.tensor_split(-(-x.size(0) // bucket_rows))
-    longest_of = [int(lengths[rows].max()) for rows in buckets]
+    sorted_lengths = lengths[order].tolist()  # one device sync; a bucket's longest sentence is its last
+    longest_of = [sorted_lengths[end - 1] for end in itertools.accumulate(len(rows) for rows in buckets)]
     max_len = x.size(1)
     if sum(len(rows) * n for rows, n in zip(buckets, longest_of)) > SAVING_NEEDED * x.size(0) * max_len:
         return _run_padded(rnn, x, lengths)  # lengths alike (e.g. length-sorted evaluation batches): one run

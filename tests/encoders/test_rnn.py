@@ -60,16 +60,22 @@ def test_buckets_give_the_gradients_of_the_whole_batch():
         torch.testing.assert_close(bucketed, whole, atol=1e-5, rtol=1e-5)
 
 
-def test_a_bucket_is_trimmed_to_its_longest_sentence(monkeypatch):
-    """The point of buckets: no bucket runs over more steps than its longest sentence."""
+def kernel_inputs(monkeypatch, cell: str) -> list[tuple[int, int]]:
+    """Record the (sentences, steps) of every call of torch's fused ``cell`` kernel ("lstm" or "gru")."""
     seen = []
-    original = torch._VF.lstm
+    original = getattr(torch._VF, cell)
 
     def spy(inp, *args):
-        seen.append(inp.shape[:2])
+        seen.append(tuple(inp.shape[:2]))
         return original(inp, *args)
 
-    monkeypatch.setattr(torch._VF, "lstm", spy)
+    monkeypatch.setattr(torch._VF, cell, spy)
+    return seen
+
+
+def test_a_bucket_is_trimmed_to_its_longest_sentence(monkeypatch):
+    """The point of buckets: no bucket runs over more steps than its longest sentence."""
+    seen = kernel_inputs(monkeypatch, "lstm")
     rnn = nn.LSTM(3, 4, batch_first=True)
     run_rnn(rnn, torch.randn(6, 9, 3), torch.tensor([9, 1, 2, 1, 2, 8]), bucket_rows=2)
     assert sorted(seen) == [(2, 1), (2, 2), (2, 9)]
@@ -77,13 +83,6 @@ def test_a_bucket_is_trimmed_to_its_longest_sentence(monkeypatch):
 
 def test_a_batch_of_alike_lengths_runs_whole(monkeypatch):
     """Length-sorted evaluation batches gain nothing from buckets: they run as one batch."""
-    calls = []
-    original = torch._VF.gru
-
-    def spy(inp, *args):
-        calls.append(inp.shape[:2])
-        return original(inp, *args)
-
-    monkeypatch.setattr(torch._VF, "gru", spy)
+    calls = kernel_inputs(monkeypatch, "gru")
     run_rnn(nn.GRU(3, 4, batch_first=True), torch.randn(6, 9, 3), torch.tensor([8, 9, 9, 8, 9, 9]), bucket_rows=2)
     assert calls == [(6, 9)]
