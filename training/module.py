@@ -18,7 +18,7 @@ from encoders.embedding import WordEmbedding
 from encoders.expansion import expand_embeddings
 from objectives.contract import batch_size
 from objectives.metrics import RunningMeans
-from text import UNK_ID, Tokenizer, Vocab, pad_batch
+from text import SPECIALS, UNK_ID, Tokenizer, Vocab, pad_batch
 
 log = logging.getLogger(__name__)
 
@@ -306,9 +306,21 @@ def saved_vocabs(checkpoint: dict) -> dict[str, list[str]]:
 
 
 def untrained_model(encoder_cfg: Any, vocab: Vocab, tokenizer: Tokenizer, seed: int = 1111) -> SentenceModel:
-    """An encoder with its random initialisation (seeded) and no objective."""
+    """An encoder with its random initialisation (seeded) and no objective.
+
+    The weights past the embedding table depend on the config and ``seed`` only, not on ``vocab``: built over a
+    vocabulary, the table draws one random row per word before the layers after it are drawn, so a vocabulary made
+    from the requested tasks' sentences would make each task list a different network. They are drawn with the
+    specials-only vocabulary and copied in; the table's rows are ``vocab``'s (GloVe where known, seeded random
+    otherwise)."""
     torch.manual_seed(seed)
     model = SentenceModel(encoder=encoder_cfg, objective=None, vocabs={"source": vocab},
                           tokenizers={"source": tokenizer.to_dict()})
+    torch.manual_seed(seed)
+    layers = SentenceModel(encoder=encoder_cfg, objective=None, vocabs={"source": Vocab(list(SPECIALS))},
+                           tokenizers={"source": tokenizer.to_dict()})
+    tables = {f"{name}.{param}" for name, module in model.named_modules() if isinstance(module, WordEmbedding)
+              for param, _ in module.named_parameters()}
+    model.load_state_dict({k: v for k, v in layers.state_dict().items() if k not in tables}, strict=False)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     return model.to(device).eval()

@@ -19,6 +19,24 @@ def model():
     return untrained_model(encoder, vocab, Tokenizer("moses", True))
 
 
+def test_an_untrained_encoders_layers_do_not_depend_on_its_vocabulary():
+    """The vocabulary is built from the tasks evaluated: a longer task list must not draw another network."""
+    encoder = {"_target_": "encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 8,
+               "embedding_init": "random"}
+    few = Vocab.build(Counter({"the": 3, "man": 2}))
+    many = Vocab.build(Counter({"the": 3, "man": 2, **{f"word{i}": 1 for i in range(500)}}))
+    tokenizer = Tokenizer("moses", True)
+    small, large = untrained_model(encoder, few, tokenizer, seed=7), untrained_model(encoder, many, tokenizer, seed=7)
+    other_seed = untrained_model(encoder, few, tokenizer, seed=8)
+    tables = {"objective.f.embedding.embedding.weight"}
+    layers = {k: v for k, v in small.state_dict().items() if k not in tables}
+    assert len(layers) == 8  # the LSTM's weights and biases, both directions
+    for name, value in layers.items():
+        torch.testing.assert_close(large.state_dict()[name], value, rtol=0, atol=0)
+        assert not torch.equal(other_seed.state_dict()[name], value)
+    assert large.state_dict()["objective.f.embedding.embedding.weight"].shape[0] == len(many)
+
+
 def test_one_string_is_one_sentence_not_one_vector_per_character(model):
     one = model.encode("The old man saw the river.")
     assert one.shape == (model.output_dim,)
