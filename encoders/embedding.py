@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import logging
+import zlib
 from typing import TYPE_CHECKING, Callable
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -34,6 +36,14 @@ def _glove_init(words: list[str], embed_dim: int) -> torch.Tensor:
     matrix, found = glove_matrix_for(words, fallback=random_rows)
     log.info("GloVe init: %d of %d vocabulary words found in GloVe 6B %dd", found, len(words), GLOVE_DIM)
     return torch.from_numpy(matrix)
+
+
+def word_keyed_rows(words: list[str], embed_dim: int, seed: int, key: str = "") -> np.ndarray:
+    """U[-0.1, 0.1] rows, each drawn from ``seed``, ``key`` and its own word alone, so a word's row does not
+    depend on the other words of the vocabulary or on their order."""
+    salt = zlib.crc32(key.encode())
+    return np.stack([np.random.default_rng([seed, salt, zlib.crc32(word.encode())])
+                     .uniform(-RANDOM_INIT_RANGE, RANDOM_INIT_RANGE, embed_dim) for word in words]).astype(np.float32)
 
 
 EMBEDDING_INITS: dict[str, Callable[[list[str], int], torch.Tensor]] = {
@@ -68,6 +78,7 @@ class WordEmbedding(nn.Module):
         weight = EMBEDDING_INITS[embedding_init](list(vocab.itos), embed_dim).float()
         weight[PAD_ID] = 0.0
         self.embed_dim = embed_dim
+        self.embedding_init = embedding_init
         self.embedding = nn.Embedding.from_pretrained(weight, freeze=freeze_embeddings, padding_idx=PAD_ID)
         self.dropout = nn.Dropout(dropout)
         # Rows for ids >= the vocabulary size, set by vocabulary expansion at encode time; never saved.
@@ -76,6 +87,19 @@ class WordEmbedding(nn.Module):
     @property
     def weight(self) -> torch.Tensor:
         return self.embedding.weight
+
+    def redraw_random_rows(self, words: list[str], seed: int, key: str = "") -> None:
+        """Replace the rows the init drew at random (every row for ``random``, the words GloVe lacks for ``glove``)
+        by ``word_keyed_rows``: an untrained encoder then gives a word the same vector whatever else its
+        vocabulary holds."""
+        if len(words) != self.embedding.num_embeddings:
+            raise ValueError(f"{len(words)} words for a table of {self.embedding.num_embeddings} rows")
+        rows = word_keyed_rows(words, self.embed_dim, seed, key)
+        if self.embedding_init == "glove":
+            rows, _ = glove_matrix_for(words, fallback=rows)
+        rows[PAD_ID] = 0.0
+        with torch.no_grad():
+            self.embedding.weight.copy_(torch.from_numpy(rows))
 
     def set_extra_rows(self, rows: torch.Tensor) -> None:
         """Vectors for ids ``num_rows, num_rows + 1, ...`` (see ``encoders.expansion``)."""

@@ -308,19 +308,21 @@ def saved_vocabs(checkpoint: dict) -> dict[str, list[str]]:
 def untrained_model(encoder_cfg: Any, vocab: Vocab, tokenizer: Tokenizer, seed: int = 1111) -> SentenceModel:
     """An encoder with its random initialisation (seeded) and no objective.
 
-    The weights past the embedding table depend on the config and ``seed`` only, not on ``vocab``: built over a
-    vocabulary, the table draws one random row per word before the layers after it are drawn, so a vocabulary made
-    from the requested tasks' sentences would make each task list a different network. They are drawn with the
-    specials-only vocabulary and copied in; the table's rows are ``vocab``'s (GloVe where known, seeded random
-    otherwise)."""
+    The network depends on the config and ``seed`` only, not on which other words ``vocab`` holds: ``vocab`` is
+    built from the requested tasks' sentences, and each task list would otherwise draw another network. The
+    layers past the embedding tables are drawn over the specials-only vocabulary and copied in (built over
+    ``vocab``, a table draws its rows first, as many as it has words); each word's random row is drawn from the
+    seed and the word alone (``WordEmbedding.redraw_random_rows``; GloVe rows stay GloVe's)."""
     torch.manual_seed(seed)
     model = SentenceModel(encoder=encoder_cfg, objective=None, vocabs={"source": vocab},
                           tokenizers={"source": tokenizer.to_dict()})
     torch.manual_seed(seed)
     layers = SentenceModel(encoder=encoder_cfg, objective=None, vocabs={"source": Vocab(list(SPECIALS))},
                            tokenizers={"source": tokenizer.to_dict()})
-    tables = {f"{name}.{param}" for name, module in model.named_modules() if isinstance(module, WordEmbedding)
-              for param, _ in module.named_parameters()}
+    embeddings = {name: module for name, module in model.named_modules() if isinstance(module, WordEmbedding)}
+    tables = {f"{name}.{param}" for name, module in embeddings.items() for param, _ in module.named_parameters()}
     model.load_state_dict({k: v for k, v in layers.state_dict().items() if k not in tables}, strict=False)
+    for name, module in embeddings.items():
+        module.redraw_random_rows(list(model.vocab.itos), seed, key=name)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     return model.to(device).eval()

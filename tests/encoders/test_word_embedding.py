@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from text import PAD_ID
-from encoders.embedding import WordEmbedding
+from encoders.embedding import WordEmbedding, word_keyed_rows
 from text.glove import load_glove
 
 
@@ -65,3 +65,20 @@ def test_pad_row_gets_no_gradient_and_stays_zero(vocab) -> None:
     assert emb.weight.grad[PAD_ID].abs().sum() == 0
     assert emb.weight.grad[4].abs().sum() > 0
     torch.testing.assert_close(emb(torch.tensor([[PAD_ID]])), torch.zeros(1, 1, 8))
+
+
+def test_redrawn_rows_keep_glove_and_key_the_rest_by_word(vocab) -> None:
+    index, vectors = load_glove()
+    emb = WordEmbedding(vocab, embed_dim=50, embedding_init="glove")
+    emb.redraw_random_rows(list(vocab.itos), seed=3)
+    w = emb.weight.detach().numpy()
+    np.testing.assert_array_equal(w[vocab.stoi["the"]], vectors[index["the"]])
+    assert w[PAD_ID].sum() == 0
+    unknown = "zzqxv_not_a_word"
+    row = w[vocab.stoi[unknown]]
+    assert np.abs(row).max() <= 0.1 and np.abs(row).sum() > 0
+    # the same word, alone in another vocabulary, gets the same row; another seed another row
+    np.testing.assert_array_equal(word_keyed_rows([unknown], 50, seed=3)[0], row)
+    assert not np.array_equal(word_keyed_rows([unknown], 50, seed=4)[0], row)
+    with pytest.raises(ValueError, match="words for a table of"):
+        emb.redraw_random_rows(["<pad>"], seed=3)

@@ -19,22 +19,28 @@ def model():
     return untrained_model(encoder, vocab, Tokenizer("moses", True))
 
 
-def test_an_untrained_encoders_layers_do_not_depend_on_its_vocabulary():
+def test_an_untrained_encoder_does_not_depend_on_the_other_words_of_its_vocabulary():
     """The vocabulary is built from the tasks evaluated: a longer task list must not draw another network."""
     encoder = {"_target_": "encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 8,
                "embedding_init": "random"}
     few = Vocab.build(Counter({"the": 3, "man": 2}))
-    many = Vocab.build(Counter({"the": 3, "man": 2, **{f"word{i}": 1 for i in range(500)}}))
+    many = Vocab.build(Counter({"the": 3, "man": 2, **{f"word{i}": 9 for i in range(500)}}))
+    assert few.stoi["man"] != many.stoi["man"]  # the shared words sit at other rows
     tokenizer = Tokenizer("moses", True)
     small, large = untrained_model(encoder, few, tokenizer, seed=7), untrained_model(encoder, many, tokenizer, seed=7)
     other_seed = untrained_model(encoder, few, tokenizer, seed=8)
-    tables = {"objective.f.embedding.embedding.weight"}
-    layers = {k: v for k, v in small.state_dict().items() if k not in tables}
+    table = "objective.f.embedding.embedding.weight"
+    layers = {k: v for k, v in small.state_dict().items() if k != table}
     assert len(layers) == 8  # the LSTM's weights and biases, both directions
     for name, value in layers.items():
         torch.testing.assert_close(large.state_dict()[name], value, rtol=0, atol=0)
         assert not torch.equal(other_seed.state_dict()[name], value)
-    assert large.state_dict()["objective.f.embedding.embedding.weight"].shape[0] == len(many)
+    for word in ("the", "man", "<unk>"):
+        row = small.state_dict()[table][few.stoi[word]]
+        torch.testing.assert_close(large.state_dict()[table][many.stoi[word]], row, rtol=0, atol=0)
+        assert row.abs().max() <= 0.1 and not torch.equal(other_seed.state_dict()[table][few.stoi[word]], row)
+    assert len({tuple(large.state_dict()[table][i].tolist()) for i in range(1, len(many))}) == len(many) - 1
+    np.testing.assert_array_equal(small.encode(["the man ."]), large.encode(["the man ."]))
 
 
 def test_one_string_is_one_sentence_not_one_vector_per_character(model):
