@@ -22,9 +22,11 @@ class InitialCheckpoint(Callback):
         self.dirpath = Path(dirpath)
 
     def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        path = self.dirpath / INIT_NAME
-        if trainer.global_step == 0 and not path.exists():
-            trainer.save_checkpoint(str(path))
+        # Saving is a collective call: rank 0 decides and every rank follows. A rank deciding on its own would see
+        # the file rank 0 has just written when it comes late, skip the save, and leave rank 0 in its barrier.
+        wanted = trainer.global_step == 0 and not (self.dirpath / INIT_NAME).exists()
+        if trainer.strategy.broadcast(wanted, src=0):
+            trainer.save_checkpoint(str(self.dirpath / INIT_NAME))
 
 
 class LastCheckpoint(Callback):

@@ -25,6 +25,24 @@ class RunInterrupted(Exception):
         return 128 + self.signum
 
 
+class PeerLost(RuntimeError):
+    """A data-parallel rank waited for its peers longer than the process group's timeout, or lost its connection to
+    them: another rank died or hangs."""
+
+    PATTERNS = ("timed out", "timeout", "connection closed by peer", "connection reset by peer", "broken pipe")
+
+    def __init__(self, rank: int, timeout_s: float | None, cause: BaseException) -> None:
+        waited = f"within the process group's timeout ({timeout_s:.0f} s)" if timeout_s else "in time"
+        super().__init__(f"DDP rank {rank}: a peer did not answer {waited}, so another rank died or hangs ({one_line(cause)}); "
+                         "its log says why. Raise trainer.strategy.timeout.seconds if the per-epoch evaluation on rank "
+                         "0 takes longer")
+
+    @classmethod
+    def matches(cls, err: BaseException) -> bool:
+        """Whether ``err`` is a collective call's timeout or a lost peer connection (gloo's and NCCL's wording)."""
+        return isinstance(err, RuntimeError) and any(p in str(err).lower() for p in cls.PATTERNS)
+
+
 def write_traceback_to_logs(err: BaseException) -> list[Path]:
     """Append ``err``'s traceback to every log file (not to the screen); returns the files written."""
     text = "".join(traceback.format_exception(err))
@@ -38,7 +56,7 @@ def write_traceback_to_logs(err: BaseException) -> list[Path]:
 def one_line(err: BaseException) -> str:
     """The error's message on one line (its first line; the type when it has none)."""
     message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return message if isinstance(err, (ValueError, FileNotFoundError, OSError, RunInterrupted)) \
+    return message if isinstance(err, (ValueError, FileNotFoundError, OSError, RunInterrupted, PeerLost)) \
         else f"{type(err).__name__}: {message}"
 
 

@@ -116,15 +116,24 @@ class SentEvalCallback(Callback):
         self.max_examples_per_split = None if max_examples_per_split is None else int(max_examples_per_split)
         self.subsample_seed = int(subsample_seed)
         self.log_prefix = log_prefix
-        self._loaded: list[LoadedTask] | None = None
+        self._loaded: list[LoadedTask] | None = None  # on rank 0 only
+        self._has_data: bool | None = None  # rank 0's answer, on every rank
         self.history: dict[int, dict[str, float | None]] = {}  # epoch -> task -> main score
         self._epoch_started: float | None = None
         self._told_fast_dev_run = False
 
     # ---- data, once ---------------------------------------------------------------------------
     def setup(self, trainer, pl_module, stage: str) -> None:
-        if stage != "fit" or self._loaded is not None or not trainer.is_global_zero:
+        """Rank 0 reads the task data; whether there is any to evaluate is then shared with every rank, so all
+        ranks take the same path to the barrier after each evaluation."""
+        if stage != "fit" or self._has_data is not None:
             return
+        if trainer.is_global_zero and self._loaded is None:
+            self._load()
+        has_data = self._loaded is not None and any(t.data is not None for t in self._loaded)
+        self._has_data = bool(trainer.strategy.broadcast(has_data, src=0))
+
+    def _load(self) -> None:
         t0 = time.perf_counter()
         self._loaded = load_tasks(self.task_names, self.data_dir, probing=self.probing)
         missing = [t for t in self._loaded if t.missing]
@@ -150,13 +159,14 @@ class SentEvalCallback(Callback):
     def teardown(self, trainer, pl_module, stage: str) -> None:
         if stage == "fit":
             self._loaded = None
+            self._has_data = None
 
     # ---- before training and every n epochs ----------------------------------------------------
     def _skip(self, trainer) -> bool:
         if trainer.sanity_checking:
             return True
-        if self._loaded is not None and all(t.data is None for t in self._loaded):
-            return True  # no task data at all: said once at setup
+        if self._has_data is False:
+            return True  # no task data at all: said once at setup (the same answer on every rank)
         if trainer.fast_dev_run:
             if not self._told_fast_dev_run:
                 log.info("SentEval callback: not evaluating under fast_dev_run")
@@ -238,7 +248,7 @@ class SentEvalCallback(Callback):
         """Run the tasks now on ``pl_module``; write the JSON, log the scores; return the results document.
         ``train_seconds``: how long the epoch's training took (the JSON records the evaluation's share)."""
         if self._loaded is None:  # fit without setup (e.g. a direct call): load now, once
-            self.setup(trainer, pl_module, "fit")
+            self._load()
         started = time.perf_counter()
         out_dir = self.output_dir or Path(trainer.default_root_dir) / "eval"
         if self.vocab_expansion and isinstance(pl_module, ExpandsVocabulary):

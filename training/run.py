@@ -22,7 +22,7 @@ from training.module import SentenceModel
 from training.checkpoint_io import by_recency, checkpoint_problem, newest_readable
 from training.checkpoints import INIT_NAME, LAST_NAME
 from training.config_tree import config_tree
-from training.errors import RunInterrupted
+from training.errors import PeerLost, RunInterrupted
 from training.evaluation_callback import SentEvalCallback
 from training.run_dir import move_into_run
 from training.settings_check import check_settings
@@ -147,6 +147,20 @@ def stop_reason(trainer: L.Trainer) -> str:
     return "max_epochs" if trainer.current_epoch >= (trainer.max_epochs or 0) else "stopped"
 
 
+def process_group_timeout_s(trainer: L.Trainer) -> float | None:
+    """The data-parallel strategy's collective timeout in seconds (``trainer.strategy.timeout``), if it has one."""
+    timeout = getattr(trainer.strategy, "_timeout", None)
+    return timeout.total_seconds() if timeout is not None else None
+
+
+def stop_local_ranks(trainer: L.Trainer) -> None:
+    """Kill the ranks this process started (Lightning's launcher does so on Ctrl-C only): a peer that hangs would
+    otherwise outlive the run that gave up on it."""
+    kill = getattr(trainer.strategy.launcher, "kill", None)
+    if kill is not None:
+        kill(signal.SIGKILL)
+
+
 def write_run_status(trainer: L.Trainer) -> dict[str, Any]:
     """``run_status.json``: steps done of steps planned and why training stopped; a cut run is said so."""
     planned = trainer.estimated_stepping_batches
@@ -198,6 +212,11 @@ def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
         if trainer.state.status == TrainerStatus.INTERRUPTED:
             raise RunInterrupted(signal.SIGINT, trainer.global_step, Path(trainer.default_root_dir)) from None
         raise stop
+    except RuntimeError as err:
+        if trainer.world_size > 1 and PeerLost.matches(err):
+            stop_local_ranks(trainer)
+            raise PeerLost(trainer.global_rank, process_group_timeout_s(trainer), err) from err
+        raise
     if not trainer.fast_dev_run:
         write_run_status(trainer)
     return trainer, model

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
 from lightning.fabric.utilities.distributed import DistributedSamplerWrapper
 
 from datamodules.contiguous import EpochShuffledSampler
@@ -25,16 +28,70 @@ def test_distributed_wrapper_passes_the_epoch_to_our_sampler():
     assert orders[0, 0] != orders[1, 0]  # and the next epoch is shuffled anew
 
 
-def test_ddp_cpu_trains_a_few_steps_in_two_processes_sharing_one_run_directory(tiny_corpus, tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    cmd = [sys.executable, str(ROOT / "train.py"), "trainer=ddp_cpu", "encoder=bow", "encoder.embed_dim=16",
-           "encoder.embedding_init=random", "trainer.max_epochs=2", "trainer.val_check_interval=1.0",
-           "data.batch_size=8", "logger=none", "~callbacks.senteval", "print_config=false",
-           f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
-           f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={tmp_path / 'logs'}"]
-    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+def ddp_env(**env: str) -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}", OMP_NUM_THREADS="1", **env)
+
+
+def ddp_command(script: Path, tiny_corpus: Path, tmp_path: Path, *overrides: str) -> list[str]:
+    return [sys.executable, str(script), "trainer=ddp_cpu", "encoder=bow", "encoder.embed_dim=16",
+            "encoder.embedding_init=random", "trainer.max_epochs=2", "trainer.val_check_interval=1.0",
+            "data.batch_size=8", "logger=none", "print_config=false",
+            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
+            f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={tmp_path / 'logs'}", *overrides]
+
+
+FAULTS = ROOT / "tests" / "helpers" / "rank_faults.py"
+
+
+def run_ddp(cmd: list[str], tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess, Path]:
+    done = subprocess.run(cmd, cwd=tmp_path, env=ddp_env(**env), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = (tmp_path / "logs" / "train" / "runs").iterdir()  # rank 1 writes into rank 0's directory
     log = (run / "train.log").read_text() + done.stderr
     assert "GLOBAL_RANK: 1, MEMBER: 2/2" in log
     assert sorted(p.name for p in (run / "checkpoints").glob("epoch_*.ckpt")) == ["epoch_000.ckpt", "epoch_001.ckpt"]
+    return done, run
+
+
+def test_ddp_cpu_trains_a_few_steps_in_two_processes_sharing_one_run_directory(tiny_corpus, tmp_path):
+    _, run = run_ddp(ddp_command(ROOT / "train.py", tiny_corpus, tmp_path, "~callbacks.senteval"), tmp_path)
+    assert (run / "checkpoints" / "init.ckpt").is_file()
+
+
+def test_a_rank_seconds_late_at_train_start_neither_hangs_nor_skips_a_collective(tiny_corpus, tmp_path):
+    """Rank 1 reaches on_train_start 8 s after rank 0, which has written init.ckpt by then (issue 31)."""
+    cmd = ddp_command(FAULTS, tiny_corpus, tmp_path, "~callbacks.senteval",
+                      "trainer.strategy.timeout.seconds=120")
+    _, run = run_ddp(cmd, tmp_path, SLOW_RANK_DELAY_S="8")
+    assert (run / "checkpoints" / "init.ckpt").is_file()
+
+
+@pytest.mark.parametrize("with_data", [True, False], ids=["task-data", "no-task-data"])
+def test_a_late_rank_with_the_per_epoch_suite_on_rank_zero(with_data, tiny_corpus, senteval_root, tmp_path):
+    """The same order with the evaluation suite on rank 0 before training and after each epoch; and with no task
+    data at all, where rank 0 skips every evaluation and the other ranks must skip its barrier too."""
+    data_dir = senteval_root if with_data else tmp_path / "empty"
+    cmd = ddp_command(FAULTS, tiny_corpus, tmp_path,
+                      f"callbacks.senteval.data_dir={data_dir}", "callbacks.senteval.tasks=[Length,WordContent]",
+                      "callbacks.senteval.probing=xprobe", "callbacks.senteval.params.l2_grid=[1e-3]",
+                      "callbacks.senteval.params.max_epoch=4", "trainer.strategy.timeout.seconds=120")
+    _, run = run_ddp(cmd, tmp_path, SLOW_RANK_DELAY_S="8")
+    written = sorted(p.name for p in (run / "eval").glob("epoch_*.json")) if (run / "eval").is_dir() else []
+    assert written == (["epoch_000.json", "epoch_001.json", "epoch_002.json"] if with_data else [])
+
+
+def test_a_rank_that_hangs_ends_the_run_after_the_process_group_timeout(tiny_corpus, tmp_path):
+    """Rank 1 stops (SIGSTOP) at step 3: rank 0 ends with a one-line error after the 20 s timeout, not never."""
+    cmd = ddp_command(FAULTS, tiny_corpus, tmp_path, "~callbacks.senteval", "trainer.strategy.timeout.seconds=20")
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=ddp_env(STOP_RANK_AT_STEP="3"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    started = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=240)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the stopped rank, whatever happened
+    assert proc.returncode == 1, err[-2000:]
+    assert time.monotonic() - started < 200
+    (line,) = [line for line in err.splitlines() if line.startswith("error:")]
+    assert "a peer did not answer within the process group's timeout (20 s)" in line
+    assert "trainer.strategy.timeout.seconds" in line

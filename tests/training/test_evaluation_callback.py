@@ -105,7 +105,8 @@ def _trainer(tmp_path: Path, epoch: int = 0):
                              log_hyperparams=lambda p, metrics=None: logger.hparams.append((p, metrics)))
     return SimpleNamespace(current_epoch=epoch, global_step=10 * (epoch + 1), sanity_checking=False,
                            fast_dev_run=False, is_global_zero=True, world_size=1, loggers=[logger],
-                           default_root_dir=str(tmp_path))
+                           default_root_dir=str(tmp_path),
+                           strategy=SimpleNamespace(broadcast=lambda obj, src=0: obj))  # one process
 
 
 def test_construction_reads_no_data_and_rejects_unknown_tasks(tmp_path):
