@@ -16,6 +16,7 @@ import numpy as np
 from text import SPECIALS, UNK_ID, Tokenizer, Vocab
 from text.documents import list_documents, read_document, split_sentences
 from text.glove import glove_words
+from text.processes import ordered_map
 
 log = logging.getLogger(__name__)
 
@@ -103,12 +104,7 @@ def tokenize_documents(paths: list[Path], settings: CorpusSettings, workers: int
     """Tokenise documents, in parallel processes when ``workers > 1``; order is kept."""
     tok = {"kind": settings.tokenizer, "lowercase": settings.lowercase}
     jobs = [(str(p), tok, settings.min_tokens, settings.max_tokens) for p in paths]
-    if workers > 1 and len(paths) > 1:
-        from multiprocessing import get_context
-
-        with get_context("spawn").Pool(workers) as pool:
-            return pool.map(_tokenize_job, jobs, chunksize=1)
-    return [_tokenize_job(j) for j in jobs]
+    return list(ordered_map(_tokenize_job, jobs, workers))
 
 
 def file_fingerprint(paths: Iterable[Path]) -> list[list]:

@@ -19,6 +19,7 @@ from training.errors import RunInterrupted, one_line, report
 log = logging.getLogger(__name__)
 
 FAILED_JOBS = "failed_jobs.jsonl"
+JOBS = "jobs.jsonl"  # every job's start and end, in the sweep directory: a job that started and never ended was killed
 
 
 def _append_line(path: Path, line: str) -> None:
@@ -31,6 +32,12 @@ def _append_line(path: Path, line: str) -> None:
         os.close(fd)
 
 
+def record_failed_job(sweep_dir: Path, job: int, overrides: list[str], error: str, job_dir: Path | None) -> None:
+    """A line of the sweep's ``failed_jobs.jsonl`` naming the job and how it ended."""
+    _append_line(Path(sweep_dir) / FAILED_JOBS, json.dumps(
+        {"job": job, "overrides": list(overrides), "error": error, "dir": str(job_dir) if job_dir else None}))
+
+
 def _record_failure(hydra_cfg: DictConfig, err: BaseException) -> None:
     """``<job dir>/error.txt`` and a line of the sweep's ``failed_jobs.jsonl`` naming the job and its error."""
     job_dir = Path(hydra_cfg.runtime.output_dir)
@@ -38,8 +45,55 @@ def _record_failure(hydra_cfg: DictConfig, err: BaseException) -> None:
     log.error("job %s (%s) failed: %s", hydra_cfg.job.num, " ".join(overrides), one_line(err))
     job_dir.mkdir(parents=True, exist_ok=True)
     (job_dir / "error.txt").write_text("".join(traceback.format_exception(err)), encoding="utf-8")
-    _append_line(Path(hydra_cfg.sweep.dir) / FAILED_JOBS, json.dumps(
-        {"job": hydra_cfg.job.num, "overrides": overrides, "error": one_line(err), "dir": str(job_dir)}))
+    record_failed_job(Path(hydra_cfg.sweep.dir), int(hydra_cfg.job.num), overrides, one_line(err), job_dir)
+
+
+def _record_event(hydra_cfg: DictConfig, event: str) -> None:
+    """A line of the sweep's ``jobs.jsonl``: this job ``started`` or ``ended`` (whatever its outcome)."""
+    _append_line(Path(hydra_cfg.sweep.dir) / JOBS, json.dumps(
+        {"job": int(hydra_cfg.job.num), "event": event, "pid": os.getpid(), "dir": str(hydra_cfg.runtime.output_dir)}))
+
+
+def job_events(sweep_dir: Path) -> dict[int, dict[str, dict]]:
+    """Each job's recorded events (``started``, ``ended``) from the sweep's ``jobs.jsonl``."""
+    path = Path(sweep_dir) / JOBS
+    events: dict[int, dict[str, dict]] = {}
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    for line in filter(None, map(str.strip, lines)):
+        entry = json.loads(line)
+        events.setdefault(int(entry["job"]), {})[entry["event"]] = entry
+    return events
+
+
+def record_lost_jobs(sweep: Path, first: int, job_overrides: Sequence[Sequence[str]], cause: str) -> list[int]:
+    """Record in ``failed_jobs.jsonl`` every job of a batch that did not end; returns their numbers."""
+    events = job_events(sweep)
+    lost = []
+    for number, overrides in enumerate(job_overrides, start=first):
+        seen = events.get(number, {})
+        if "ended" in seen:
+            continue
+        if "started" in seen:
+            error = ("did not end: its worker process was killed (the out-of-memory killer?), or joblib stopped it when "
+                     f"another worker was: {cause}")
+        else:
+            error = "not run: the sweep's worker pool broke before this job started"
+        job_dir = Path(seen["started"]["dir"]) if "started" in seen else None
+        record_failed_job(sweep, number, list(overrides), error, job_dir)
+        log.error("job %d (%s): %s", number, " ".join(overrides), error)
+        lost.append(number)
+    return lost
+
+
+def failed_jobs_message(sweep_dir: Path) -> str | None:
+    """The sweep's last line when jobs failed (naming each and how it ended), else None."""
+    path = Path(sweep_dir) / FAILED_JOBS
+    if not path.is_file():
+        return None
+    failed = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    names = "; ".join(f"#{f['job']} ({' '.join(f['overrides'])}): {f['error']}" for f in failed)
+    return (f"{len(failed)} job(s) of the multirun failed (the others finished): {names}. "
+            f"Details: {path} and each job's error.txt")
 
 
 def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
@@ -52,6 +106,8 @@ def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
 
     hydra_cfg = HydraConfig.get() if HydraConfig.initialized() else None
     multirun = hydra_cfg is not None and hydra_cfg.mode == RunMode.MULTIRUN
+    if multirun:
+        _record_event(hydra_cfg, "started")
     try:
         return task(cfg)
     except RunInterrupted as stop:
@@ -67,19 +123,18 @@ def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
             _record_failure(hydra_cfg, err)
             return None
         raise SystemExit(1) from None
+    finally:
+        if multirun:
+            _record_event(hydra_cfg, "ended")
 
 
 class FailOnFailedJobs(Callback):
     """At the end of a multirun, exit non-zero naming the jobs that failed (``failed_jobs.jsonl``)."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        path = Path(config.hydra.sweep.dir) / FAILED_JOBS
-        if not path.is_file():
-            return
-        failed = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        names = "; ".join(f"#{f['job']} ({' '.join(f['overrides'])}): {f['error']}" for f in failed)
-        raise SystemExit(f"{len(failed)} job(s) of the multirun failed (the others finished): {names}. "
-                         f"Details: {path} and each job's error.txt")
+        message = failed_jobs_message(Path(config.hydra.sweep.dir))
+        if message:
+            raise SystemExit(message)
 
 
 class EvaluateConcatenation(Callback):

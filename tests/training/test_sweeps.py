@@ -9,6 +9,7 @@ from pathlib import Path
 
 import torch
 
+from helpers.extras import needs_extra
 from text.glove import load_glove
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,3 +70,42 @@ def test_mcqt_trains_two_models_separately_then_evaluates_their_concatenation(ti
     fixed_part, scratch_part = (part["encoder"] for part in result["encoder"]["parts"])
     assert (fixed_part["embedding_init"], fixed_part["freeze_embeddings"]) == ("glove", True)
     assert (scratch_part["embedding_init"], scratch_part["freeze_embeddings"]) == ("random", False)
+
+
+def _joblib_sweep(tiny_corpus: Path, tmp_path: Path, *overrides: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """A 2-job joblib sweep on a cold corpus cache, each job preparing the corpus in 2 worker processes."""
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests' / 'helpers'}", OMP_NUM_THREADS="1")
+    sweep = tmp_path / "sweep"
+    cmd = [sys.executable, str(ROOT / "train.py"), "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+           "encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random", "data.batch_size=8",
+           "trainer.max_epochs=1", "trainer.val_check_interval=1.0", "logger=none", "~callbacks.senteval",
+           "test_after_fit=false", "data.preprocess_workers=2", f"data.train_dir={tiny_corpus / 'train'}",
+           f"data.valid_dir={tiny_corpus / 'valid'}", f"paths.cache_dir={tmp_path / 'cache'}",
+           f"hydra.sweep.dir={sweep}", "print_config=false", *overrides]
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600), sweep
+
+
+@needs_extra("sweeps-joblib")
+def test_a_joblib_sweep_prepares_its_corpus_on_a_cold_cache(tiny_corpus, tmp_path):
+    """Inside a loky worker, the corpus's tokenising workers used to die at start-up and be replaced forever."""
+    done, sweep = _joblib_sweep(tiny_corpus, tmp_path, "seed=1,2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    for job in ("0", "1"):
+        assert json.loads((sweep / job / "run_status.json").read_text())["complete"]
+    assert not (sweep / "failed_jobs.jsonl").exists()
+
+
+@needs_extra("sweeps-joblib")
+def test_a_joblib_job_killed_by_the_system_is_recorded_and_named(tiny_corpus, tmp_path):
+    """Job 0 dies by SIGKILL at its second step (what the out-of-memory killer does). Joblib then stops the pool: job 1
+    finishes if it was done by then, else it is recorded as not ended too."""
+    done, sweep = _joblib_sweep(tiny_corpus, tmp_path, "+callbacks.kill._target_=kill_at.KillAt",
+                                "+callbacks.kill.step=2,1000000")
+    assert done.returncode != 0
+    # the last line but the interpreter's own shutdown warning about the killed worker's semaphores
+    last = [line for line in done.stderr.strip().splitlines() if "resource_tracker" not in line][-1]
+    assert "job(s) of the multirun failed" in last and "#0 (" in last and "did not end" in last, done.stderr[-2000:]
+    failed = {f["job"]: f for f in map(json.loads, (sweep / "failed_jobs.jsonl").read_text().splitlines())}
+    assert "TerminatedWorkerError" in failed[0]["error"] and failed[0]["dir"] == str(sweep / "0")
+    job1_complete = (sweep / "1" / "run_status.json").is_file()
+    assert job1_complete != (1 in failed)  # finished, or recorded: never neither

@@ -14,6 +14,7 @@ import numpy as np
 
 from text.documents import DOCUMENT_SUFFIXES, list_documents, read_document, split_sentences
 from text import Tokenizer
+from text.processes import ordered_map
 
 
 def corpus_documents(corpus: str | Path, max_documents: int | None = None) -> list[Path]:
@@ -39,14 +40,7 @@ def _tokenize_document(args: tuple[str, dict]) -> list[list[str]]:
 def tokenized_documents(files: list[Path], tokenizer: Tokenizer, workers: int = 1) -> Iterator[list[list[str]]]:
     """Each document's tokenised sentences, in corpus order; ``workers > 1`` tokenises in processes."""
     jobs = [(str(p), tokenizer.to_dict()) for p in files]
-    if workers > 1 and len(files) > 1:
-        from multiprocessing import get_context
-
-        with get_context("spawn").Pool(workers) as pool:
-            yield from pool.imap(_tokenize_document, jobs, chunksize=1)
-    else:
-        for job in jobs:
-            yield _tokenize_document(job)
+    yield from ordered_map(_tokenize_document, jobs, workers)
 
 
 class BigramCounter:
