@@ -10,6 +10,7 @@
     python evaluate.py encoder=callable encoder.function=mypkg.embed:encode   # any sentences -> array function
 """
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -27,6 +28,18 @@ from evaluation.text_encoders import EncoderOutputError  # noqa: E402
 from training.run_dir import register_resolvers  # noqa: E402
 
 register_resolvers()
+
+
+class Stopped(BaseException):  # not an Exception: no task catches it as its own failure
+    """The evaluation was stopped by a signal; the tasks done are in the results file."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _stop(signum: int, frame) -> None:
+    raise Stopped(signum)
 
 
 def evaluate(cfg: DictConfig) -> int:
@@ -57,11 +70,14 @@ def evaluate(cfg: DictConfig) -> int:
     protocol = protocol_record(params, encode_batch_size=int(cfg.evaluation.get("encode_batch_size", 128)))
     meta = results_meta("evaluate", protocol, description, [t.spec.name for t in loaded], data_dir=str(data_dir),
                         probing_source=str(cfg.get("probing") or "auto"))
-    writer = ResultsWriter(results_file, meta)
+    # Other writers of the same file (another evaluate.py run at the same time) keep their tasks, unless overwrite.
+    writer = ResultsWriter(results_file, meta, merge_with_file=not cfg.get("overwrite"))
+    writer.claim(t.spec.name for t in loaded)
     if results_file.is_file() and not cfg.get("overwrite"):
         try:
             if cfg.get("resume"):
                 done = resume_from(writer, results_file)
+                writer.claimed.difference_update(done)  # kept as the file has them
                 for task in loaded:
                     if task.spec.name in done:
                         task.data, task.error = None, None  # kept from the file, not run again
@@ -77,13 +93,21 @@ def evaluate(cfg: DictConfig) -> int:
             return 2
     writer.flush()
     console.print(f"results -> {results_file}", highlight=False, soft_wrap=True)
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         doc = run_tasks(loaded, encoder, params, writer, console=console,
                         encode_batch_size=int(cfg.evaluation.get("encode_batch_size", 128)))
+    except Stopped as stop:  # Ctrl-C, SLURM, a sweeper: one line, the shell's exit code for the signal
+        console.print(f"[red]error:[/red] stopped by {stop} after {len(writer.doc['results'])} task(s): they are in "
+                      f"{results_file}; resume=true runs the others", highlight=False, soft_wrap=True)
+        return 128 + stop.signum
     except EncoderOutputError as err:
         console.print(f"[red]error:[/red] {err} (results so far kept in {results_file})", highlight=False,
                       soft_wrap=True)
         return 3
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     print(writer.markdown_path.read_text(encoding="utf-8"))
     console.print(f"results: {results_file} and {writer.markdown_path}", highlight=False, soft_wrap=True)
     return 1 if doc.get("errors") else 0

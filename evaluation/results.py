@@ -16,7 +16,9 @@ import math
 import platform
 import subprocess
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Iterable, Literal, TypedDict
+
+from filelock import FileLock
 
 from evaluation.protocol import ProtocolParams
 from text.files import atomic_write_text
@@ -201,23 +203,37 @@ def markdown_table(doc: dict) -> str:
 
 
 class ResultsWriter:
-    """Holds the results document and rewrites the JSON and Markdown files after every change."""
+    """Holds the results document and rewrites the JSON and Markdown files after every change, under a lock beside
+    the file (``.<name>.lock``), so two processes writing one file never interleave.
 
-    def __init__(self, path: Path | str, meta: dict) -> None:
+    With ``merge_with_file``, each write first takes from the file what other writers put there since: every task
+    this writer has not claimed (``claim``) or produced keeps the file's entry, so two ``evaluate.py`` runs of one
+    encoder writing one ``results_file`` at once both keep their tasks."""
+
+    def __init__(self, path: Path | str, meta: dict, merge_with_file: bool = False) -> None:
         self.path = Path(path)
         self.markdown_path = self.path.with_suffix(".md")
+        self.lock_path = self.path.with_name(f".{self.path.name}.lock")
         self.doc: dict = {"results": {}, "skipped": {}, "errors": {}, **meta}
+        self.merge_with_file = merge_with_file
+        self.claimed: set[str] = set()
+
+    def claim(self, tasks: Iterable[str]) -> None:
+        """Tasks this writer runs: their entries in the file are this writer's to replace."""
+        self.claimed.update(tasks)
 
     def add_result(self, task: str, result: dict) -> None:
-        self.doc["results"][task] = result
-        self.flush()
+        self._set("results", task, result)
 
     def add_skipped(self, task: str, message: str) -> None:
-        self.doc["skipped"][task] = message
-        self.flush()
+        self._set("skipped", task, message)
 
     def add_error(self, task: str, message: str) -> None:
-        self.doc["errors"][task] = message
+        self._set("errors", task, message)
+
+    def _set(self, section: str, task: str, value: Any) -> None:
+        self.claimed.add(task)
+        self.doc[section][task] = value
         self.flush()
 
     def update(self, **fields) -> None:
@@ -225,11 +241,44 @@ class ResultsWriter:
         self.flush()
 
     def flush(self) -> None:
-        atomic_write_text(self.path, json.dumps(to_jsonable(self.doc), indent=2) + "\n")
-        atomic_write_text(self.markdown_path, markdown_table(self.doc))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(self.lock_path):
+            if self.merge_with_file:
+                self._take_others_from_file()
+            atomic_write_text(self.path, json.dumps(to_jsonable(self.doc), indent=2) + "\n")
+            atomic_write_text(self.markdown_path, markdown_table(self.doc))
+
+    def _take_others_from_file(self) -> None:
+        """The file's entries for the tasks this writer has not claimed (another writer's, or an earlier run's)."""
+        try:
+            disk = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return
+        if compatibility_problem(disk, self.doc) is not None:
+            return
+        for section in SECTIONS:
+            for task, value in (disk.get(section) or {}).items():
+                if task not in self.claimed:
+                    self.doc[section][task] = value
 
 
+SECTIONS = ("results", "skipped", "errors")
 RESUME_KEYS = ("protocol", "encoder", "probing_source")
+
+
+def compatibility_problem(old: dict, new: dict) -> str | None:
+    """Why results document ``old`` cannot be merged with ``new`` (another encoder, protocol or probing source),
+    else None. Encoders compare by name (descriptions carry paths and versions), protocols without the device."""
+    for key in RESUME_KEYS:
+        a, b = to_jsonable(old.get(key)), to_jsonable(new.get(key))
+        if key == "encoder":
+            a, b = (a or {}).get("name"), (b or {}).get("name")
+        if key == "protocol":
+            a = {k: v for k, v in (a or {}).items() if k != "device"}
+            b = {k: v for k, v in (b or {}).items() if k != "device"}
+        if a != b:
+            return f"another {key} ({a!r}, now {b!r})"
+    return None
 
 
 def _read_compatible(writer: ResultsWriter, path: Path, setting: str) -> dict:
@@ -240,17 +289,10 @@ def _read_compatible(writer: ResultsWriter, path: Path, setting: str) -> dict:
     except (OSError, json.JSONDecodeError) as err:
         raise ValueError(f"{setting}: cannot read {path} ({err}): use another results_file, or overwrite=true to "
                          "replace it") from None
-    new = to_jsonable({k: writer.doc.get(k) for k in RESUME_KEYS})
-    for key in RESUME_KEYS:
-        a, b = old.get(key), new.get(key)
-        if key == "encoder":  # descriptions may carry paths and versions; the name decides
-            a, b = (a or {}).get("name"), (b or {}).get("name")
-        if key == "protocol":
-            a = {k: v for k, v in (a or {}).items() if k != "device"}
-            b = {k: v for k, v in (b or {}).items() if k != "device"}
-        if a != b:
-            raise ValueError(f"{setting}: {path} was written with another {key} ({a!r}, now {b!r}): use another "
-                             "results_file, or overwrite=true to replace it")
+    problem = compatibility_problem(old, writer.doc)
+    if problem:
+        raise ValueError(f"{setting}: {path} was written with {problem}: use another results_file, or "
+                         "overwrite=true to replace it")
     return old
 
 
@@ -269,6 +311,7 @@ def merge_into(writer: ResultsWriter, path: Path, running: list[str]) -> list[st
     ``writer`` (the ones in ``running`` are replaced when they finish). Returns the tasks kept; refuses (one line)
     a file of another encoder or protocol."""
     old = _read_compatible(writer, path, f"results_file={path} exists")
+    writer.claim(running)
     kept = {task: result for task, result in old.get("results", {}).items() if task not in running}
     writer.doc["results"].update(kept)
     for section in ("skipped", "errors"):

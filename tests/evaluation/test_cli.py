@@ -4,7 +4,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -172,3 +174,26 @@ def test_cli_text_file_as_checkpoint_is_one_line(senteval_root, tmp_path):
     fake.write_text("not a checkpoint\n")
     proc = _evaluate(senteval_root, f"ckpt_path={fake}", "tasks=STS13", cwd=tmp_path)
     assert proc.returncode == 2 and "not a checkpoint" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_stopped_evaluation_exits_128_plus_the_signal_with_one_line_and_keeps_its_tasks(signum, code, senteval_root,
+                                                                                         tmp_path):
+    out = tmp_path / "results.json"
+    env = {**os.environ, "SENTENCE_DATA": str(senteval_root), "PROJECT_ROOT": str(tmp_path),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "evaluate.py"), "encoder=callable",
+                             "encoder.function=helpers.worker_jobs:slow_encode",
+                             "evaluation.encode_batch_size=4", "tasks=[MR,CR,SUBJ,MPQA,TREC]", "evaluation.kfold=2",
+                             "evaluation.max_epoch=4", "evaluation.l2_grid=[1e-3]", f"results_file={out}"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out.is_file() and json.loads(out.read_text())["results"]):
+        time.sleep(0.2)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == code, err[-2000:]
+    assert "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if line.startswith("error:")]
+    assert f"stopped by {signal.Signals(signum).name}" in line and "resume=true" in line
+    assert 1 <= len(json.loads(out.read_text())["results"]) < 5

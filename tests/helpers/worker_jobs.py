@@ -18,3 +18,23 @@ def squares_in_workers(n: int) -> list[int]:
     from text.processes import ordered_map
 
     return list(ordered_map(square, range(n), workers=2))
+
+
+def append_failures(sweep: str, writer: int) -> None:
+    """200 long lines appended to a sweep's failed_jobs.jsonl, as one of several processes doing so at once."""
+    from pathlib import Path
+
+    from training.sweeps import record_failed_job
+
+    for job in range(200):
+        record_failed_job(Path(sweep), job, [f"writer={writer}", "x" * 300], "error " * 20, None)
+
+
+def slow_encode(sentences: list[str]):
+    """A toy encoder taking 0.3 s a batch (``encoder=callable``): an evaluation long enough to be stopped."""
+    import time
+
+    from helpers.senteval_tree import HashEncoder
+
+    time.sleep(0.3)
+    return HashEncoder().encode(list(sentences))
