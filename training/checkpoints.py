@@ -26,7 +26,7 @@ class InitialCheckpoint(Callback):
         # the file rank 0 has just written when it comes late, skip the save, and leave rank 0 in its barrier.
         wanted = trainer.global_step == 0 and not (self.dirpath / INIT_NAME).exists()
         if trainer.strategy.broadcast(wanted, src=0):
-            trainer.save_checkpoint(str(self.dirpath / INIT_NAME))
+            trainer.save_checkpoint(str(self.dirpath / INIT_NAME), weights_only=False)
 
 
 class LastCheckpoint(Callback):
@@ -40,7 +40,7 @@ class LastCheckpoint(Callback):
 
     def _save(self, trainer: Trainer) -> None:
         if not trainer.sanity_checking:
-            trainer.save_checkpoint(str(self.dirpath / LAST_NAME))
+            trainer.save_checkpoint(str(self.dirpath / LAST_NAME), weights_only=False)
 
     def on_train_batch_end(self, trainer: Trainer, *args) -> None:
         if self.every_n_train_steps and trainer.global_step % self.every_n_train_steps == 0:
@@ -48,6 +48,20 @@ class LastCheckpoint(Callback):
 
     def on_train_epoch_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         self._save(trainer)
+
+
+class InterruptedCheckpoint(Callback):
+    """Writes ``<dirpath>/<filename>.ckpt`` when fitting stops on an exception (Ctrl-C, SIGTERM, a crash), so no
+    progress is lost. Lightning's ``OnExceptionCheckpoint`` does the same, but its presence makes every fresh
+    ``fit(ckpt_path=None)`` look for a "last" checkpoint to resume and warn twice that there is none."""
+
+    def __init__(self, dirpath: str, filename: str = "interrupted") -> None:
+        if not filename:
+            raise ValueError("InterruptedCheckpoint: filename cannot be empty")
+        self.path = Path(dirpath) / f"{filename}.ckpt"
+
+    def on_exception(self, trainer: Trainer, pl_module: LightningModule, exception: BaseException) -> None:
+        trainer.save_checkpoint(str(self.path), weights_only=False)
 
 
 def _best_recorded_in(last: Path) -> Path | None:
