@@ -1,16 +1,8 @@
-"""Turn a directory of runs into a table and figures: ``python report.py logs/train/multiruns/<time>``."""
-import os
+"""Turn a directory of runs into a table and figures: ``python report.py logs/train/multiruns/<time>``
+(``sentence_lab/cli/report.py``)."""
 import sys
-from pathlib import Path
 
-os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
-
-from tools.report import main as report_main  # noqa: E402
-
-
-def main() -> int:
-    return report_main()
-
+from sentence_lab.cli.report import main
 
 if __name__ == "__main__":
     sys.exit(main())

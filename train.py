@@ -1,23 +1,5 @@
-"""Train a sentence encoder: ``python train.py encoder=bilstm_max objective=qt``."""
-import os
-from pathlib import Path
-
-os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
-
-import hydra  # noqa: E402
-from omegaconf import DictConfig  # noqa: E402
-
-from training.run import train  # noqa: E402
-from training.run_dir import register_resolvers  # noqa: E402
-from training.sweeps import run_job  # noqa: E402
-
-register_resolvers()
-
-
-@hydra.main(version_base="1.3", config_path=str(Path(__file__).resolve().parent / "conf"), config_name="train")
-def main(cfg: DictConfig) -> float | None:
-    return run_job(cfg, train)
-
+"""Train a sentence encoder: ``python train.py encoder=bilstm_max objective=qt`` (``sentence_lab/cli/train.py``)."""
+from sentence_lab.cli.train import main
 
 if __name__ == "__main__":
     main()

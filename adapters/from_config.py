@@ -16,8 +16,8 @@ from typing import Callable
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from adapters.trained import load_checkpoint_encoder, load_concatenation, untrained_encoder
-from encoders.base import is_trainable
+from sentence_lab.adapters.trained import load_checkpoint_encoder, load_concatenation, untrained_encoder
+from sentence_lab.encoders.base import is_trainable
 
 USER_PATH_KEYS = ("path", "sentences")  # files the user names, relative to where they ran the command
 

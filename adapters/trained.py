@@ -6,10 +6,10 @@ from typing import Iterable
 
 from omegaconf import DictConfig, OmegaConf
 
-from evaluation.text_encoders import Concatenation
-from text import Tokenizer, Vocab
-from training.checkpoints import resolve_checkpoint
-from training.module import SentenceModel, untrained_model
+from sentence_lab.evaluation.text_encoders import Concatenation
+from sentence_lab.text import Tokenizer, Vocab
+from sentence_lab.training.checkpoints import resolve_checkpoint
+from sentence_lab.training.module import SentenceModel, untrained_model
 
 
 def load_checkpoint_encoder(ckpt_path: str, vocab_expansion: bool) -> tuple[SentenceModel, dict]:

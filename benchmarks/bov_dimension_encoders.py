@@ -23,8 +23,8 @@ import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
-from evaluation.baselines import BowGloveEncoder
-from text.glove import load_glove
+from sentence_lab.evaluation.baselines import BowGloveEncoder
+from sentence_lab.text.glove import load_glove
 
 
 def _principal_projection(matrix: np.ndarray, dims: int) -> np.ndarray:

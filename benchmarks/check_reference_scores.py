@@ -59,9 +59,9 @@ def main(argv=None) -> int:
     data = Path(args.data)
     reference = json.loads((data.resolve().parent / "docs" / "senteval-reference-scores.json").read_text())
 
-    from evaluation.baselines import BowGloveEncoder
-    from evaluation.results import ResultsWriter
-    from evaluation.runner import load_tasks, params_from_config, run_tasks
+    from sentence_lab.evaluation.baselines import BowGloveEncoder
+    from sentence_lab.evaluation.results import ResultsWriter
+    from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
 
     encoder = BowGloveEncoder()
     rows, bad = 0, 0

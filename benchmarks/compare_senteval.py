@@ -93,7 +93,7 @@ ACC_TOL, CORR_TOL, SPEED_TARGET = 0.5, 0.005, 30.0
 
 
 def protocol(name: str):
-    from evaluation.protocol import FULL, PROTOTYPE
+    from sentence_lab.evaluation.protocol import FULL, PROTOTYPE
 
     return {"full": FULL, "prototype": PROTOTYPE}[name]
 
@@ -168,8 +168,8 @@ class Reference:
 
 
 def run_ours(task: str, p, encoder, data_dir: Path) -> dict:
-    from evaluation.embedding_cache import EmbeddingCache
-    from evaluation.runner import load_tasks, run_task
+    from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+    from sentence_lab.evaluation.runner import load_tasks, run_task
 
     t0 = time.perf_counter()
     (loaded,) = load_tasks([task], data_dir)
@@ -280,8 +280,8 @@ def main(argv=None) -> int:
     logging.getLogger().setLevel(logging.WARNING)
     warnings.filterwarnings("ignore")
 
-    from evaluation.baselines import BowGloveEncoder
-    from evaluation.runner import git_revision
+    from sentence_lab.evaluation.baselines import BowGloveEncoder
+    from sentence_lab.evaluation.runner import git_revision
 
     p = protocol(args.params)
     data_dir = Path(args.data)

@@ -28,8 +28,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.protocol import FULL, PROTOTYPE, ProtocolParams  # noqa: E402
-from evaluation.regimes import nested_cv, relatedness, tai_target, train_dev_test  # noqa: E402
+from sentence_lab.evaluation.protocol import FULL, PROTOTYPE, ProtocolParams  # noqa: E402
+from sentence_lab.evaluation.regimes import nested_cv, relatedness, tai_target, train_dev_test  # noqa: E402
 
 DATA = Path("/work/shared/data/senteval")
 
@@ -60,7 +60,7 @@ def sort_like_senteval(samples, labels):
 
 
 def glove_bow(samples):
-    from text.glove import load_glove
+    from sentence_lab.text.glove import load_glove
 
     index, vectors = load_glove()
     out = np.zeros((len(samples), vectors.shape[1]), dtype=np.float32)

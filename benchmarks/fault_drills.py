@@ -200,7 +200,7 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
         corpus = here / "c"
         corpus.mkdir()
         (corpus / "a.txt").write_text("The old man saw the red river today.\n\nA young woman walked over the bridge.\n")
-        done = self.run([sys.executable, "-m", "tools.probing_gen", f"corpus={corpus}", f"out={here / 'out'}",
+        done = self.run([sys.executable, "-m", "sentence_lab.tools.probing_gen", f"corpus={corpus}", f"out={here / 'out'}",
                          "parser=none", "progress=false", "tasks=[Length,BigramShift]", "train=100", "dev=10",
                          "test=10"], here)
         written = [p.name for p in (here / "out").glob("*.txt")]
@@ -259,9 +259,9 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
         here = self.fresh()
         code = """
 from collections import Counter
-from training.module import untrained_model
-from text import Tokenizer, Vocab
-m = untrained_model({"_target_": "encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 8,
+from sentence_lab.training.module import untrained_model
+from sentence_lab.text import Tokenizer, Vocab
+m = untrained_model({"_target_": "sentence_lab.encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 8,
                      "embedding_init": "random"}, Vocab.build(Counter({"one": 1, "sentence": 1})), Tokenizer())
 print(tuple(m.encode("one sentence").shape))
 """
@@ -274,7 +274,7 @@ print(tuple(m.encode("one sentence").shape))
         code = f"""
 from hydra import compose, initialize_config_dir
 try:
-    from training.run_dir import register_resolvers; register_resolvers()
+    from sentence_lab.training.run_dir import register_resolvers; register_resolvers()
 except ImportError:
     pass
 with initialize_config_dir(config_dir="{self.checkout}/conf", version_base="1.3"):

@@ -45,7 +45,7 @@ class ProjectedBow:
     """``bow_glove`` times a fixed Gaussian matrix ``[50, dim]`` (scaled by 1/sqrt(50)), float32."""
 
     def __init__(self, dim: int = 4096, seed: int = 0):
-        from evaluation.baselines import BowGloveEncoder
+        from sentence_lab.evaluation.baselines import BowGloveEncoder
 
         self.bow = BowGloveEncoder()
         self.P = (np.random.RandomState(seed).randn(50, dim) / np.sqrt(50)).astype(np.float32)
@@ -57,7 +57,7 @@ class ProjectedBow:
 def machine_peaks(seconds: float = 1.0) -> dict:
     """Streaming read bandwidth and random-row read bandwidth (bytes/s), float32 matmul peak (FLOP/s), best of
     repeated runs, with torch's and numba's thread count."""
-    from evaluation.probe_kernels import sync_threads
+    from sentence_lab.evaluation.probe_kernels import sync_threads
 
     sync_threads()
 
@@ -150,7 +150,7 @@ def compute_seconds_at_shape(works: list[dict], flops: float, peak: float) -> fl
 
 
 def run_regime(spec, X: dict, y: dict, params, nclasses: int | None):
-    from evaluation import regimes
+    from sentence_lab.evaluation import regimes
 
     if spec.regime == "nested_cv":
         return regimes.nested_cv(X["all"], y["all"], params, nclasses)
@@ -167,7 +167,7 @@ def run_senteval(spec, X: dict, y: dict, params, nclasses: int | None) -> dict:
     from senteval.tools.relatedness import RelatednessPytorch
     from senteval.tools.validation import InnerKFoldClassifier, KFoldClassifier, SplitClassifier
 
-    from evaluation.regimes import tai_target
+    from sentence_lab.evaluation.regimes import tai_target
 
     config = {"nclasses": nclasses or 5, "seed": params.seed, "usepytorch": True, "kfold": params.kfold,
               "classifier": {"nhid": params.nhid, "optim": params.optim, "batch_size": params.batch_size,
@@ -194,8 +194,8 @@ def bilstm_rate(loaded, sample: int) -> tuple[object, dict]:
     """The untrained 4096-d BiLSTM-max and its sentences/s on ``sample`` random sentences of each task."""
     from hydra import compose, initialize_config_dir
 
-    from adapters.from_config import build_text_encoder
-    from evaluation.runner import all_sentences
+    from sentence_lab.adapters.from_config import build_text_encoder
+    from sentence_lab.evaluation.runner import all_sentences
 
     with initialize_config_dir(str(ROOT / "conf"), version_base=None):
         cfg = compose("evaluate", overrides=["encoder=bilstm_max", "encoder.hidden_dim=2048"])
@@ -213,13 +213,12 @@ def bilstm_rate(loaded, sample: int) -> tuple[object, dict]:
 
 
 def main(tasks: str, params_name: str, data: Path, reference: str | None, sample: int, out: Path | None) -> None:
-    import evaluation.classifier as engine
-    import evaluation.regimes
-    from evaluation.regimes import MODULES
-    from evaluation.embedding_cache import EmbeddingCache
-    from evaluation.protocol import FULL, PROTOTYPE
-    from evaluation.runner import load_tasks
-    from evaluation.regimes import features
+    import sentence_lab.evaluation.classifier as engine
+    from sentence_lab.evaluation.regimes import MODULES
+    from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+    from sentence_lab.evaluation.protocol import FULL, PROTOTYPE
+    from sentence_lab.evaluation.runner import load_tasks
+    from sentence_lab.evaluation.regimes import features
 
     params = {"prototype": PROTOTYPE, "full": FULL}[params_name]
     if reference:

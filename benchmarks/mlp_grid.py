@@ -23,8 +23,8 @@ import torch
 CHECKOUT = Path(os.environ.get("ENGINE_CHECKOUT", Path(__file__).resolve().parents[1])).resolve()
 sys.path.insert(0, str(CHECKOUT))
 
-from evaluation.classifier import Group, fit_members  # noqa: E402
-from evaluation.protocol import ProtocolParams  # noqa: E402
+from sentence_lab.evaluation.classifier import Group, fit_members  # noqa: E402
+from sentence_lab.evaluation.protocol import ProtocolParams  # noqa: E402
 
 
 def task(n: int, d: int, classes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -25,7 +25,7 @@ from hydra import compose, initialize_config_dir  # noqa: E402
 from hydra.utils import instantiate  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
-from training.module import SentenceModel  # noqa: E402
+from sentence_lab.training.module import SentenceModel  # noqa: E402
 
 
 def composed(objective: str, encoder: str, batch_size: int, recipe: bool = False):

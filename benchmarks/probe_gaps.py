@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 from probe_protocols import PAPER_BOV, PAPER_MAJORITY, TASKS, evaluate
 
-from evaluation.results import read_results
-from evaluation.tasks.base import iter_lines
-from evaluation.tasks.probing import PROBING_FILES, load_probing
-from tools.probing_gen.settings import SURFACE_TASKS
+from sentence_lab.evaluation.results import read_results
+from sentence_lab.evaluation.tasks.base import iter_lines
+from sentence_lab.evaluation.tasks.probing import PROBING_FILES, load_probing
+from sentence_lab.tools.probing_gen.settings import SURFACE_TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
 DIMENSION_ENCODERS = {name: ["encoder=callable",
@@ -52,7 +52,7 @@ def generate_variant(corpus: str, out: Path, task: str, setting: str) -> Path:
     """``tools.probing_gen`` for one task with one setting changed (kept if already there)."""
     if not (out / "meta.json").is_file():
         parser = ["parser=none"] if task in SURFACE_TASKS else []
-        cmd = [sys.executable, "-m", "tools.probing_gen", f"corpus={corpus}", f"out={out}", f"tasks=[{task}]",
+        cmd = [sys.executable, "-m", "sentence_lab.tools.probing_gen", f"corpus={corpus}", f"out={out}", f"tasks=[{task}]",
                setting, "workers=2", "progress=false", *parser]
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         if proc.returncode != 0:

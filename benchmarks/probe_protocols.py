@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evaluation.results import probe_label, read_results  # noqa: E402
+from sentence_lab.evaluation.results import probe_label, read_results  # noqa: E402
 
 TASKS = ["Length", "WordContent", "Depth", "TopConstituents", "BigramShift", "Tense", "SubjNumber", "ObjNumber",
          "OddManOut", "CoordinationInversion"]

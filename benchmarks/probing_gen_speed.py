@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import json, resource, sys
 sys.path.insert(0, {root!r})
-from tools.probing_gen.__main__ import parse_settings
-from tools.probing_gen.generate import generate
+from sentence_lab.tools.probing_gen.__main__ import parse_settings
+from sentence_lab.tools.probing_gen.generate import generate
 meta = generate(parse_settings({argv!r}))
 own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -55,7 +55,7 @@ def main() -> None:
     args = parser.parse_args()
     train, dev, test = (int(x) for x in args.sizes.split(","))
     sys.path.insert(0, str(ROOT))
-    from tools.probing_gen.stream import corpus_documents
+    from sentence_lab.tools.probing_gen.stream import corpus_documents
 
     n_docs = len(corpus_documents(args.corpus))
     print(f"corpus {args.corpus}: {n_docs} documents; tasks={args.tasks}; {os.cpu_count()} CPUs")

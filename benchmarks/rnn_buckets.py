@@ -21,10 +21,10 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from datamodules.contiguous import ContiguousChunks  # noqa: E402
-from datamodules.corpus import CorpusSettings, load_corpus  # noqa: E402
-from encoders.base import length_mask  # noqa: E402
-from encoders.rnn import run_rnn  # noqa: E402
+from sentence_lab.datamodules.contiguous import ContiguousChunks  # noqa: E402
+from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus  # noqa: E402
+from sentence_lab.encoders.base import length_mask  # noqa: E402
+from sentence_lab.encoders.rnn import run_rnn  # noqa: E402
 
 
 def step(lstm: torch.nn.LSTM, x: torch.Tensor, lengths: torch.Tensor, bucket_rows: int | None) -> tuple[float, torch.Tensor]:

@@ -60,7 +60,7 @@ def write_glove(path: Path) -> None:
 def write_task_path(folder: Path, data: Path) -> None:
     """SentEval's data layout over ours: downstream/ -> data/senteval, probing/<file>.txt from X-Probe."""
     sys.path.insert(0, str(ROOT))
-    from evaluation.tasks.probing import PROBING_FILES, load_probing
+    from sentence_lab.evaluation.tasks.probing import PROBING_FILES, load_probing
 
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / "downstream").exists():

@@ -20,10 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from text.documents import list_documents, read_document, split_sentences  # noqa: E402
-from evaluation.tasks.registry import TASKS  # noqa: E402
-from text import Tokenizer  # noqa: E402
-from text.glove import glove_words  # noqa: E402
+from sentence_lab.text.documents import list_documents, read_document, split_sentences  # noqa: E402
+from sentence_lab.evaluation.tasks.registry import TASKS  # noqa: E402
+from sentence_lab.text import Tokenizer  # noqa: E402
+from sentence_lab.text.glove import glove_words  # noqa: E402
 
 FAMILIES = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC", "SICKRelatedness", "STS12", "STS13", "STS14",
             "STS15", "STS16", "STSBenchmark"]

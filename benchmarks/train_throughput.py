@@ -25,9 +25,9 @@ from omegaconf import OmegaConf  # noqa: E402
 from torch.utils.data import DataLoader, Subset  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
-from datamodules.contiguous import ContiguousChunks  # noqa: E402
-from datamodules.corpus import CorpusSettings, load_corpus  # noqa: E402
-from training.module import SentenceModel  # noqa: E402
+from sentence_lab.datamodules.contiguous import ContiguousChunks  # noqa: E402
+from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus  # noqa: E402
+from sentence_lab.training.module import SentenceModel  # noqa: E402
 
 ENCODERS = ("bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv")
 

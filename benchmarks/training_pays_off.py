@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from evaluation.results import read_results  # noqa: E402
-from tools.report import read_scalars  # noqa: E402
+from sentence_lab.evaluation.results import read_results  # noqa: E402
+from sentence_lab.tools.report import read_scalars  # noqa: E402
 
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14",
          "STS15", "STS16"]

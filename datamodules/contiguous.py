@@ -5,7 +5,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset, Sampler
 
-from datamodules.corpus import TokenizedCorpus
+from sentence_lab.datamodules.corpus import TokenizedCorpus
 
 
 class ContiguousChunks(Dataset):

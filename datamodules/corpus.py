@@ -13,10 +13,10 @@ from typing import Iterable
 
 import numpy as np
 
-from text import SPECIALS, UNK_ID, Tokenizer, Vocab
-from text.documents import list_documents, read_document, split_sentences
-from text.glove import glove_words
-from text.processes import ordered_map
+from sentence_lab.text import SPECIALS, UNK_ID, Tokenizer, Vocab
+from sentence_lab.text.documents import list_documents, read_document, split_sentences
+from sentence_lab.text.glove import glove_words
+from sentence_lab.text.processes import ordered_map
 
 log = logging.getLogger(__name__)
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 import logging
 import os
 
+import numpy as np
 from torch.utils.data import DataLoader
 
-from datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
-from datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
-from datamodules.resumable import ResumableBatches, SkippingDataLoader
-from objectives.contract import SENTENCES
-from text import Tokenizer, Vocab
+from sentence_lab.datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
+from sentence_lab.datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
+from sentence_lab.datamodules.resumable import ResumableBatches, SkippingDataLoader
+from sentence_lab.objectives.contract import SENTENCES
+from sentence_lab.text import EOS_ID, Tokenizer, Vocab
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,14 @@ class OrderedCorpusDataModule(ResumableBatches):
                  " (cached)" if hit else "", len(self.splits["train"]), self.splits["train"].n_documents,
                  len(self.splits["valid"]), len(self.vocab))
         self.warn_if_small(len(self.splits["train"]), self.batch_size, "sentences", self.train_dir)
+
+    def token_counts(self) -> dict[str, np.ndarray]:
+        """How often each vocabulary id occurs in the training sentences, ``</s>`` once per sentence (what a
+        decoder's ``output_bias: log_unigram`` starts from)."""
+        train = self.splits["train"]
+        counts = np.bincount(np.asarray(train.ids), minlength=len(self.vocab)).astype(np.int64)
+        counts[EOS_ID] += len(train)
+        return {"source": counts}
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         chunks = ContiguousChunks(self.splits[split], self.batch_size)

@@ -15,12 +15,12 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader, Dataset
 
-from datamodules.contiguous import EpochShuffledSampler
-from datamodules.corpus import file_fingerprint
-from datamodules.pair_readers import read_pairs
-from datamodules.resumable import ResumableBatches, SkippingDataLoader
-from objectives.contract import LABELLED_PAIRS, PAIRS
-from text import Tokenizer, Vocab, pad_batch
+from sentence_lab.datamodules.contiguous import EpochShuffledSampler
+from sentence_lab.datamodules.corpus import file_fingerprint
+from sentence_lab.datamodules.pair_readers import read_pairs
+from sentence_lab.datamodules.resumable import ResumableBatches, SkippingDataLoader
+from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
+from sentence_lab.text import EOS_ID, Tokenizer, Vocab, pad_batch
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +184,18 @@ class PairsDataModule(ResumableBatches):
         self.warn_if_small(len(self.datasets["train"]), self.batch_size, "pairs", str(self.splits_cfg["train"].get("path", "data.train.path")))
 
     # ---- loaders ----------------------------------------------------------------------------
+    def token_counts(self) -> dict[str, np.ndarray]:
+        """How often each id of each side's vocabulary occurs in the training pairs, ``</s>`` once per sentence
+        (what a decoder's ``output_bias: log_unigram`` starts from)."""
+        train = self.datasets["train"]
+        out = {}
+        for side, sentences in (("source", train.a), ("target", train.b)):
+            ids = np.fromiter((i for s in sentences for i in s), dtype=np.int64)
+            counts = np.bincount(ids, minlength=len(self.vocabs[side])).astype(np.int64)
+            counts[EOS_ID] += len(sentences)
+            out[side] = counts
+        return out
+
     def _loader(self, name: str, shuffle: bool) -> DataLoader:
         dataset = self.datasets[name]
         # in-batch negatives (J_bi, J_pa) need full batches

@@ -1,9 +1,9 @@
 """Sentence encoders: each is built as ``Encoder(vocab=vocab, **config)`` from ``conf/encoder/*.yaml``."""
-from encoders.base import SentenceEncoder
-from encoders.bilstm import BiLSTMLastEncoder, BiLSTMMaxEncoder
-from encoders.bow import BagOfWordsEncoder
-from encoders.gated_conv import GatedConvEncoder
-from encoders.gru import GRUEncoder
+from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.bilstm import BiLSTMLastEncoder, BiLSTMMaxEncoder
+from sentence_lab.encoders.bow import BagOfWordsEncoder
+from sentence_lab.encoders.gated_conv import GatedConvEncoder
+from sentence_lab.encoders.gru import GRUEncoder
 
 __all__ = [
     "SentenceEncoder",

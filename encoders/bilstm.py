@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from encoders.base import SentenceEncoder, length_mask
-from encoders.embedding import WordEmbedding, trim_to_longest
-from encoders.rnn import run_rnn
+from sentence_lab.encoders.base import SentenceEncoder, length_mask
+from sentence_lab.encoders.embedding import WordEmbedding, trim_to_longest
+from sentence_lab.encoders.rnn import run_rnn
 
 if TYPE_CHECKING:
-    from text import Vocab
+    from sentence_lab.text import Vocab
 
 
 class _BiLSTMEncoder(SentenceEncoder):

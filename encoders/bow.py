@@ -5,11 +5,11 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from encoders.base import SentenceEncoder, length_mask
-from encoders.embedding import WordEmbedding, trim_to_longest
+from sentence_lab.encoders.base import SentenceEncoder, length_mask
+from sentence_lab.encoders.embedding import WordEmbedding, trim_to_longest
 
 if TYPE_CHECKING:
-    from text import Vocab
+    from sentence_lab.text import Vocab
 
 POOLINGS = ("mean", "sum")
 

@@ -9,11 +9,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from text import PAD_ID
-from text.glove import GLOVE_DIM, glove_matrix_for
+from sentence_lab.text import PAD_ID
+from sentence_lab.text.glove import GLOVE_DIM, glove_matrix_for
 
 if TYPE_CHECKING:
-    from text import Vocab
+    from sentence_lab.text import Vocab
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from text import SPECIALS, Vocab
-from text.glove import glove_row, glove_words, load_glove
+from sentence_lab.text import SPECIALS, Vocab
+from sentence_lab.text.glove import glove_row, glove_words, load_glove
 
 
 @dataclass

@@ -8,11 +8,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from encoders.base import SentenceEncoder, length_mask
-from encoders.embedding import WordEmbedding, trim_to_longest
+from sentence_lab.encoders.base import SentenceEncoder, length_mask
+from sentence_lab.encoders.embedding import WordEmbedding, trim_to_longest
 
 if TYPE_CHECKING:
-    from text import Vocab
+    from sentence_lab.text import Vocab
 
 
 class GatedConvLayer(nn.Module):

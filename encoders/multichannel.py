@@ -10,10 +10,10 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
-from encoders.base import SentenceEncoder
+from sentence_lab.encoders.base import SentenceEncoder
 
 if TYPE_CHECKING:
-    from text import Vocab
+    from sentence_lab.text import Vocab
 
 
 class MultiChannelEncoder(SentenceEncoder):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from text.glove import load_glove
+from sentence_lab.text.glove import load_glove
 
 
 class BowGloveEncoder:

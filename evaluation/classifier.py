@@ -39,8 +39,8 @@ from typing import Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 import torch
 
-from evaluation import probe_kernels
-from evaluation.protocol import ProtocolParams, parse_optim, resolve_device
+from sentence_lab.evaluation import probe_kernels
+from sentence_lab.evaluation.protocol import ProtocolParams, parse_optim, resolve_device
 
 __all__ = ["Group", "FitResult", "BatchPlan", "StackedProbe", "MaskedOptimizer", "EarlyStopping", "fit_members",
            "count_correct"]

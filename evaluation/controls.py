@@ -23,7 +23,7 @@ from collections import Counter
 
 import numpy as np
 
-from evaluation.tasks.base import Split, TaskData
+from sentence_lab.evaluation.tasks.base import Split, TaskData
 
 CONTROL_SEED = 1111
 

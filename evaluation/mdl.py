@@ -18,8 +18,8 @@ import math
 import numpy as np
 import torch
 
-from evaluation.classifier import Group, fit_members
-from evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.classifier import Group, fit_members
+from sentence_lab.evaluation.protocol import ProtocolParams
 
 FRACTIONS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.0625, 0.125, 0.25, 0.5, 1.0)
 ORDER_SEED = 1111

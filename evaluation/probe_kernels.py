@@ -1,6 +1,6 @@
 """Fused CPU kernels for the linear probe: every minibatch row is read from memory once per step.
 
-The torch path of :class:`evaluation.classifier.StackedProbe` gathers a step's rows into a buffer, multiplies
+The torch path of :class:`sentence_lab.evaluation.classifier.StackedProbe` gathers a step's rows into a buffer, multiplies
 them with the weights (forward) and multiplies them again with the loss's gradient (backward): three passes
 over rows that, for a 4096-d encoder, are far larger than the caches. A linear probe's products are skinny
 (``L2 values x classes`` columns per group), so BLAS runs them well below this CPU's peak and the step is bound

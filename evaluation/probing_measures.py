@@ -13,11 +13,11 @@ from typing import Callable
 
 import numpy as np
 
-from evaluation.controls import control_task
-from evaluation.mdl import online_codelength
-from evaluation.protocol import ProtocolParams
-from evaluation.regimes import split
-from evaluation.tasks.base import TaskData
+from sentence_lab.evaluation.controls import control_task
+from sentence_lab.evaluation.mdl import online_codelength
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes import split
+from sentence_lab.evaluation.tasks.base import TaskData
 
 Embed = Callable[[list[str]], np.ndarray]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from evaluation.controls import FUNCTIONS as CONTROL_FUNCTIONS
+from sentence_lab.evaluation.controls import FUNCTIONS as CONTROL_FUNCTIONS
 
 __all__ = ["BACKENDS", "ProtocolParams", "PROTOTYPE", "FULL", "parse_optim", "resolve_device", "OPTIM_DEFAULTS"]
 

@@ -20,8 +20,8 @@ from typing import Any, Iterable, Literal, TypedDict
 
 from filelock import FileLock
 
-from evaluation.protocol import ProtocolParams
-from text.files import atomic_write_text
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.text.files import atomic_write_text
 
 SCHEMA_VERSION = 1
 Kind = Literal["evaluate", "epoch", "test"]

@@ -18,7 +18,7 @@ and ``embed(tokens, lengths) -> [B, output_dim]`` (what the evaluation sees), an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Protocol, runtime_checkable
 
 import torch
 
@@ -82,3 +82,15 @@ def check_pairing(objective_name: str, spec: ObjectiveSpec, data_name: str, data
     if spec.vocabularies == ("source",) and not shared:
         raise ValueError(f"objective={objective_name} reads both sides of a pair with one encoder but "
                          f"data={data_name} builds a separate target vocabulary: set data.shared_vocab=true or {fix}")
+
+
+@runtime_checkable
+class LearnsFromUnigramCounts(Protocol):
+    """An objective whose decoders start from the training words' frequencies (``output_bias: log_unigram``).
+
+    ``SentenceModel`` calls ``init_from_unigram_counts`` once, before the first training step, with the
+    datamodule's ``token_counts()`` (side -> how often each vocabulary id occurs as a target in the training
+    data, ``</s>`` counted once per sentence)."""
+
+    def init_from_unigram_counts(self, counts: Mapping[str, torch.Tensor]) -> None: ...
+

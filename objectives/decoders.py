@@ -7,10 +7,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from encoders.base import length_mask
-from text import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from sentence_lab.encoders.base import length_mask
+from sentence_lab.text import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 CONDITIONINGS = ("init", "input", "both")
+OUTPUT_BIASES = ("zero", "log_unigram")
+
+
+def check_output_bias(output_bias: str) -> str:
+    """``zero`` (PyTorch's default initialisation) or ``log_unigram`` (the targets' log frequencies)."""
+    if output_bias not in OUTPUT_BIASES:
+        raise ValueError(f"objective.output_bias={output_bias!r}: use one of {OUTPUT_BIASES}")
+    return output_bias
 
 
 def decoder_io(tokens: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -36,20 +44,35 @@ class GRUDecoder(nn.Module):
     """A GRU over target words whose ``condition`` (a sentence vector) sets the initial state (``init``,
     through a tanh layer, as in seq2seq without attention), is appended to every input word (``input``:
     Kiros et al. 2015, section 2, condition every step of the decoder on the encoder's vector), or both.
+    ``condition_norm``: the condition goes through layer normalisation first (Ba et al. 2016 trained
+    skip-thought with it), so its norm and any direction shared by every sentence carry nothing the decoder
+    can use as a bias.
     """
 
     def __init__(self, vocab_size: int, condition_dim: int, embed_dim: int = 128, hidden_dim: int = 512,
-                 condition: str = "both", dropout: float = 0.0) -> None:
+                 condition: str = "both", dropout: float = 0.0, condition_norm: bool = False) -> None:
         super().__init__()
         if condition not in CONDITIONINGS:
             raise ValueError(f"unknown decoder condition {condition!r}: use one of {CONDITIONINGS}")
         self.vocab_size, self.condition = vocab_size, condition
+        self.condition_norm = nn.LayerNorm(condition_dim) if condition_norm else nn.Identity()
         self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
         feeds = condition in ("input", "both")
         self.init_state = nn.Linear(condition_dim, hidden_dim) if condition in ("init", "both") else None
         self.gru = nn.GRU(embed_dim + (condition_dim if feeds else 0), hidden_dim, batch_first=True)
         self.dropout = nn.Dropout(dropout)
         self.output = nn.Linear(hidden_dim, vocab_size)
+
+    @torch.no_grad()
+    def init_output_bias(self, counts: torch.Tensor) -> None:
+        """Set the output layer's bias to the log unigram frequencies of the targets (add-one smoothed; words
+        beyond the decoder's vocabulary count as ``<unk>``), so the sentence vector need not carry them."""
+        counts = counts.double().to(self.output.bias.device)
+        clipped = counts[: self.vocab_size].clone()
+        clipped[UNK_ID] += counts[self.vocab_size:].sum()
+        clipped += 1.0
+        clipped[PAD_ID] = clipped[BOS_ID] = 1e-3  # never targets
+        self.output.bias.copy_((clipped / clipped.sum()).log().to(self.output.bias.dtype))
 
     def _initial_state(self, condition: torch.Tensor) -> torch.Tensor | None:
         return torch.tanh(self.init_state(condition)).unsqueeze(0) if self.init_state is not None else None
@@ -62,6 +85,7 @@ class GRUDecoder(nn.Module):
 
     def hidden_states(self, condition: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Teacher forcing: ``[B, T, hidden]`` states after each input word."""
+        condition = self.condition_norm(condition)
         states, _ = self.gru(self._inputs(inputs, condition), self._initial_state(condition))
         return states
 
@@ -82,6 +106,7 @@ class GRUDecoder(nn.Module):
     def greedy(self, condition: torch.Tensor, max_len: int = 50) -> list[list[int]]:
         """The most likely word at each step, fed back, until ``</s>`` (not included) or ``max_len`` words."""
         batch = condition.shape[0]
+        condition = self.condition_norm(condition)
         state = self._initial_state(condition)
         words = condition.new_full((batch, 1), BOS_ID, dtype=torch.long)
         out = condition.new_zeros((batch, max_len), dtype=torch.long)

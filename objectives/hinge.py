@@ -10,10 +10,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from encoders.base import SentenceEncoder
-from encoders.bow import BagOfWordsEncoder
-from encoders.embedding import WordEmbedding
-from objectives.contract import PAIRS, ObjectiveSpec
+from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.bow import BagOfWordsEncoder
+from sentence_lab.encoders.embedding import WordEmbedding
+from sentence_lab.objectives.contract import PAIRS, ObjectiveSpec
 
 DISTANCES = ("euclidean", "cosine")
 NEGATIVES = ("random", "max", "mix")

@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from encoders.base import SentenceEncoder
-from objectives.contract import LABELLED_PAIRS, ObjectiveSpec
+from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.objectives.contract import LABELLED_PAIRS, ObjectiveSpec
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 

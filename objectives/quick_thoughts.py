@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from encoders.base import SentenceEncoder
-from objectives.contract import SENTENCES, ObjectiveSpec
+from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.objectives.contract import SENTENCES, ObjectiveSpec
 
 
 def context_targets(doc_ids: torch.Tensor, context_size: int = 3) -> torch.Tensor:

@@ -7,10 +7,10 @@ from typing import Callable, ClassVar, Mapping
 import torch
 from torch import nn
 
-from encoders.base import SentenceEncoder
-from objectives.contract import PAIRS, SENTENCES, ObjectiveSpec
-from objectives.decoders import GRUDecoder, token_mean
-from text import PAD_ID, UNK_ID, Vocab
+from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.objectives.contract import PAIRS, SENTENCES, ObjectiveSpec
+from sentence_lab.objectives.decoders import GRUDecoder, check_output_bias, token_mean
+from sentence_lab.text import PAD_ID, UNK_ID, Vocab
 
 
 def detokenized(ids: list[int], vocab: Vocab, drop_unknown: bool) -> str:
@@ -31,16 +31,22 @@ class Seq2Seq(nn.Module):
     def __init__(self, encoder_factory: Callable[..., SentenceEncoder], vocabs: Mapping,
                  decoder_vocab_size: int = 20000, embed_dim: int = 128, hidden_dim: int = 512,
                  condition: str = "both", dropout: float = 0.0, bleu_sentences: int = 1000,
-                 max_decode_len: int = 50) -> None:
+                 max_decode_len: int = 50, condition_norm: bool = False, output_bias: str = "zero") -> None:
         super().__init__()
+        self.output_bias = check_output_bias(output_bias)
         self.f = encoder_factory()
         self.output_dim = self.f.output_dim
         self.target_vocab: Vocab = vocabs[self._target_side()]
         size = min(decoder_vocab_size, len(self.target_vocab))
-        self.decoder = GRUDecoder(size, self.output_dim, embed_dim, hidden_dim, condition, dropout)
+        self.decoder = GRUDecoder(size, self.output_dim, embed_dim, hidden_dim, condition, dropout, condition_norm)
         self.bleu_sentences, self.max_decode_len = bleu_sentences, max_decode_len
         self._hypotheses: list[str] = []
         self._references: list[str] = []
+
+    def init_from_unigram_counts(self, counts: Mapping[str, torch.Tensor]) -> None:
+        """``output_bias: log_unigram``: the decoder's output bias starts at the log frequencies of the targets."""
+        if self.output_bias == "log_unigram":
+            self.decoder.init_output_bias(counts[self._target_side()])
 
     @staticmethod
     def _target_side() -> str:

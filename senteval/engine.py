@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from evaluation.tasks.base import MissingTaskData, TaskData, check_splits
-from evaluation.regimes import REGIMES, cosine_summary, task_params
-from evaluation.tasks.registry import TASKS, TaskSpec
+from sentence_lab.evaluation.tasks.base import MissingTaskData, TaskData, check_splits
+from sentence_lab.evaluation.regimes import REGIMES, cosine_summary, task_params
+from sentence_lab.evaluation.tasks.registry import TASKS, TaskSpec
 
 from . import feeding
 from .params import protocol, with_defaults

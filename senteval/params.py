@@ -5,7 +5,7 @@ import numbers
 from collections.abc import Mapping
 from pathlib import Path
 
-from evaluation.protocol import FULL, PROTOTYPE, ProtocolParams
+from sentence_lab.evaluation.protocol import FULL, PROTOTYPE, ProtocolParams
 
 from .utils import dotdict
 

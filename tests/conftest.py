@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers.senteval_tree import HashEncoder, make_senteval_tree
-from training.run_dir import register_resolvers
+from sentence_lab.training.run_dir import register_resolvers
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("PROJECT_ROOT", str(ROOT))

@@ -1,32 +1,124 @@
-"""A non-editable install (`pip install .`) carries what the README's commands need: every package, the entry
-points, the Hydra configs and the shipped books and probing set, beside train.py and evaluate.py."""
+"""What the project makes importable is its own: packages under ``sentence_lab`` (mapped onto the repository's
+top-level folders), ``senteval`` the one exception, ``hydra_plugins.sentence_lab`` where Hydra looks; a non-editable
+install carries the configs, assets and commands; and a client whose own files are named ``evaluation.py``,
+``text.py`` and ``tools/`` still gets our ``senteval``."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["text", "encoders", "objectives", "datamodules", "training", "evaluation", "adapters", "tools", "senteval"]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+FOLDERS = ["text", "encoders", "objectives", "datamodules", "training", "evaluation", "adapters", "tools", "cli"]
 
 
-def test_the_wheel_holds_packages_configs_assets_and_commands(tmp_path):
-    tree = tmp_path / "src"
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("wheel")
+    tree = tmp / "src"
     shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(".git", ".venv", "logs", "build", "*.egg-info",
-                                                               "__pycache__", "tests", "benchmarks", "docs"))
+                                                               "__pycache__", "tests", "benchmarks", "docs", ".cache"))
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", ".", "--no-deps", "--no-build-isolation",
-                           "-w", str(tmp_path / "dist")], cwd=tree, capture_output=True, text=True, timeout=300)
+                           "-w", str(tmp / "dist")], cwd=tree, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    (found,) = (tmp / "dist").glob("*.whl")
+    return found
+
+
+def test_every_package_folder_is_listed_and_mapped():
+    """A package missing from pyproject's list would be left out of the wheel without a word."""
+    on_disk = {p.parent.relative_to(ROOT).as_posix() for f in FOLDERS for p in (ROOT / f).rglob("__init__.py")}
+    mapped = {name: folder for name, folder in PYPROJECT["tool"]["setuptools"]["package-dir"].items()}
+    listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
+    assert {f"sentence_lab.{p.replace('/', '.')}" for p in on_disk} <= listed
+    assert {mapped[f"sentence_lab.{f}"] for f in FOLDERS} == set(FOLDERS)
+
+
+def test_the_wheel_holds_only_its_own_names_and_its_configs_assets_and_commands(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"train.py", "evaluate.py", "report.py"} <= names
-    assert {f"{p}/__init__.py" for p in PACKAGES} <= names
-    configs = {p.relative_to(ROOT).as_posix() for p in (ROOT / "conf").rglob("*.yaml")}
-    assets = {p.relative_to(ROOT).as_posix() for p in (ROOT / "assets").rglob("*") if p.is_file()}
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top == {"sentence_lab", "senteval", "hydra_plugins"}
+    assert {f"sentence_lab/{f}/__init__.py" for f in FOLDERS} | {"senteval/__init__.py"} <= names
+    assert "hydra_plugins/sentence_lab/joblib_launcher.py" in names
+    configs = {f"sentence_lab/{p.relative_to(ROOT).as_posix()}" for p in (ROOT / "conf").rglob("*.yaml")}
+    assets = {f"sentence_lab/{p.relative_to(ROOT).as_posix()}" for p in (ROOT / "assets").rglob("*") if p.is_file()}
     assert configs <= names and assets <= names, sorted((configs | assets) - names)[:5]
     entry_points = next(zipfile.ZipFile(wheel).read(n).decode() for n in names if n.endswith("entry_points.txt"))
-    for command in ("sentence-lab-train = train:main", "sentence-lab-eval = evaluate:main",
-                    "sentence-lab-report = report:main", "sentence-lab-probing-gen = tools.probing_gen.__main__:main"):
+    for command in ("sentence-lab-train = sentence_lab.cli.train:main",
+                    "sentence-lab-eval = sentence_lab.cli.evaluate:main",
+                    "sentence-lab-report = sentence_lab.cli.report:main",
+                    "sentence-lab-probing-gen = sentence_lab.tools.probing_gen.__main__:main"):
         assert command in entry_points
+
+
+def test_the_installed_wheel_sits_beside_packages_named_evaluate_and_adapters(wheel, tmp_path):
+    """Hugging Face's ``evaluate`` and AdapterHub's ``adapters`` (stand-ins of the same names here: no network)
+    installed beside ours: each side imports its own."""
+    site = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
+                           str(wheel)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for name in ("evaluate", "adapters", "train", "tools", "text"):
+        assert not (site / name).exists() and not (site / f"{name}.py").exists()
+        (site / name).mkdir()
+        (site / name / "__init__.py").write_text(f"WHO = 'the other {name}'\n")
+    code = ("import evaluate, adapters, senteval, sentence_lab.evaluation.tasks, sentence_lab.cli.evaluate\n"
+            "assert evaluate.WHO == 'the other evaluate' and adapters.WHO == 'the other adapters'\n"
+            "import sentence_lab.adapters.trained\n"
+            f"assert sentence_lab.evaluation.tasks.__file__.startswith({str(site)!r})\n"
+            "print('ok')")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(site)!r}); {code}"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+CLIENT = '''"""A SentEval client named evaluation.py, as SimCSE's is."""
+import sys
+
+import numpy as np
+
+import senteval
+import text  # the client's own text.py and tools/ come first on its path
+import tools
+
+assert text.MINE and tools.MINE
+
+
+def prepare(params, samples):
+    return None
+
+
+def batcher(params, batch):
+    rng = np.random.default_rng(0)
+    return np.stack([rng.standard_normal(8) + len(s) for s in batch])
+
+
+se = senteval.engine.SE({"task_path": sys.argv[1], "usepytorch": True, "kfold": 2,
+                         "classifier": {"nhid": 0, "optim": "adam", "batch_size": 64, "tenacity": 2, "epoch_size": 1}},
+                        batcher, prepare)
+print("MR", se.eval(["MR"])["MR"]["acc"])
+'''
+
+
+def test_a_client_named_evaluation_py_beside_text_py_and_tools_gets_our_senteval(senteval_root, tmp_path):
+    client = tmp_path / "client"
+    (client / "tools").mkdir(parents=True)
+    (client / "tools" / "__init__.py").write_text("MINE = True\n")
+    (client / "text.py").write_text("MINE = True\n")
+    (client / "evaluation.py").write_text(CLIENT)
+    task_path = tmp_path / "data"  # SentEval's layout: <task_path>/downstream/MR
+    (task_path / "downstream").mkdir(parents=True)
+    (task_path / "downstream" / "MR").symlink_to(senteval_root / "senteval" / "MR")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "evaluation.py", str(task_path)], cwd=client, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1].startswith("MR ")

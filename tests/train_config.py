@@ -74,7 +74,7 @@ def is_text_encoder_config(name: str) -> bool:
     if target is None:  # a config that extends another (minilm -> sentence_transformers)
         parents = [d for d in data.get("defaults", []) if isinstance(d, str) and d != "_self_"]
         return bool(parents) and is_text_encoder_config(parents[0])
-    return not str(target).startswith("encoders.")
+    return not str(target).startswith("sentence_lab.encoders.")
 
 
 def sweep_command(tiny_corpus: Path, senteval_root: Path, tmp_path: Path, tasks: str, *overrides: str) -> list[str]:

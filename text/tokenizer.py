@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from sacremoses import MosesTokenizer
 
-from text.treebank import treebank_tokens
+from sentence_lab.text.treebank import treebank_tokens
 
 TOKENIZER_KINDS = ("treebank", "moses", "whitespace")
 

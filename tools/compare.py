@@ -14,9 +14,9 @@ import math
 import sys
 from pathlib import Path
 
-from evaluation.results import ResultsDocument, probe_details, read_results
-from evaluation.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
-from text.files import atomic_write_text
+from sentence_lab.evaluation.results import ResultsDocument, probe_details, read_results
+from sentence_lab.evaluation.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
+from sentence_lab.text.files import atomic_write_text
 
 Z95 = 1.96
 

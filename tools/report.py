@@ -29,11 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-from adapters.trained import load_checkpoint_encoder
-from evaluation.results import probe_details, read_results
-from evaluation.tasks.registry import TASKS, get_path
-from text.documents import list_documents, read_document, split_sentences
-from text.files import atomic_write_text
+from sentence_lab.adapters.trained import load_checkpoint_encoder
+from sentence_lab.evaluation.results import probe_details, read_results
+from sentence_lab.evaluation.tasks.registry import TASKS, get_path
+from sentence_lab.text.documents import list_documents, read_document, split_sentences
+from sentence_lab.text.files import atomic_write_text
 
 log = logging.getLogger(__name__)
 

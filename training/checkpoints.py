@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 from lightning import Callback, LightningModule, Trainer
 
-from training.checkpoint_io import by_recency, checkpoint_problem, newest_readable
+from sentence_lab.training.checkpoint_io import by_recency, checkpoint_problem, newest_readable
 
 INIT_NAME = "init.ckpt"
 BEST_NAME = "best.ckpt"

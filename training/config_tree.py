@@ -6,7 +6,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from text.files import atomic_write_text
+from sentence_lab.text.files import atomic_write_text
 
 FIRST = ("data", "encoder", "objective", "model", "trainer", "callbacks", "logger", "paths")
 

@@ -7,7 +7,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from training.run_dir import file_handlers
+from sentence_lab.training.run_dir import file_handlers
 
 
 class RunInterrupted(Exception):

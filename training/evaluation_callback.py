@@ -27,11 +27,11 @@ import torch
 from lightning.pytorch.callbacks import Callback
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from evaluation.results import ResultsWriter, protocol_record, results_meta
-from evaluation.runner import LoadedTask, load_tasks, params_from_config, run_tasks
-from evaluation.tasks.base import Split, TaskData
-from evaluation.tasks.registry import TASKS, resolve_tasks
-from evaluation.text_encoders import ExpandsVocabulary, TextEncoder
+from sentence_lab.evaluation.results import ResultsWriter, protocol_record, results_meta
+from sentence_lab.evaluation.runner import LoadedTask, load_tasks, params_from_config, run_tasks
+from sentence_lab.evaluation.tasks.base import Split, TaskData
+from sentence_lab.evaluation.tasks.registry import TASKS, resolve_tasks
+from sentence_lab.evaluation.text_encoders import ExpandsVocabulary, TextEncoder
 
 log = logging.getLogger(__name__)
 

@@ -13,12 +13,12 @@ from lightning import LightningModule
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
-from encoders.base import SentenceEncoder
-from encoders.embedding import WordEmbedding
-from encoders.expansion import expand_embeddings
-from objectives.contract import batch_size
-from objectives.metrics import RunningMeans
-from text import SPECIALS, UNK_ID, Tokenizer, Vocab, pad_batch
+from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.embedding import WordEmbedding
+from sentence_lab.encoders.expansion import expand_embeddings
+from sentence_lab.objectives.contract import LearnsFromUnigramCounts, batch_size
+from sentence_lab.objectives.metrics import RunningMeans
+from sentence_lab.text import SPECIALS, UNK_ID, Tokenizer, Vocab, pad_batch
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,24 @@ class EncoderOnly(nn.Module):
 
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return self.f(tokens, lengths)
+
+
+# Checkpoints written before the packages moved under sentence_lab name their classes by the bare folder names.
+LEGACY_PACKAGES = ("text", "encoders", "objectives", "datamodules", "training", "evaluation", "adapters", "tools")
+
+
+def namespaced_targets(config: Any) -> Any:
+    """``config`` with every ``_target_`` of a checkpoint written before the move (``encoders.gru.GRUEncoder``)
+    named as today (``sentence_lab.encoders.gru.GRUEncoder``); other values unchanged."""
+    if isinstance(config, dict):
+        out = {key: namespaced_targets(value) for key, value in config.items()}
+        target = out.get("_target_")
+        if isinstance(target, str) and target.split(".", 1)[0] in LEGACY_PACKAGES:
+            out["_target_"] = f"sentence_lab.{target}"
+        return out
+    if isinstance(config, list):
+        return [namespaced_targets(value) for value in config]
+    return config
 
 
 class SentenceModel(LightningModule):
@@ -111,6 +129,17 @@ class SentenceModel(LightningModule):
         return int(self.objective.output_dim)
 
     # ---- training -------------------------------------------------------------------------
+    def on_fit_start(self) -> None:
+        """A fresh run (not a resumed one) starts the decoders that ask for it from the data's word frequencies."""
+        if self.trainer.ckpt_path is None and isinstance(self.objective, LearnsFromUnigramCounts):
+            counts = getattr(self.trainer.datamodule, "token_counts", None)
+            if counts is None:
+                log.warning("output_bias=log_unigram: %s has no token_counts(); the decoders keep a zero bias",
+                            type(self.trainer.datamodule).__name__)
+                return
+            self.objective.init_from_unigram_counts({side: torch.from_numpy(np.asarray(c))
+                                                     for side, c in counts().items()})
+
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         out = self.objective(batch)
         size = batch_size(batch)
@@ -221,7 +250,7 @@ class SentenceModel(LightningModule):
         vocabs = saved_vocabs(ckpt)
         if not vocabs or "hyper_parameters" not in ckpt:
             raise ValueError(f"{path} is not a checkpoint written by train.py (no vocabulary inside)")
-        model = cls(vocabs=vocabs, **ckpt["hyper_parameters"])
+        model = cls(vocabs=vocabs, **namespaced_targets(ckpt["hyper_parameters"]))
         model.load_state_dict(ckpt["state_dict"])
         device = map_location or ("cuda" if torch.cuda.is_available() else "cpu")
         return model.to(device).eval()

@@ -14,18 +14,18 @@ from lightning.pytorch.trainer.states import TrainerStatus
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, open_dict
 
-from evaluation.results import ResultsDocument, document_of_test_scores, to_jsonable
-from text.files import atomic_write_text
-from encoders.base import is_trainable
-from objectives.contract import ObjectiveSpec, check_pairing
-from training.module import SentenceModel
-from training.checkpoint_io import by_recency, checkpoint_problem, newest_readable
-from training.checkpoints import INIT_NAME, LAST_NAME
-from training.config_tree import config_tree
-from training.errors import PeerLost, RunInterrupted
-from training.evaluation_callback import SentEvalCallback
-from training.run_dir import move_into_run
-from training.settings_check import check_settings
+from sentence_lab.evaluation.results import ResultsDocument, document_of_test_scores, to_jsonable
+from sentence_lab.text.files import atomic_write_text
+from sentence_lab.encoders.base import is_trainable
+from sentence_lab.objectives.contract import ObjectiveSpec, check_pairing
+from sentence_lab.training.module import SentenceModel
+from sentence_lab.training.checkpoint_io import by_recency, checkpoint_problem, newest_readable
+from sentence_lab.training.checkpoints import INIT_NAME, LAST_NAME
+from sentence_lab.training.config_tree import config_tree
+from sentence_lab.training.errors import PeerLost, RunInterrupted
+from sentence_lab.training.evaluation_callback import SentEvalCallback
+from sentence_lab.training.run_dir import move_into_run
+from sentence_lab.training.settings_check import check_settings
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from training.errors import RunInterrupted, one_line, report
+from sentence_lab.training.errors import RunInterrupted, one_line, report
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from evaluation.protocol import ProtocolParams
-from evaluation.tasks.base import TaskData
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.tasks.base import TaskData
 
 from . import cosine, kfold, nested, regression, split
 from .common import Embed, correlation, features

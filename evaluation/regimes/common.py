@@ -7,7 +7,7 @@ from typing import Callable
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from evaluation.tasks.base import Split
+from sentence_lab.evaluation.tasks.base import Split
 
 Embed = Callable[[list[str]], np.ndarray]
 

@@ -12,8 +12,8 @@ from typing import Callable
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-from evaluation.protocol import ProtocolParams
-from evaluation.tasks.base import Split, TaskData
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.tasks.base import Split, TaskData
 
 from .common import Embed, correlation
 

@@ -10,9 +10,9 @@ import numpy as np
 from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
-from evaluation.classifier import Group, fit_members
-from evaluation.protocol import ProtocolParams
-from evaluation.tasks.base import TaskData
+from sentence_lab.evaluation.classifier import Group, fit_members
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.tasks.base import TaskData
 
 from .common import KFOLD_C, Embed, best_of, clean, features, fit_logistic, labels
 

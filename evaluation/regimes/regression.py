@@ -16,9 +16,9 @@ import numpy as np
 import torch
 from scipy.stats import pearsonr, spearmanr
 
-from evaluation.classifier import Group, fit_members
-from evaluation.protocol import ProtocolParams
-from evaluation.tasks.base import TaskData
+from sentence_lab.evaluation.classifier import Group, fit_members
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.tasks.base import TaskData
 
 from .common import Embed, check_not_constant, clean, correlation, features
 

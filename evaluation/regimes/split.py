@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaluation.classifier import FitResult, Group, fit_members
-from evaluation.protocol import ProtocolParams
-from evaluation.tasks.base import TaskData
+from sentence_lab.evaluation.classifier import FitResult, Group, fit_members
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.tasks.base import TaskData
 
 from .common import NESTED_AND_SPLIT_C, NOREG_C, Embed, clean, features, fit_logistic, labels
 

@@ -12,8 +12,8 @@ from typing import Sequence
 
 from hydra.core.utils import JobReturn
 
-from training.errors import one_line
-from training.sweeps import failed_jobs_message, record_lost_jobs
+from sentence_lab.training.errors import one_line
+from sentence_lab.training.sweeps import failed_jobs_message, record_lost_jobs
 
 try:  # the optional sweeps extra; Hydra imports every hydra_plugins module at start-up, so its absence is no error
     from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher

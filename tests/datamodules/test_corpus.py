@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
-from datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
+from sentence_lab.datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
+from sentence_lab.datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
 
 
 def test_corpus_keeps_document_order_and_is_cached(tiny_corpus, tmp_path):
@@ -63,8 +63,8 @@ def test_chunk_padding_keeps_every_token_in_order():
 
 
 def test_vocab_sources_remap_the_same_cached_tokens(tiny_corpus, tmp_path):
-    from text import UNK_ID
-    from text.glove import glove_words
+    from sentence_lab.text import UNK_ID
+    from sentence_lab.text.glove import glove_words
 
     corpus_vocab, corpus_splits, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid",
                                                  CorpusSettings(vocab_size=10), tmp_path)
@@ -145,7 +145,7 @@ def test_real_text_with_a_few_odd_bytes_is_still_text(tiny_corpus, tmp_path):
 
 
 def test_a_corpus_smaller_than_ten_batches_is_warned_about_with_the_numbers(tiny_corpus, tmp_path, caplog):
-    from datamodules.ordered_corpus import OrderedCorpusDataModule
+    from sentence_lab.datamodules.ordered_corpus import OrderedCorpusDataModule
 
     dm = OrderedCorpusDataModule(str(tiny_corpus / "train"), str(tiny_corpus / "valid"), str(tmp_path), batch_size=16,
                                  preprocess_workers=0)

@@ -5,9 +5,9 @@ import gzip
 
 import pytest
 
-from datamodules.pair_readers import read_pairs
-from datamodules.pairs import PairsDataModule
-from objectives.contract import LABELLED_PAIRS, PAIRS
+from sentence_lab.datamodules.pair_readers import read_pairs
+from sentence_lab.datamodules.pairs import PairsDataModule
+from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
 
 
 def test_readers_of_every_format(tmp_path, tiny_pairs):

@@ -11,7 +11,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from text import SPECIALS, Vocab
+from sentence_lab.text import SPECIALS, Vocab
 from train_config import is_text_encoder_config
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"

@@ -10,10 +10,10 @@ import yaml
 from helpers.recipes import compose_commands, conf_with, follow
 from omegaconf import OmegaConf, open_dict
 
-from encoders.base import SentenceEncoder, is_trainable
-from text import SPECIALS, Vocab
+from sentence_lab.encoders.base import SentenceEncoder, is_trainable
+from sentence_lab.text import SPECIALS, Vocab
 from train_config import compose_train_cfg
-from training.run import fit
+from sentence_lab.training.run import fit
 
 PAGE = "adding-an-encoder.md"
 
@@ -57,4 +57,4 @@ def test_train_py_trains_it(recipe, tiny_corpus, tmp_path):
 def test_the_pages_commands_compose(recipe, tmp_path):
     _, config, _ = recipe
     cfgs = compose_commands(PAGE, conf_with(tmp_path, "encoder", "mean_max", config))
-    assert len(cfgs) == 3 and all(c.encoder._target_ == "encoders.mean_max.MeanMaxEncoder" for c in cfgs)
+    assert len(cfgs) == 3 and all(c.encoder._target_ == "sentence_lab.encoders.mean_max.MeanMaxEncoder" for c in cfgs)

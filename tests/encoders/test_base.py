@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from encoders.base import SentenceEncoder, encoder_class, is_trainable
-from evaluation.baselines import LengthEncoder
-from evaluation.text_encoders import TextEncoder
+from sentence_lab.encoders.base import SentenceEncoder, encoder_class, is_trainable
+from sentence_lab.evaluation.baselines import LengthEncoder
+from sentence_lab.evaluation.text_encoders import TextEncoder
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "encoder"
 EVALUATION_ONLY = {"bow_glove", "length", "nb_uni_tfidf", "nb_bi_tfidf", "minilm", "sentence_transformers",
@@ -33,5 +33,5 @@ def test_an_evaluation_only_instance_speaks_the_engine_protocol():
 
 
 def test_an_unimportable_target_is_one_line():
-    with pytest.raises(ValueError, match="encoder _target_ 'encoders.nope.Missing' cannot be imported"):
-        is_trainable("encoders.nope.Missing")
+    with pytest.raises(ValueError, match="encoder _target_ 'sentence_lab.encoders.nope.Missing' cannot be imported"):
+        is_trainable("sentence_lab.encoders.nope.Missing")

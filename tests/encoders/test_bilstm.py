@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from text import pad_batch
-from encoders.bilstm import BiLSTMLastEncoder, BiLSTMMaxEncoder
+from sentence_lab.text import pad_batch
+from sentence_lab.encoders.bilstm import BiLSTMLastEncoder, BiLSTMMaxEncoder
 
 SENTENCES = [[4, 5, 6], [7, 8, 9, 10, 11], [12]]
 

@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from text import SPECIALS, UNK_ID, Vocab
-from encoders.embedding import WordEmbedding
-from encoders.expansion import expand_embeddings, fit_linear_map
-from text.glove import load_glove
-from training.module import SentenceModel
+from sentence_lab.text import SPECIALS, UNK_ID, Vocab
+from sentence_lab.encoders.embedding import WordEmbedding
+from sentence_lab.encoders.expansion import expand_embeddings, fit_linear_map
+from sentence_lab.text.glove import load_glove
+from sentence_lab.training.module import SentenceModel
 
-BOW_GLOVE_FROZEN = {"_target_": "encoders.bow.BagOfWordsEncoder", "embed_dim": 50, "embedding_init": "glove",
+BOW_GLOVE_FROZEN = {"_target_": "sentence_lab.encoders.bow.BagOfWordsEncoder", "embed_dim": 50, "embedding_init": "glove",
                     "freeze_embeddings": True}
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from text import pad_batch
-from encoders.gated_conv import GatedConvEncoder
+from sentence_lab.text import pad_batch
+from sentence_lab.encoders.gated_conv import GatedConvEncoder
 
 
 def _encoder(vocab, **kwargs) -> GatedConvEncoder:

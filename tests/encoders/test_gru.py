@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from text import pad_batch
-from encoders.gru import GRUEncoder, xavier_gru_
+from sentence_lab.text import pad_batch
+from sentence_lab.encoders.gru import GRUEncoder, xavier_gru_
 
 
 def _unpadded_states(enc: GRUEncoder, sentence: list[int]) -> torch.Tensor:

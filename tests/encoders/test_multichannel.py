@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from text import pad_batch
-from encoders.multichannel import MultiChannelEncoder
+from sentence_lab.text import pad_batch
+from sentence_lab.encoders.multichannel import MultiChannelEncoder
 
 from conftest import compose_encoder
 

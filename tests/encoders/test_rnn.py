@@ -4,7 +4,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from encoders.rnn import reversal_index, run_rnn
+from sentence_lab.encoders.rnn import reversal_index, run_rnn
 
 
 def test_reversal_index_reverses_within_each_length_only():

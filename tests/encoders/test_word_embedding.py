@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from text import PAD_ID
-from encoders.embedding import WordEmbedding, word_keyed_rows
-from text.glove import load_glove
+from sentence_lab.text import PAD_ID
+from sentence_lab.encoders.embedding import WordEmbedding, word_keyed_rows
+from sentence_lab.text.glove import load_glove
 
 
 def test_random_init_is_small_uniform_with_zero_pad_row(vocab) -> None:
@@ -36,7 +36,7 @@ def test_glove_init_copies_known_words_only(vocab) -> None:
 
 
 def test_glove_init_logs_how_many_words_were_found(vocab, caplog) -> None:
-    with caplog.at_level("INFO", logger="encoders.embedding"):
+    with caplog.at_level("INFO", logger="sentence_lab.encoders.embedding"):
         WordEmbedding(vocab, embed_dim=50, embedding_init="glove")
     index, _ = load_glove()
     expected = sum(1 for w in vocab.itos if w in index or w.lower() in index)

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from evaluation.protocol import parse_optim
+from sentence_lab.evaluation.protocol import parse_optim
 
 
 def get_optimizer(spec: str, parameters):

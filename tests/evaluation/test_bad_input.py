@@ -3,10 +3,10 @@ import json
 
 import numpy as np
 
-from evaluation.embedding_cache import EmbeddingCache
-from evaluation.protocol import ProtocolParams
-from evaluation.results import ResultsWriter
-from evaluation.runner import load_tasks, run_task, run_tasks
+from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.results import ResultsWriter
+from sentence_lab.evaluation.runner import load_tasks, run_task, run_tasks
 
 from test_cli import _evaluate
 

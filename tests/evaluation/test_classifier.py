@@ -15,8 +15,8 @@ from senteval_transcription import train_member
 from synthetic import linear_data
 from torch import nn
 
-from evaluation.classifier import BatchPlan, EarlyStopping, Group, MaskedOptimizer, StackedProbe, fit_members
-from evaluation.protocol import FULL, PROTOTYPE, ProtocolParams, parse_optim
+from sentence_lab.evaluation.classifier import BatchPlan, EarlyStopping, Group, MaskedOptimizer, StackedProbe, fit_members
+from sentence_lab.evaluation.protocol import FULL, PROTOTYPE, ProtocolParams, parse_optim
 
 OPTIMS = ["rmsprop", "adam", "sgd,lr=0.1,momentum=0.9", "sgd,lr=0.1,momentum=0.5,dampening=0.1", "sgd,lr=0.1,momentum=0.9,nesterov=1",
           "adamax", "adagrad,lr_decay=0.01", "adadelta", "rmsprop,momentum=0.5,centered=1"]
@@ -90,7 +90,7 @@ def test_one_group_split_between_threads_equals_senteval(nclasses, monkeypatch):
     # One group on two threads: the fused kernel splits each step's rows in two and sums the parts.
     import numba
 
-    from evaluation import probe_kernels
+    from sentence_lab.evaluation import probe_kernels
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("numba has one thread here")

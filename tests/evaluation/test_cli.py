@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.results import SCHEMA_VERSION, read_results
+from sentence_lab.evaluation.results import SCHEMA_VERSION, read_results
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,7 +69,7 @@ def test_real_data_counts():
     root = os.environ.get("SENTENCE_DATA")
     if not root:
         pytest.skip("SENTENCE_DATA not set")
-    from evaluation.tasks import TASKS
+    from sentence_lab.evaluation.tasks import TASKS
 
     root = Path(root)
     expected = {"MR": {"all": 10662}, "CR": {"all": 3775}, "SUBJ": {"all": 10000}, "MPQA": {"all": 10606},
@@ -87,7 +87,7 @@ def test_real_data_counts():
 
 
 def test_cli_untrained_neural_encoder(senteval_root, tmp_path):
-    pytest.importorskip("training.module")
+    pytest.importorskip("sentence_lab.training.module")
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, "encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random",
                      "tasks=[STS13]", f"results_file={out}", cwd=tmp_path)
@@ -97,14 +97,14 @@ def test_cli_untrained_neural_encoder(senteval_root, tmp_path):
 
 
 def test_cli_checkpoint(senteval_root, tmp_path):
-    module = pytest.importorskip("training.module")
+    module = pytest.importorskip("sentence_lab.training.module")
     import torch
 
-    from text import Tokenizer, Vocab
+    from sentence_lab.text import Tokenizer, Vocab
 
     tok = Tokenizer(kind="whitespace", lowercase=True)
     vocab = Vocab.from_sentences([["good", "movie"], ["bad", "film"]])
-    cfg = {"_target_": "encoders.bow.BagOfWordsEncoder", "embed_dim": 8, "pooling": "mean",
+    cfg = {"_target_": "sentence_lab.encoders.bow.BagOfWordsEncoder", "embed_dim": 8, "pooling": "mean",
            "embedding_init": "random", "freeze_embeddings": False, "dropout": 0.0}
     model = module.untrained_model(cfg, vocab, tok, seed=3)
     ckpt = tmp_path / "m.ckpt"
@@ -123,18 +123,18 @@ def test_cli_checkpoint(senteval_root, tmp_path):
 
 
 def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
-    module = pytest.importorskip("training.module")
+    module = pytest.importorskip("sentence_lab.training.module")
     import numpy as np
     import torch
 
-    from training.module import SentenceModel
-    from text import Tokenizer, Vocab
+    from sentence_lab.training.module import SentenceModel
+    from sentence_lab.text import Tokenizer, Vocab
 
     tok = Tokenizer(kind="whitespace", lowercase=True)
     vocab = Vocab.from_sentences([["good", "movie"], ["bad", "film"]])
     paths = []
     for seed, dim in ((3, 8), (4, 6)):
-        cfg = {"_target_": "encoders.bow.BagOfWordsEncoder", "embed_dim": dim, "pooling": "mean",
+        cfg = {"_target_": "sentence_lab.encoders.bow.BagOfWordsEncoder", "embed_dim": dim, "pooling": "mean",
                "embedding_init": "random", "freeze_embeddings": False, "dropout": 0.0}
         model = module.untrained_model(cfg, vocab, tok, seed=seed)
         paths.append(tmp_path / f"m{seed}.ckpt")
@@ -146,7 +146,7 @@ def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     enc = json.loads(out.read_text())["encoder"]
     assert enc["output_dim"] == 14 and enc["name"].startswith("concat(") and len(enc["parts"]) == 2
-    from evaluation.text_encoders import Concatenation
+    from sentence_lab.evaluation.text_encoders import Concatenation
 
     parts = [SentenceModel.load_checkpoint(str(p), map_location="cpu") for p in paths]
     joined = Concatenation(parts, [{}, {}]).encode(["good film"])

@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from evaluation.external_encoders import CallableEncoder, MissingSentences, PrecomputedEncoder, resolve_callable
-from evaluation.baselines import LengthEncoder
+from sentence_lab.evaluation.external_encoders import CallableEncoder, MissingSentences, PrecomputedEncoder, resolve_callable
+from sentence_lab.evaluation.baselines import LengthEncoder
 
 from helpers.extras import require_extra
 from test_cli import _evaluate
@@ -51,7 +51,7 @@ def test_callable_from_a_module_or_a_file(tmp_path):
     enc = CallableEncoder(f"{tmp_path / 'mine.py'}:embed")
     assert enc.encode(["ab c", "d"]).tolist() == [[4.0, 1.0], [1.0, 0.0]]
     for bad, message in (("no_colon", "module:function"), ("not_a_module_xyz:f", "cannot import"),
-                         ("evaluation.baselines:nothing", "no callable")):
+                         ("sentence_lab.evaluation.baselines:nothing", "no callable")):
         with pytest.raises(ValueError, match=message):
             resolve_callable(bad)
 
@@ -62,7 +62,7 @@ def test_length_encoder_is_the_token_count():
 
 def test_evaluate_with_precomputed_vectors_and_a_missing_task(senteval_root, tmp_path):
     """The suite on vectors from a file; a task whose sentences are absent fails alone, with the count."""
-    from evaluation.runner import load_tasks
+    from sentence_lab.evaluation.runner import load_tasks
 
     loaded = load_tasks(["MR", "STS13"], senteval_root)
     mr = sorted(set(loaded[0].data.sentences()))
@@ -111,7 +111,7 @@ def test_sentence_transformers_path_offline(tiny_sentence_transformer):
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from evaluation.external_encoders import SentenceTransformerEncoder
+    from sentence_lab.evaluation.external_encoders import SentenceTransformerEncoder
 
     enc = SentenceTransformerEncoder(str(tiny_sentence_transformer / "st"), device="cpu")
     out = enc.encode(["the cat sat on the mat", "birds fly"])
@@ -136,7 +136,7 @@ def test_sentence_transformers_through_evaluate(senteval_root, tmp_path, tiny_se
 
 
 def test_minilm_config_names_the_fix_when_the_package_is_absent(monkeypatch):
-    from evaluation.external_encoders import _model_location
+    from sentence_lab.evaluation.external_encoders import _model_location
 
     with pytest.raises(ImportError, match="requirements-minilm.txt"):
         _model_location("package:surely_not_installed_pkg")

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.mdl import block_ends, codelength
+from sentence_lab.evaluation.mdl import block_ends, codelength
 
 
 def test_block_ends_are_the_papers_fractions():

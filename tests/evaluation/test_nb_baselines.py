@@ -4,10 +4,10 @@ import random
 import numpy as np
 import pytest
 
-from evaluation.nb_baselines import NBTfidfBaseline
-from evaluation.protocol import ProtocolParams
-from evaluation.tasks.base import Split, TaskData
-from evaluation.tasks.registry import TASKS
+from sentence_lab.evaluation.nb_baselines import NBTfidfBaseline
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.tasks.base import Split, TaskData
+from sentence_lab.evaluation.tasks.registry import TASKS
 
 
 def _task(make, n=(200, 40, 40), seed=0) -> TaskData:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from evaluation import probe_kernels
+from sentence_lab.evaluation import probe_kernels
 
 
 def _case(G, M, C, d, B, dtype, mse, augmented, seed=0):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation import probing_measures
-from evaluation.controls import control_task
-from evaluation.protocol import ProtocolParams
-from evaluation.regimes import split
-from evaluation.tasks.base import Split, TaskData
-from evaluation.tasks.registry import TASKS
+from sentence_lab.evaluation import probing_measures
+from sentence_lab.evaluation.controls import control_task
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes import split
+from sentence_lab.evaluation.tasks.base import Split, TaskData
+from sentence_lab.evaluation.tasks.registry import TASKS
 
 PARAMS = ProtocolParams(max_epoch=40, l2_grid=(1e-4,), controls=True, mdl=True)
 FIRST_WORDS = [f"w{i}" for i in range(40)]

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from evaluation.protocol import PROTOTYPE
-from evaluation.results import (SCHEMA_VERSION, ResultsWriter, protocol_record, read_results, results_meta,
+from sentence_lab.evaluation.protocol import PROTOTYPE
+from sentence_lab.evaluation.results import (SCHEMA_VERSION, ResultsWriter, protocol_record, read_results, results_meta,
                                 document_of_test_scores, to_jsonable)
 
 

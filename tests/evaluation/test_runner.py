@@ -6,11 +6,11 @@ import json
 import numpy as np
 import pytest
 
-from evaluation.embedding_cache import EmbeddingCache
-from evaluation.results import ResultsWriter
-from text.files import atomic_write_text
-from evaluation.runner import load_tasks, params_from_config, run_tasks
-from evaluation.text_encoders import EncoderOutputError
+from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+from sentence_lab.evaluation.results import ResultsWriter
+from sentence_lab.text.files import atomic_write_text
+from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
+from sentence_lab.evaluation.text_encoders import EncoderOutputError
 
 FAST = {"name": "prototype", "kfold": 2, "epoch_size": 1, "max_epoch": 4, "tenacity": 1, "l2_grid": [1e-3],
         "classifier": {"nhid": 0, "dropout": 0.0}}
@@ -152,7 +152,7 @@ def test_results_record_the_encoders_oov_rate_per_task(senteval_root, hash_encod
 
     encoder = WithVocab()
     _, on_disk = _run(senteval_root, ["MR", "STS12"], encoder, tmp_path)
-    from evaluation.tasks.registry import TASKS
+    from sentence_lab.evaluation.tasks.registry import TASKS
 
     for task in ("MR", "STS12"):
         sentences = list(dict.fromkeys(TASKS[task].loader(senteval_root).sentences()))

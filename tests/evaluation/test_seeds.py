@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from evaluation.embedding_cache import EmbeddingCache
-from evaluation.protocol import ProtocolParams
-from evaluation.runner import load_tasks, run_task
+from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.runner import load_tasks, run_task
 
 from test_cli import _evaluate
 

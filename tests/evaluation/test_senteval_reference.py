@@ -34,9 +34,9 @@ def _reference() -> dict:
 def test_bow_glove_gives_sentevals_own_scores(task, seed, tmp_path):
     reference = _reference()
     expected = reference["prototype"]["by_seed"][seed][task]
-    from evaluation.baselines import BowGloveEncoder
-    from evaluation.results import ResultsWriter
-    from evaluation.runner import load_tasks, params_from_config, run_tasks
+    from sentence_lab.evaluation.baselines import BowGloveEncoder
+    from sentence_lab.evaluation.results import ResultsWriter
+    from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
 
     params = params_from_config({**reference["prototype"]["params"], "seed": int(seed), "name": "prototype",
                                  "classifier": {"nhid": 0}})

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation.tasks import TASKS, MalformedData, MissingTaskData, UnknownTask, resolve_tasks
-from evaluation.tasks.base import ntokens
-from evaluation.tasks.probing import XPROBE_SPLIT_NOTE
+from sentence_lab.evaluation.tasks import TASKS, MalformedData, MissingTaskData, UnknownTask, resolve_tasks
+from sentence_lab.evaluation.tasks.base import ntokens
+from sentence_lab.evaluation.tasks.probing import XPROBE_SPLIT_NOTE
 
 N = 40
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.tasks.probing import PROBING_FILES
+from sentence_lab.evaluation.tasks.probing import PROBING_FILES
 
 FILLER = "the a movie film story plot actor scene music time people day way man world life work".split()
 POS, NEG = "good great fine nice happy".split(), "bad awful poor sad ugly".split()
@@ -69,7 +69,7 @@ def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = Tr
         write_lines(se / "SNLI" / f"s1.{split}", s1)
         write_lines(se / "SNLI" / f"s2.{split}", s2)
         write_lines(se / "SNLI" / f"labels.{split}", [snli_labels[i % 3] for i in range(size)])
-    from evaluation.tasks.sts import STS_DATASETS
+    from sentence_lab.evaluation.tasks.sts import STS_DATASETS
 
     for year, names in STS_DATASETS.items():
         for name in names:

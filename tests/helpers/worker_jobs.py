@@ -15,7 +15,7 @@ def die(x: int) -> int:
 
 def squares_in_workers(n: int) -> list[int]:
     """``ordered_map`` run inside whatever process calls this (a joblib worker in the test)."""
-    from text.processes import ordered_map
+    from sentence_lab.text.processes import ordered_map
 
     return list(ordered_map(square, range(n), workers=2))
 
@@ -24,7 +24,7 @@ def append_failures(sweep: str, writer: int) -> None:
     """200 long lines appended to a sweep's failed_jobs.jsonl, as one of several processes doing so at once."""
     from pathlib import Path
 
-    from training.sweeps import record_failed_job
+    from sentence_lab.training.sweeps import record_failed_job
 
     for job in range(200):
         record_failed_job(Path(sweep), job, [f"writer={writer}", "x" * 300], "error " * 20, None)

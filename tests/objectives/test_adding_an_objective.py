@@ -11,9 +11,9 @@ import yaml
 from helpers.recipes import compose_commands, conf_with, follow
 from omegaconf import OmegaConf, open_dict
 
-from objectives.contract import SENTENCES
+from sentence_lab.objectives.contract import SENTENCES
 from train_config import compose_train_cfg
-from training.run import fit
+from sentence_lab.training.run import fit
 
 PAGE = "adding-an-objective.md"
 
@@ -71,5 +71,5 @@ def test_train_py_trains_it(recipe, tiny_corpus, tmp_path):
 def test_the_pages_commands_compose(recipe, tmp_path):
     _, config = recipe
     cfgs = compose_commands(PAGE, conf_with(tmp_path, "objective", "next_sentence", config))
-    assert len(cfgs) == 2 and all(c.objective._target_ == "objectives.next_sentence.NextSentence" for c in cfgs)
+    assert len(cfgs) == 2 and all(c.objective._target_ == "sentence_lab.objectives.next_sentence.NextSentence" for c in cfgs)
     assert cfgs[0].encoder._target_.endswith("BiLSTMMaxEncoder") and cfgs[1].encoder._target_.endswith("GRUEncoder")

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from datamodules.ordered_corpus import OrderedCorpusDataModule
-from datamodules.pairs import PairsDataModule
-from objectives.contract import BATCH_SPECS, check_pairing
-from objectives.hinge import JBi, JPa
-from objectives.nli import NLI
-from objectives.quick_thoughts import QuickThoughts
-from objectives.seq2seq import AutoEncoder, Seq2Seq
-from objectives.skipthought import SkipThought
+from sentence_lab.datamodules.ordered_corpus import OrderedCorpusDataModule
+from sentence_lab.datamodules.pairs import PairsDataModule
+from sentence_lab.objectives.contract import BATCH_SPECS, check_pairing
+from sentence_lab.objectives.hinge import JBi, JPa
+from sentence_lab.objectives.nli import NLI
+from sentence_lab.objectives.quick_thoughts import QuickThoughts
+from sentence_lab.objectives.seq2seq import AutoEncoder, Seq2Seq
+from sentence_lab.objectives.skipthought import SkipThought
 
 OBJECTIVES = {"qt": QuickThoughts, "skipthought": SkipThought, "nli": NLI, "nmt": Seq2Seq,
               "autoencoder": AutoEncoder, "jbi": JBi, "jpa": JPa}

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from objectives.decoders import GRUDecoder, clip_vocabulary, decoder_io, token_mean
-from text import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from sentence_lab.objectives.decoders import GRUDecoder, clip_vocabulary, decoder_io, token_mean
+from sentence_lab.text import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 V = 10
 

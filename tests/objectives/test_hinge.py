@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from objectives.hinge import JBi, JPa, distance, random_others
+from sentence_lab.objectives.hinge import JBi, JPa, distance, random_others
 
 from toy import one_word_batch, sum_encoder
 

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from objectives.metrics import RunningMeans
+from sentence_lab.objectives.metrics import RunningMeans
 
 
 def test_running_means_weight_by_batch_size_and_reset():

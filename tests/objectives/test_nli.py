@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from objectives.nli import NLI, pair_features
+from sentence_lab.objectives.nli import NLI, pair_features
 
 from toy import one_word_batch, sum_encoder
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import sacrebleu
 import torch
 
-from objectives.seq2seq import AutoEncoder, Seq2Seq, detokenized
-from text import PAD_ID, SPECIALS, UNK_ID, Vocab
+from sentence_lab.objectives.seq2seq import AutoEncoder, Seq2Seq, detokenized
+from sentence_lab.text import PAD_ID, SPECIALS, UNK_ID, Vocab
 
 from toy import sum_encoder
 

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from objectives.skipthought import SkipThought, neighbour_rows
-from text import EOS_ID, SPECIALS, Vocab
+from sentence_lab.objectives.skipthought import SkipThought, neighbour_rows
+from sentence_lab.text import EOS_ID, SPECIALS, Vocab
 
 from toy import sum_encoder
 

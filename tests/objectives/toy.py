@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from encoders.bow import BagOfWordsEncoder
-from text import SPECIALS, Vocab
+from sentence_lab.encoders.bow import BagOfWordsEncoder
+from sentence_lab.text import SPECIALS, Vocab
 
 TOY_VOCAB = Vocab(list(SPECIALS) + [f"w{i}" for i in range(12)])
 

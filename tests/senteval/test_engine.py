@@ -270,7 +270,7 @@ def test_simcse_forks_keys_and_names(task_path, client):
 
     se = make_se(task_path, client)
     sts = se.eval("STS14")
-    from evaluation.tasks.registry import TASKS
+    from sentence_lab.evaluation.tasks.registry import TASKS
 
     data = TASKS["STS14"].loader(task_path)
     params = se.params

@@ -2,7 +2,7 @@ import lzma
 
 import pytest
 
-from text.documents import list_documents, read_document, split_sentences
+from sentence_lab.text.documents import list_documents, read_document, split_sentences
 
 
 def test_split_sentences_joins_wrapped_lines_and_keeps_paragraph_breaks():

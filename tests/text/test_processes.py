@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers.worker_jobs import die, square
-from text.processes import WorkersFailed, ordered_map
+from sentence_lab.text.processes import WorkersFailed, ordered_map
 
 TESTS = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tools.report import Run, build_report, correlation_matrix, find_runs, main
+from sentence_lab.tools.report import Run, build_report, correlation_matrix, find_runs, main
 from train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]

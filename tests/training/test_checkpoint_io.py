@@ -13,10 +13,10 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-import training.checkpoint_io as checkpoint_io
-from training.checkpoint_io import AtomicCheckpointIO, CheckpointWriteError, checkpoint_problem
-from training.checkpoints import resolve_checkpoint
-from training.run import check_checkpoint_path, newest_resumable_checkpoint
+import sentence_lab.training.checkpoint_io as checkpoint_io
+from sentence_lab.training.checkpoint_io import AtomicCheckpointIO, CheckpointWriteError, checkpoint_problem
+from sentence_lab.training.checkpoints import resolve_checkpoint
+from sentence_lab.training.run import check_checkpoint_path, newest_resumable_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 

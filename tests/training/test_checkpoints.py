@@ -4,9 +4,9 @@ from __future__ import annotations
 import torch
 from lightning import Callback
 
-from training.module import SentenceModel
-from training.checkpoints import resolve_checkpoint
-from training.run import fit
+from sentence_lab.training.module import SentenceModel
+from sentence_lab.training.checkpoints import resolve_checkpoint
+from sentence_lab.training.run import fit
 
 from train_config import compose_train_cfg
 
@@ -25,7 +25,7 @@ class RecordVal(Callback):
 
 def fit_with(cfg, callback: Callback, monkeypatch):
     """``fit(cfg)`` with one more callback next to the configured ones."""
-    import training.run as run
+    import sentence_lab.training.run as run
 
     real = run._instantiate_group
     monkeypatch.setattr(run, "_instantiate_group",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from lightning.fabric.utilities.distributed import DistributedSamplerWrapper
 
-from datamodules.contiguous import EpochShuffledSampler
+from sentence_lab.datamodules.contiguous import EpochShuffledSampler
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,11 +11,11 @@ import torch
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-import training.evaluation_callback as callback_module
-from training.evaluation_callback import SentEvalCallback
-from evaluation.results import ResultsWriter, read_results
-from evaluation.runner import load_tasks, params_from_config, run_tasks
-from evaluation.tasks import UnknownTask
+import sentence_lab.training.evaluation_callback as callback_module
+from sentence_lab.training.evaluation_callback import SentEvalCallback
+from sentence_lab.evaluation.results import ResultsWriter, read_results
+from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
+from sentence_lab.evaluation.tasks import UnknownTask
 from train_config import compose_train_cfg
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ def _train_cfg(tiny_corpus: Path, out: Path, overrides: list[str]):
 def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root, tmp_path, monkeypatch):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from training.run import fit
+    from sentence_lab.training.run import fit
 
     loads = []
     monkeypatch.setattr(callback_module, "load_tasks", lambda *a, **k: loads.append(a) or load_tasks(*a, **k))

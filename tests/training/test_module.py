@@ -7,21 +7,21 @@ import numpy as np
 import pytest
 import torch
 
-from training.module import SentenceModel, untrained_model
-from text import Tokenizer, Vocab
+from sentence_lab.training.module import SentenceModel, untrained_model
+from sentence_lab.text import Tokenizer, Vocab
 
 
 @pytest.fixture(scope="module")
 def model():
     vocab = Vocab.build(Counter({"the": 3, "old": 2, "man": 2, "saw": 1, "river": 1, ".": 3}), max_size=100)
-    encoder = {"_target_": "encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 8,
+    encoder = {"_target_": "sentence_lab.encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 8,
                "embedding_init": "random"}
     return untrained_model(encoder, vocab, Tokenizer("moses", True))
 
 
 def test_an_untrained_encoder_does_not_depend_on_the_other_words_of_its_vocabulary():
     """The vocabulary is built from the tasks evaluated: a longer task list must not draw another network."""
-    encoder = {"_target_": "encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 8,
+    encoder = {"_target_": "sentence_lab.encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 8,
                "embedding_init": "random"}
     few = Vocab.build(Counter({"the": 3, "man": 2}))
     many = Vocab.build(Counter({"the": 3, "man": 2, **{f"word{i}": 9 for i in range(500)}}))

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from evaluation.results import read_results
-from training.module import SentenceModel
-from training.run import fit, train
+from sentence_lab.evaluation.results import read_results
+from sentence_lab.training.module import SentenceModel
+from sentence_lab.training.run import fit, train
 
 from train_config import compose_objective_cfg, compose_train_cfg
 

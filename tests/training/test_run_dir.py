@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from training import run_dir
-from training.run_dir import move_into_run, unique_dir
+from sentence_lab.training import run_dir
+from sentence_lab.training.run_dir import move_into_run, unique_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 

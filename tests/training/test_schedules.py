@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from training.schedules import InferSentSchedule
+from sentence_lab.training.schedules import InferSentSchedule
 
 
 def fake_trainer(lr: float) -> SimpleNamespace:
@@ -53,7 +53,7 @@ def test_sanity_check_and_missing_metric_change_nothing():
 def test_warmup_linear_decay_by_hand():
     """10 planned steps, warmup 0.2: the factor rises 1/2, 2/2 over steps 0-1, then falls (10 - s) / 8 to 1/8 at
     the last step (9)."""
-    from training.schedules import warmup_linear_decay
+    from sentence_lab.training.schedules import warmup_linear_decay
 
     opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=2.0)
     sched = warmup_linear_decay(opt, total_steps=10, warmup=0.2)
@@ -71,7 +71,7 @@ def test_model_scheduler_steps_the_learning_rate(tiny_corpus, tmp_path):
     """model.scheduler reaches the optimiser: after the planned steps of a one-epoch run the rate has fallen to 0."""
     from train_config import compose_train_cfg
 
-    from training.run import fit
+    from sentence_lab.training.run import fit
 
     cfg = compose_train_cfg(tiny_corpus, tmp_path, [
         "encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random", "logger=none", "trainer.max_epochs=1",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from training.settings_check import SettingsError, check_settings
+from sentence_lab.training.settings_check import SettingsError, check_settings
 
 from train_config import compose_train_cfg
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 
 from helpers.extras import needs_extra
-from text.glove import load_glove
+from sentence_lab.text.glove import load_glove
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,7 +50,7 @@ def test_mcqt_trains_two_models_separately_then_evaluates_their_concatenation(ti
     scratch_init = torch.load(sweep / "1" / "checkpoints" / "init.ckpt", map_location="cpu", weights_only=False)
     scratch = torch.load(sweep / "1" / "checkpoints" / "best.ckpt", map_location="cpu", weights_only=False)
     for ckpt in (fixed, scratch):  # both are bidirectional GRUs of the recipe's size, trained by QT
-        assert ckpt["hyper_parameters"]["encoder"]["_target_"] == "encoders.gru.GRUEncoder"
+        assert ckpt["hyper_parameters"]["encoder"]["_target_"] == "sentence_lab.encoders.gru.GRUEncoder"
         assert ckpt["hyper_parameters"]["encoder"]["bidirectional"] is True
         assert ckpt["hyper_parameters"]["objective"]["_target_"].endswith("QuickThoughts")
     vocab = fixed["vocabs"]["source"]

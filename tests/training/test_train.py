@@ -12,8 +12,8 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from training.module import SentenceModel
-from training.run import check_encoder_config, fit
+from sentence_lab.training.module import SentenceModel
+from sentence_lab.training.run import check_encoder_config, fit
 
 from helpers.extras import require_extra
 from train_config import compose_any_cfg, compose_train_cfg, is_text_encoder_config
@@ -77,9 +77,9 @@ def _options(group: str) -> list[str]:
 def test_every_config_composes_and_instantiates(group, option, tiny_corpus, tmp_path):
     cfg = compose_any_cfg(tiny_corpus, tmp_path, [f"{group}={option}"])
     if group == "encoder":
-        from text import Vocab
+        from sentence_lab.text import Vocab
 
-        if str(cfg.encoder._target_).startswith("encoders."):
+        if str(cfg.encoder._target_).startswith("sentence_lab.encoders."):
             obj = instantiate(cfg.encoder, _partial_=True)(vocab=Vocab(["<pad>", "<unk>", "<s>", "</s>", "a"]))
         else:  # an evaluation-side text encoder (bow_glove, length, minilm...): no vocabulary argument
             from omegaconf import OmegaConf
@@ -109,7 +109,7 @@ def test_every_config_composes_and_instantiates(group, option, tiny_corpus, tmp_
 
 
 def test_a_baseline_that_cannot_be_trained_is_a_clear_error():
-    cfg = DictConfig({"encoder": {"_target_": "evaluation.baselines.BowGloveEncoder"}})
+    cfg = DictConfig({"encoder": {"_target_": "sentence_lab.evaluation.baselines.BowGloveEncoder"}})
     with pytest.raises(ValueError, match="bilstm_max"):
         check_encoder_config(cfg)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from text import Tokenizer
+from sentence_lab.text import Tokenizer
 
 SURFACE_TASKS = ("Length", "WordContent", "BigramShift")
 TAGGED_TASKS = ("OddManOut",)  # a part-of-speech tagger and corpus bigram counts

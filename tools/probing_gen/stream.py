@@ -12,9 +12,9 @@ from typing import Iterator
 
 import numpy as np
 
-from text.documents import DOCUMENT_SUFFIXES, list_documents, read_document, split_sentences
-from text import Tokenizer
-from text.processes import ordered_map
+from sentence_lab.text.documents import DOCUMENT_SUFFIXES, list_documents, read_document, split_sentences
+from sentence_lab.text import Tokenizer
+from sentence_lab.text.processes import ordered_map
 
 
 def corpus_documents(corpus: str | Path, max_documents: int | None = None) -> list[Path]:

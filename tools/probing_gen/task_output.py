@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from evaluation.tasks.probing import PROBING_FILES
+from sentence_lab.evaluation.tasks.probing import PROBING_FILES
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from text.files import atomic_write_text
+from sentence_lab.text.files import atomic_write_text
 
 from .task_output import TaskOutput
 

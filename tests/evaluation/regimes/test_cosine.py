@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation.tasks import TASKS
-from evaluation.regimes.cosine import cosine_rows, sts_summary
-from evaluation.regimes.cosine import run as run_cosine
+from sentence_lab.evaluation.tasks import TASKS
+from sentence_lab.evaluation.regimes.cosine import cosine_rows, sts_summary
+from sentence_lab.evaluation.regimes.cosine import run as run_cosine
 
 
 def test_mean_and_weighted_mean_hand_checked():
@@ -33,7 +33,7 @@ def test_cosine_zero_vector_is_zero():
 
 
 def test_run_cosine_on_fixture(senteval_root, hash_encoder):
-    from evaluation.embedding_cache import EmbeddingCache
+    from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 
     data = TASKS["STS14"].loader(senteval_root)
     r = run_cosine(TASKS["STS14"], data, EmbeddingCache(hash_encoder), None)
@@ -46,9 +46,9 @@ def test_cosine_protocol_scores_the_test_split_by_spearman(senteval_root):
     """SimCSE's STS-B: cosine of the test pairs, Spearman against gold, no regressor (checked by hand here)."""
     from scipy.stats import rankdata
 
-    from evaluation.embedding_cache import EmbeddingCache
-    from evaluation.runner import load_tasks, run_task
-    from evaluation.protocol import ProtocolParams
+    from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+    from sentence_lab.evaluation.runner import load_tasks, run_task
+    from sentence_lab.evaluation.protocol import ProtocolParams
 
     class Fixed:
         def encode(self, sentences):

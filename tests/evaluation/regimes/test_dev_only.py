@@ -1,9 +1,9 @@
 """Dev-only mode: model selection that never encodes or scores a test sentence."""
 import dataclasses
 
-from evaluation.protocol import ProtocolParams
-from evaluation.results import ResultsWriter
-from evaluation.runner import load_tasks, run_tasks
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.results import ResultsWriter
+from sentence_lab.evaluation.runner import load_tasks, run_tasks
 
 FAST = ProtocolParams(kfold=2, max_epoch=6, l2_grid=(1e-3,), dev_only=True)
 TASKS = ["MR", "TREC", "SST2", "Length", "SICKRelatedness", "STSBenchmarkCosine", "STS13"]

@@ -7,10 +7,10 @@ import numpy as np
 from senteval_transcription import RelatednessPytorch, train_member
 from sklearn.model_selection import StratifiedKFold
 
-from evaluation import regimes
-from evaluation.classifier import Group
-from evaluation.protocol import ProtocolParams
-from evaluation.regimes import (kfold_folds, kfold_then_test, nested_cv, nested_folds, relatedness,
+from sentence_lab.evaluation import regimes
+from sentence_lab.evaluation.classifier import Group
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes import (kfold_folds, kfold_then_test, nested_cv, nested_folds, relatedness,
                                 tai_target, train_dev_test)
 
 FAST = ProtocolParams(kfold=3, max_epoch=30)

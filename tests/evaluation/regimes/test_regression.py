@@ -11,8 +11,8 @@ import torch
 from scipy.stats import pearsonr
 from senteval_transcription import RelatednessPytorch
 
-from evaluation.protocol import ProtocolParams
-from evaluation.regimes.regression import relatedness, tai_target
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes.regression import relatedness, tai_target
 
 
 def _data(n, d, seed=0, lo=1.0):

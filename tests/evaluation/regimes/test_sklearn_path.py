@@ -12,8 +12,8 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-from evaluation import regimes
-from evaluation.protocol import PROTOTYPE, ProtocolParams
+from sentence_lab.evaluation import regimes
+from sentence_lab.evaluation.protocol import PROTOTYPE, ProtocolParams
 
 
 class InnerKFoldClassifier:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.probing_gen.__main__ import main, parse_settings
-from tools.probing_gen.generate import generate
-from evaluation.runner import load_tasks
+from sentence_lab.tools.probing_gen.__main__ import main, parse_settings
+from sentence_lab.tools.probing_gen.generate import generate
+from sentence_lab.evaluation.runner import load_tasks
 
 ROOT = Path(__file__).resolve().parents[3]
 BOOKS = ROOT / "assets" / "books" / "train"
@@ -81,10 +81,10 @@ def test_generated_set_loads_in_the_evaluation_engine(surface_set):
 
 
 def test_length_baseline_reads_length_off_a_generated_set(surface_set):
-    from evaluation.baselines import LengthEncoder
-    from evaluation.embedding_cache import EmbeddingCache
-    from evaluation.protocol import ProtocolParams
-    from evaluation.runner import run_task
+    from sentence_lab.evaluation.baselines import LengthEncoder
+    from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+    from sentence_lab.evaluation.protocol import ProtocolParams
+    from sentence_lab.evaluation.runner import run_task
 
     (task,) = load_tasks(["Length"], "/nonexistent", probing=f"generated:{surface_set}")
     result = run_task(task, EmbeddingCache(LengthEncoder()), ProtocolParams(l2_grid=(1e-5,)))

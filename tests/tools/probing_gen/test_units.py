@@ -5,12 +5,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from tools.probing_gen.parser import Parsed
-from tools.probing_gen.sampling import Reservoirs, balanced_splits, split_by_target
-from tools.probing_gen.settings import GenSettings
-from tools.probing_gen.stream import BigramCounter
-from tools.probing_gen.surface import length_bin_edges, shift_bigram
-from tools.probing_gen.syntax import (argument_item, coordination_heuristic, coordination_parsed,
+from sentence_lab.tools.probing_gen.parser import Parsed
+from sentence_lab.tools.probing_gen.sampling import Reservoirs, balanced_splits, split_by_target
+from sentence_lab.tools.probing_gen.settings import GenSettings
+from sentence_lab.tools.probing_gen.stream import BigramCounter
+from sentence_lab.tools.probing_gen.surface import length_bin_edges, shift_bigram
+from sentence_lab.tools.probing_gen.syntax import (argument_item, coordination_heuristic, coordination_parsed,
                                            invert_clauses, tense_item, top_constituents)
 
 

@@ -1,0 +1,110 @@
+"""Why does a decoding objective make its encoder worse than untrained? Train it with
+``sentence_lab.training.diagnostics.VectorDiagnostics`` on and print how the sentence vectors change.
+
+    python benchmarks/decoder_diagnostics.py --steps 400 -- objective=skipthought
+    python benchmarks/decoder_diagnostics.py --steps 400 -- objective=autoencoder
+    python benchmarks/decoder_diagnostics.py --show logs/diagnostics/<run>     # a run already made
+
+At steps 0, 25, 50, 100, 200, ... on the same 512 validation sentences: the mean cosine of random pairs
+(anisotropy), the first principal component's share of the variance, the effective rank, the per-dimension
+variance, the vector's norm, the share of a sentence's positions that win a max-pool dimension, and the decoder's
+loss with each sentence vector replaced by the batch mean (the gap: how much the decoder uses the vector).
+Everything after ``--`` goes to ``train.py``. Written into the run directory: ``diagnostics.jsonl`` (the
+callback's), ``diagnostics.md`` (the table printed here) and ``diagnostics.png`` (the curves), with a JSON record
+of the machine, versions and revision in ``diagnostics_meta.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from sentence_lab.evaluation.results import git_revision, library_versions  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+COLUMNS = [("step", "step", "{:d}"), ("anisotropy", "mean cos", "{:.3f}"), ("pc1_share", "PC1 share", "{:.3f}"),
+           ("effective_rank", "eff. rank", "{:.1f}"), ("dim_variance_mean", "dim var", "{:.4f}"),
+           ("dead_dim_share", "dead dims", "{:.2f}"), ("norm", "norm", "{:.2f}"),
+           ("maxpool_winners", "max-pool winners", "{:.2f}"), ("decoder_loss", "loss", "{:.3f}"),
+           ("decoder_loss_mean_vector", "loss, mean vector", "{:.3f}"), ("vector_use", "gap", "{:.3f}")]
+
+
+def train(steps: int, overrides: list[str]) -> Path:
+    run_dir = ROOT / "logs" / "diagnostics" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    run_dir.mkdir(parents=True)
+    cmd = [sys.executable, str(ROOT / "train.py"), *overrides, f"trainer.max_steps={steps}", "trainer.max_time=null",
+           "trainer.max_epochs=1000", "~callbacks.senteval", "test_after_fit=false", "logger=none",
+           "+callbacks.diagnostics._target_=sentence_lab.training.diagnostics.VectorDiagnostics",
+           f"hydra.run.dir={run_dir}"]
+    started = time.perf_counter()
+    with open(run_dir / "benchmark.log", "w") as log:
+        code = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT).returncode
+    if code:
+        raise SystemExit(f"train.py failed (exit {code}): see {run_dir / 'benchmark.log'}")
+    meta = {"command": cmd, "seconds": round(time.perf_counter() - started, 1), "machine": platform.platform(),
+            "processor": platform.processor(), "python": platform.python_version(), "versions": library_versions(),
+            "revision": git_revision(ROOT)}
+    (run_dir / "diagnostics_meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return run_dir
+
+
+def table(records: list[dict]) -> str:
+    present = [c for c in COLUMNS if any(c[0] in r for r in records)]
+    lines = ["| " + " | ".join(title for _, title, _ in present) + " |", "|" + "---|" * len(present)]
+    for r in records:
+        lines.append("| " + " | ".join(fmt.format(r[key]) if key in r else "" for key, _, fmt in present) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(records: list[dict], path: Path, title: str) -> None:
+    keys = [c for c in COLUMNS[1:] if any(c[0] in r for r in records)]
+    fig, axes = plt.subplots(2, (len(keys) + 1) // 2, figsize=(3.2 * ((len(keys) + 1) // 2), 6), squeeze=False)
+    steps = [r["step"] for r in records]
+    for ax, (key, name, _) in zip(axes.flat, keys):
+        ax.plot(steps, [r.get(key, float("nan")) for r in records], marker="o")
+        ax.set_title(name)
+        ax.set_xlabel("step")
+    for ax in list(axes.flat)[len(keys):]:
+        ax.axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def show(run_dir: Path) -> str:
+    records = [json.loads(line) for line in (run_dir / "diagnostics.jsonl").read_text().splitlines() if line.strip()]
+    text = table(records)
+    (run_dir / "diagnostics.md").write_text(text)
+    overrides = (run_dir / ".hydra" / "overrides.yaml")
+    title = " ".join(line.strip("- ") for line in overrides.read_text().splitlines()[:3]) if overrides.is_file() else ""
+    plot(records, run_dir / "diagnostics.png", title)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    overrides = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=400, help="training steps (default 400)")
+    parser.add_argument("--show", type=Path, help="print and plot a run already made")
+    args = parser.parse_args(argv)
+    run_dir = args.show or train(args.steps, overrides)
+    print(show(run_dir))
+    print(f"{run_dir / 'diagnostics.md'}, {run_dir / 'diagnostics.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

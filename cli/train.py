@@ -1,0 +1,23 @@
+"""Train a sentence encoder: ``python train.py encoder=bilstm_max objective=qt``."""
+import os
+from pathlib import Path
+
+os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parents[1]))
+
+import hydra  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
+
+from sentence_lab.training.run import train  # noqa: E402
+from sentence_lab.training.run_dir import register_resolvers  # noqa: E402
+from sentence_lab.training.sweeps import run_job  # noqa: E402
+
+register_resolvers()
+
+
+@hydra.main(version_base="1.3", config_path=str(Path(__file__).resolve().parents[1] / "conf"), config_name="train")
+def main(cfg: DictConfig) -> float | None:
+    return run_job(cfg, train)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""The decoder levers of the decoding objectives: a log-unigram output bias and a layer-normalised condition."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from sentence_lab.objectives.contract import LearnsFromUnigramCounts
+from sentence_lab.objectives.decoders import GRUDecoder
+from sentence_lab.objectives.seq2seq import AutoEncoder
+from sentence_lab.objectives.skipthought import SkipThought
+from sentence_lab.encoders.bow import BagOfWordsEncoder
+from sentence_lab.text import BOS_ID, PAD_ID, UNK_ID, Vocab
+
+WORDS = ["<pad>", "<unk>", "<s>", "</s>", "the", "cat", "sat", "mat"]
+
+
+def test_the_output_bias_starts_at_the_smoothed_log_frequencies_with_rare_words_as_unknown():
+    decoder = GRUDecoder(vocab_size=6, condition_dim=4, embed_dim=3, hidden_dim=5)
+    counts = torch.tensor([0, 2, 0, 10, 30, 20, 7, 3])  # ids 6 and 7 lie beyond the decoder's 6 words: <unk>
+    decoder.init_output_bias(counts)
+    smoothed = {UNK_ID: 2 + 7 + 3 + 1, 3: 11, 4: 31, 5: 21, PAD_ID: 1e-3, BOS_ID: 1e-3}
+    total = sum(smoothed.values())
+    for word, count in smoothed.items():
+        assert decoder.output.bias[word].item() == pytest.approx(math.log(count / total), rel=1e-5)
+    probs = torch.softmax(decoder.output.bias, 0)  # a decoder whose states are zero predicts the unigram law
+    assert probs.sum().item() == pytest.approx(1.0)
+
+
+def test_a_normalised_condition_ignores_the_vectors_scale_and_shared_offset():
+    torch.manual_seed(0)
+    decoder = GRUDecoder(vocab_size=8, condition_dim=6, embed_dim=3, hidden_dim=5, condition="both",
+                         condition_norm=True)
+    condition = torch.randn(2, 6)
+    inputs = torch.randint(4, 8, (2, 5))
+    same = decoder.hidden_states(3.0 * condition + 7.0, inputs)
+    torch.testing.assert_close(decoder.hidden_states(condition, inputs), same, atol=1e-4, rtol=1e-4)
+    plain = GRUDecoder(vocab_size=8, condition_dim=6, embed_dim=3, hidden_dim=5, condition="both")
+    assert not torch.allclose(plain.hidden_states(condition, inputs), plain.hidden_states(3.0 * condition + 7.0,
+                                                                                          inputs))
+
+
+@pytest.mark.parametrize("objective_class", [SkipThought, AutoEncoder])
+def test_decoding_objectives_take_the_counts_only_when_asked(objective_class):
+    vocab = Vocab(WORDS)
+    build = lambda output_bias: objective_class(  # noqa: E731
+        encoder_factory=lambda side="source": BagOfWordsEncoder(vocab=vocab, embed_dim=4, embedding_init="random"),
+        vocabs={"source": vocab, "target": vocab}, decoder_vocab_size=8, embed_dim=3, hidden_dim=5,
+        output_bias=output_bias)
+    counts = {"source": torch.tensor([0, 1, 0, 5, 9, 4, 2, 2])}
+    for output_bias, changed in (("zero", False), ("log_unigram", True)):
+        objective = build(output_bias)
+        assert isinstance(objective, LearnsFromUnigramCounts)
+        decoders = list(objective.decoders.values()) if hasattr(objective, "decoders") else [objective.decoder]
+        before = [d.output.bias.clone() for d in decoders]
+        objective.init_from_unigram_counts(counts)
+        assert all(not torch.equal(b, d.output.bias) for b, d in zip(before, decoders)) == changed
+    with pytest.raises(ValueError, match="output_bias"):
+        build("uniform")

@@ -1,0 +1,80 @@
+"""training.diagnostics: the vector statistics on vectors whose answers are known, and the callback on a run."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from sentence_lab.objectives.decoders import GRUDecoder
+from sentence_lab.training.diagnostics import VectorDiagnostics, maxpool_winner_share, vector_statistics
+from sentence_lab.training.run import fit
+
+from train_config import compose_train_cfg
+
+
+def test_vectors_all_pointing_one_way_are_fully_anisotropic_and_of_rank_one():
+    rng = np.random.default_rng(0)
+    direction = rng.standard_normal(16)
+    stats = vector_statistics(np.outer(rng.uniform(1, 2, 300), direction))
+    assert stats["anisotropy"] == pytest.approx(1.0)
+    assert stats["pc1_share"] == pytest.approx(1.0)
+    assert stats["effective_rank"] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_isotropic_vectors_use_every_direction():
+    x = np.random.default_rng(1).standard_normal((20000, 8))
+    stats = vector_statistics(x)
+    assert abs(stats["anisotropy"]) < 0.02
+    assert stats["pc1_share"] == pytest.approx(1 / 8, abs=0.01)
+    assert stats["effective_rank"] == pytest.approx(8, abs=0.1)
+    assert stats["norm"] == pytest.approx(np.sqrt(8), rel=0.05) and stats["dead_dim_share"] == 0.0
+
+
+def test_a_dead_dimension_is_counted():
+    x = np.random.default_rng(2).standard_normal((500, 4))
+    x[:, 3] = 0.5
+    assert vector_statistics(x)["dead_dim_share"] == pytest.approx(0.25)
+
+
+def test_maxpool_winner_share_counts_the_positions_that_win_a_dimension():
+    states = torch.zeros(2, 4, 3)
+    states[0, 1] = 5.0  # sentence 0 (length 4): position 1 wins every dimension -> 1/4
+    states[1, 0, 0], states[1, 1, 1], states[1, 2, 2] = 1.0, 1.0, 1.0  # sentence 1 (length 3): three winners -> 1
+    states[1, 3] = 9.0  # padding never wins
+    assert maxpool_winner_share(states, torch.tensor([4, 3])) == pytest.approx((1 / 4 + 1) / 2)
+
+
+def test_the_callback_measures_a_decoding_objective_at_its_steps(tiny_corpus, tmp_path):
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, [
+        "objective=skipthought", "encoder=bilstm_max", "encoder.embed_dim=16", "encoder.hidden_dim=8",
+        "encoder.embedding_init=random", "objective.hidden_dim=16", "objective.embed_dim=8", "trainer.max_steps=6",
+        "trainer.max_epochs=5", "trainer.max_time=null", "trainer.val_check_interval=1.0", "logger=none",
+        "~callbacks.senteval", "~callbacks.rich_progress_bar", "~callbacks.model_summary",
+        "+callbacks.diagnostics._target_=sentence_lab.training.diagnostics.VectorDiagnostics",
+        "+callbacks.diagnostics.steps=[0,3]", "+callbacks.diagnostics.n_batches=2"])
+    fit(cfg)
+    records = [json.loads(line) for line in (tmp_path / "diagnostics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [0, 3, 6]
+    for record in records:
+        assert 0 < record["maxpool_winners"] <= 1 and record["dim"] == 16
+        assert np.isfinite(record["decoder_loss"]) and np.isfinite(record["decoder_loss_mean_vector"])
+    assert records[0]["decoder_loss"] != records[-1]["decoder_loss"]  # the weights moved between measurements
+
+
+def test_a_fresh_run_starts_its_decoders_from_the_datas_word_frequencies(tiny_corpus, tmp_path):
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, [
+        "objective=skipthought", "encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random",
+        "objective.hidden_dim=8", "objective.embed_dim=4", "objective.output_bias=log_unigram",
+        "objective.condition_norm=true", "trainer.max_steps=1", "trainer.max_time=null", "logger=none",
+        "trainer.val_check_interval=1.0",
+        "~callbacks.senteval", "~callbacks.rich_progress_bar", "~callbacks.model_summary"])
+    trainer, _ = fit(cfg)
+    counts = torch.from_numpy(trainer.datamodule.token_counts()["source"])
+    init = torch.load(tmp_path / "checkpoints" / "init.ckpt", weights_only=False)["state_dict"]
+    bias = init["objective.decoders.next.output.bias"]
+    expected = GRUDecoder(bias.shape[0], 16, 4, 8)
+    expected.init_output_bias(counts)
+    torch.testing.assert_close(bias, expected.output.bias.detach())
+    assert "objective.decoders.next.condition_norm.weight" in init
