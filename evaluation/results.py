@@ -203,12 +203,13 @@ def markdown_table(doc: dict) -> str:
 
 
 class ResultsWriter:
-    """Holds the results document and rewrites the JSON and Markdown files after every change, under a lock beside
-    the file (``.<name>.lock``), so two processes writing one file never interleave.
+    """Holds the results document and rewrites the JSON and Markdown files (each written whole, atomically) after
+    every change.
 
-    With ``merge_with_file``, each write first takes from the file what other writers put there since: every task
-    this writer has not claimed (``claim``) or produced keeps the file's entry, so two ``evaluate.py`` runs of one
-    encoder writing one ``results_file`` at once both keep their tasks."""
+    With ``merge_with_file``, each write happens under a lock beside the file (``.<name>.lock``) and first takes
+    from the file what other writers put there since: every task this writer has not claimed (``claim``) or
+    produced keeps the file's entry, so two ``evaluate.py`` runs of one encoder writing one ``results_file`` at
+    once both keep their tasks."""
 
     def __init__(self, path: Path | str, meta: dict, merge_with_file: bool = False) -> None:
         self.path = Path(path)
@@ -241,12 +242,17 @@ class ResultsWriter:
         self.flush()
 
     def flush(self) -> None:
+        if not self.merge_with_file:  # the one writer of its file (each write is whole, never interleaved)
+            self._write()
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(self.lock_path):
-            if self.merge_with_file:
-                self._take_others_from_file()
-            atomic_write_text(self.path, json.dumps(to_jsonable(self.doc), indent=2) + "\n")
-            atomic_write_text(self.markdown_path, markdown_table(self.doc))
+            self._take_others_from_file()
+            self._write()
+
+    def _write(self) -> None:
+        atomic_write_text(self.path, json.dumps(to_jsonable(self.doc), indent=2) + "\n")
+        atomic_write_text(self.markdown_path, markdown_table(self.doc))
 
     def _take_others_from_file(self) -> None:
         """The file's entries for the tasks this writer has not claimed (another writer's, or an earlier run's)."""
