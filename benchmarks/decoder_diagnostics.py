@@ -3,7 +3,7 @@
 
     python benchmarks/decoder_diagnostics.py --steps 400 -- objective=skipthought
     python benchmarks/decoder_diagnostics.py --steps 400 -- objective=autoencoder
-    python benchmarks/decoder_diagnostics.py --show logs/diagnostics/<run>     # a run already made
+    python benchmarks/decoder_diagnostics.py --show <run> [<run> ...]    # runs already made, plotted together
 
 At steps 0, 25, 50, 100, 200, ... on the same 512 validation sentences: the mean cosine of random pairs
 (anisotropy), the first principal component's share of the variance, the effective rank, the per-dimension
@@ -66,30 +66,45 @@ def table(records: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(records: list[dict], path: Path, title: str) -> None:
-    keys = [c for c in COLUMNS[1:] if any(c[0] in r for r in records)]
-    fig, axes = plt.subplots(2, (len(keys) + 1) // 2, figsize=(3.2 * ((len(keys) + 1) // 2), 6), squeeze=False)
-    steps = [r["step"] for r in records]
-    for ax, (key, name, _) in zip(axes.flat, keys):
-        ax.plot(steps, [r.get(key, float("nan")) for r in records], marker="o")
-        ax.set_title(name)
-        ax.set_xlabel("step")
+def plot(runs: dict[str, list[dict]], path: Path) -> None:
+    """One panel per measure, one line per run (labelled with its overrides)."""
+    keys = [c for c in COLUMNS[1:] if any(c[0] in r for records in runs.values() for r in records)]
+    fig, axes = plt.subplots(2, (len(keys) + 1) // 2, figsize=(3.2 * ((len(keys) + 1) // 2), 6.6), squeeze=False)
+    for label, records in runs.items():
+        steps = [r["step"] for r in records]
+        for ax, (key, name, _) in zip(axes.flat, keys):
+            ax.plot(steps, [r.get(key, float("nan")) for r in records], marker="o", label=label)
+            ax.set_title(name)
+            ax.set_xlabel("step")
     for ax in list(axes.flat)[len(keys):]:
         ax.axis("off")
-    fig.suptitle(title)
-    fig.tight_layout()
+    fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="lower center", ncol=min(len(runs), 2), fontsize=8)
+    fig.tight_layout(rect=(0, 0.07 * ((len(runs) + 1) // 2), 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def show(run_dir: Path) -> str:
-    records = [json.loads(line) for line in (run_dir / "diagnostics.jsonl").read_text().splitlines() if line.strip()]
-    text = table(records)
-    (run_dir / "diagnostics.md").write_text(text)
-    overrides = (run_dir / ".hydra" / "overrides.yaml")
-    title = " ".join(line.strip("- ") for line in overrides.read_text().splitlines()[:3]) if overrides.is_file() else ""
-    plot(records, run_dir / "diagnostics.png", title)
-    return text
+def records_of(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "diagnostics.jsonl").read_text().splitlines() if line.strip()]
+
+
+def label_of(run_dir: Path) -> str:
+    overrides = run_dir / ".hydra" / "overrides.yaml"
+    if not overrides.is_file():
+        return run_dir.name
+    lines = [line.strip("- ").strip() for line in overrides.read_text().splitlines()]
+    return " ".join(line for line in lines if line.startswith(("objective", "encoder", "data", "model")))
+
+
+def show(run_dirs: list[Path]) -> str:
+    """Print each run's table (and write its diagnostics.md); plot them together in the first run's folder."""
+    texts = []
+    for run_dir in run_dirs:
+        text = table(records_of(run_dir))
+        (run_dir / "diagnostics.md").write_text(text)
+        texts.append(f"{label_of(run_dir)} ({run_dir})\n\n{text}")
+    plot({label_of(d): records_of(d) for d in run_dirs}, run_dirs[0] / "diagnostics.png")
+    return "\n".join(texts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,11 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = argv[: argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=400, help="training steps (default 400)")
-    parser.add_argument("--show", type=Path, help="print and plot a run already made")
+    parser.add_argument("--show", type=Path, nargs="+", help="print runs already made, plotted together")
     args = parser.parse_args(argv)
-    run_dir = args.show or train(args.steps, overrides)
-    print(show(run_dir))
-    print(f"{run_dir / 'diagnostics.md'}, {run_dir / 'diagnostics.png'}")
+    run_dirs = args.show or [train(args.steps, overrides)]
+    print(show(run_dirs))
+    print(f"plot: {run_dirs[0] / 'diagnostics.png'}")
     return 0
 
 
