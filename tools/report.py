@@ -72,11 +72,25 @@ class Run:
         return scores[epoch], epoch
 
 
+def read_csv_scalars(run_dir: Path) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar a run logged with ``logger=csv`` (``<run>/csv/metrics.csv``): tag -> [(step, value)], by step."""
+    points: dict[str, dict[int, float]] = {}
+    for path in sorted(run_dir.glob("csv/**/metrics.csv")):
+        with open(path, newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                step = int(float(row.get("step") or 0))
+                for tag, value in row.items():
+                    if tag not in ("step", "epoch") and value not in (None, ""):
+                        points.setdefault(tag, {})[step] = float(value)
+    return {tag: sorted(values.items()) for tag, values in points.items()}
+
+
 def read_scalars(run_dir: Path) -> dict[str, list[tuple[int, float]]]:
-    """Every scalar a run logged to TensorBoard (``<run>/tensorboard``): tag -> [(step, value)], by step."""
+    """Every scalar a run logged: from TensorBoard (``<run>/tensorboard``), else from ``logger=csv``'s
+    ``metrics.csv``: tag -> [(step, value)], by step."""
     events = sorted(run_dir.glob("tensorboard/**/events.out.tfevents.*"))
     if not events:
-        return {}
+        return read_csv_scalars(run_dir)
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     points: dict[str, dict[int, float]] = {}

@@ -9,8 +9,8 @@ training epochs (epoch = epochs trained), on rank zero, the callback runs ``eval
 (the same code as ``evaluate.py``) on ``pl_module.encode``, logs each task's main score to every attached
 logger as ``<family>/<Task>`` (``probing/Length``, ``transfer/MR``, ``sts/STS14``, ``relatedness/STSBenchmark``)
 with step = epoch, and writes ``<output_dir>/epoch_NNN.json`` (+ ``.md``), the schema of ``evaluate.py``'s
-results. At the end of fitting, the run's hyper-parameters go to TensorBoard's HParams tab with each task's
-final and best score. Task data is read once, at ``setup``; an evaluation problem is logged and never stops
+results. At the end of fitting, each task's final and best score goes to every logger (TensorBoard's HParams tab
+pairs them with the run's hyper-parameters). Task data is read once, at ``setup``; an evaluation problem is logged and never stops
 training; other ranks wait at a barrier.
 """
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback
+from lightning.pytorch.loggers import TensorBoardLogger
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from sentence_lab.evaluation.results import ResultsWriter, protocol_record, results_meta
@@ -211,7 +212,8 @@ class SentEvalCallback(Callback):
         return scores | {f"{family}/mean": float(np.mean(values)) for family, values in families.items()}
 
     def on_fit_end(self, trainer, pl_module) -> None:
-        """The run's hyper-parameters with each task's final and best score, for TensorBoard's HParams tab."""
+        """Each task's final and best score (``hparams/final/<Task>``, ``hparams/best/<Task>``) to every logger:
+        with the run's hyper-parameters in TensorBoard's HParams tab, as scalars at the last epoch elsewhere."""
         if not trainer.is_global_zero or not self.history or trainer.fast_dev_run:
             return
         final_epoch = max(self.history)
@@ -226,11 +228,14 @@ class SentEvalCallback(Callback):
             return
         for logger in trainer.loggers:
             try:
-                logger.log_hyperparams(params, metrics=metrics)
-            except TypeError:  # a logger whose log_hyperparams takes no metrics
-                logger.log_hyperparams(params)
+                if isinstance(logger, TensorBoardLogger):  # its HParams tab pairs them with the settings
+                    logger.log_hyperparams(params, metrics=metrics)
+                else:  # every other logger takes them as scalars at the last evaluated epoch
+                    logger.log_hyperparams(params)
+                    logger.log_metrics(metrics, step=final_epoch)
+                    logger.save()
             except Exception as err:  # noqa: BLE001
-                log.error("SentEval callback: hyper-parameters to %s failed: %s", type(logger).__name__, err)
+                log.error("SentEval callback: final scores to %s failed: %s", type(logger).__name__, err)
 
     def _meta(self, trainer, pl_module, epoch: int) -> dict:
         protocol = protocol_record(self.params, encode_batch_size=self.encode_batch_size,

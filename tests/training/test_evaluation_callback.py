@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -242,3 +243,27 @@ def test_a_fresh_machine_gets_the_shipped_probing_set(hash_encoder, tmp_path):
     assert length.data is not None and length.data.info["layout"] == "generated"
     assert "books-en" in length.data.info["probing_set"] and length.data.nclasses == 6
     assert mr.missing
+
+
+def test_logger_many_gets_the_curves_and_final_and_best_scores_into_csv_and_tensorboard(tiny_corpus, senteval_root,
+                                                                                       tmp_path):
+    """logger=many (TensorBoard and CSV): each per-epoch score and the final and best scores, read back from the
+    CSV the logger wrote; report.py's curves come from that CSV where a run has no TensorBoard events."""
+    from sentence_lab.tools.report import read_csv_scalars, read_scalars
+    from sentence_lab.training.run import fit
+
+    cfg = _train_cfg(tiny_corpus, tmp_path / "run", [
+        "trainer.max_epochs=2", "logger=many", "~callbacks.rich_progress_bar", "~callbacks.model_summary",
+        "callbacks.senteval.tasks=[Length]", f"callbacks.senteval.data_dir={senteval_root}",
+        "callbacks.senteval.params.l2_grid=[1e-3]", "callbacks.senteval.params.max_epoch=6"])
+    fit(cfg)
+    docs = [json.loads((tmp_path / "run" / "eval" / f"epoch_{e:03d}.json").read_text()) for e in (0, 1, 2)]
+    scores = [doc["results"]["Length"]["main_score"] for doc in docs]
+    logged = read_csv_scalars(tmp_path / "run")
+    assert [step for step, _ in logged["probing/Length"]] == [0, 1, 2]
+    assert [value for _, value in logged["probing/Length"]] == pytest.approx(scores)
+    assert logged["hparams/final/Length"] == [(2, pytest.approx(scores[2]))]
+    assert logged["hparams/best/Length"] == [(2, pytest.approx(max(scores)))]
+    assert len(logged["train/loss_step"]) >= 2
+    shutil.rmtree(tmp_path / "run" / "tensorboard")  # a run that logged to CSV only
+    assert read_scalars(tmp_path / "run")["train/loss_step"] == logged["train/loss_step"]
