@@ -1,4 +1,4 @@
-"""Runs side by side: ``python -m tools.compare A.json B.json [...] [--tasks probing] [--out table.md]``.
+"""Runs side by side: ``python -m sentence_lab.tools.compare A.json B.json [...] [--tasks probing] [--out t.md]``.
 
 Rows are tasks, columns are runs (results files of ``evaluate.py`` or of the training callback), cells the main
 score. Every run after the first is compared with the first: ``▲``/``▼`` where the difference exceeds the noise,
@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from sentence_lab.evaluation.results import ResultsDocument, probe_details, read_results
+from sentence_lab.evaluation.sts_conventions import CONVENTIONS, StsConvention, convention
 from sentence_lab.evaluation.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
 from sentence_lab.text.files import atomic_write_text
 
@@ -79,6 +80,19 @@ def with_metric(doc: dict, metric: str | None) -> dict:
     return {**doc, "results": results}
 
 
+def with_convention(doc: dict, sts: StsConvention) -> dict:
+    """The run's STS tasks under ``sts``: each of its tasks with ``main_score`` read from the convention's key (all
+    labelled with the convention, so the table gives their mean); the other tasks left out."""
+    results = {}
+    for task, key in sts.rows:
+        r = doc.get("results", {}).get(task)
+        value = get_path(r, key) if r is not None else None
+        if isinstance(value, (int, float)):
+            results[task] = {k: v for k, v in r.items() if k != "main_score_sd"} | {
+                "main_score": value, "main_metric": f"{sts.name}:{'spearman' if 'spearman' in key else 'pearson'}"}
+    return {**doc, "results": results}
+
+
 def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) -> str:
     present = [t for t in TASKS if any(t in doc["results"] for _, doc in runs)]
     rows = [t for t in (tasks or present) if t in present]
@@ -139,21 +153,29 @@ def _names(paths: list[str], docs: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.compare", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sentence_lab.tools.compare", description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", help="results JSON files; the first is the reference")
     parser.add_argument("--tasks", default=None, help="task names or groups, e.g. probing or MR,TREC")
     parser.add_argument("--out", default=None, help="also write the table to this Markdown file")
     parser.add_argument("--metric", default=None,
                         help="show this result key instead of the main score where a task has it, e.g. pooled.spearman "
-                             "(SimCSE's STS headline) or devacc")
+                             "or devacc")
+    parser.add_argument("--sts-convention", default=None, choices=sorted(CONVENTIONS),
+                        help="the STS tasks only, as a paper's convention reports them (simcse: STS12-16 pooled "
+                             "Spearman, STS-B and SICK-R by cosine; senteval: SentEval's Pearson columns)")
     args = parser.parse_args(argv)
     try:
         docs = [with_metric(load_run(p), args.metric) for p in args.results]
         tasks = resolve_tasks(args.tasks) if args.tasks else None
+        if args.sts_convention:
+            sts = convention(args.sts_convention)
+            docs, tasks = [with_convention(doc, sts) for doc in docs], list(sts.tasks)
     except (ValueError, UnknownTask) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     table = compare_table(list(zip(_names(args.results, docs), docs)), tasks)
+    if args.sts_convention:
+        table = f"STS as {sts.reproduces}.\n\n{table}"
     print(table)
     if args.out:
         atomic_write_text(Path(args.out), table)

@@ -50,3 +50,34 @@ def test_metric_option_picks_another_key():
     r = with_metric(doc, "pooled.spearman")["results"]["STS12"]
     assert r["main_score"] == 0.7 and r["main_metric"] == "pooled.spearman"
     assert with_metric(doc, "nothing.here")["results"]["STS12"]["main_score"] == 0.5
+
+
+def test_the_simcse_convention_reads_pooled_spearman_and_swaps_in_the_cosine_tasks(tmp_path, capsys):
+    sts = {t: {"main_score": 0.1, "main_metric": "all.pearson.mean", "all": {"pearson": {"mean": 0.1}},
+               "pooled": {"spearman": 0.5 + i / 100}} for i, t in enumerate(("STS12", "STS13", "STS14", "STS15",
+                                                                            "STS16"))}
+    trained = {"main_score": 0.9, "main_metric": "pearson", "pearson": 0.9, "spearman": 0.85}
+    cosine = {"main_score": 0.7, "main_metric": "test.spearman", "test": {"spearman": 0.7}}
+    doc = _run("m", **sts, STSBenchmark=trained, SICKRelatedness=trained, STSBenchmarkCosine=cosine,
+               SICKRelatednessCosine=dict(cosine, test={"spearman": 0.6}), MR={"main_score": 80.0, "main_metric": "acc"})
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(doc))
+    assert main([str(path), "--sts-convention", "simcse"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("STS as SimCSE's evaluation.py")
+    assert "| STS12 | 0.5000 |" in out and "| STS16 | 0.5400 |" in out
+    assert "| STSBenchmarkCosine | 0.7000 |" in out and "| SICKRelatednessCosine | 0.6000 |" in out
+    assert "| STSBenchmark |" not in out and "| MR |" not in out
+    assert f"| mean of 7 | {(0.5 + 0.51 + 0.52 + 0.53 + 0.54 + 0.7 + 0.6) / 7:.4f} |" in out
+    assert main([str(path), "--sts-convention", "senteval"]) == 0
+    out = capsys.readouterr().out
+    assert "| STS12 | 0.1000 |" in out and "| STSBenchmark | 0.9000 |" in out and "Cosine" not in out
+
+
+def test_an_unreproducible_convention_says_why():
+    import pytest
+
+    from sentence_lab.evaluation.sts_conventions import convention
+
+    with pytest.raises(ValueError, match="9,927"):
+        convention("mteb")
