@@ -1,6 +1,6 @@
 """Time and peak memory of the probing-task generator on a corpus, and how memory grows with corpus size.
 
-Runs ``python -m tools.probing_gen`` in a fresh process per case (so peak memory is that run's own),
+Runs ``python -m sentence_lab.tools.probing_gen`` in a fresh process per case (so peak memory is that run's own),
 on the first quarter, the first half and all of the corpus's documents, and prints per case: documents, words,
 seconds per stage, words per second, peak RSS of the generator and of its worker processes, and the size of
 the frequency tables. Streaming means the peak grows only with those tables, not with the words read.

@@ -1,6 +1,6 @@
 """A directory of runs -> a table and the probing paper's figures.
 
-    python report.py logs/train/multiruns/<time>        (or python -m tools.report <dir>)
+    python report.py logs/train/multiruns/<time>        (or python -m sentence_lab.tools.report <dir>)
     python report.py logs --neighbours                    (+ nearest neighbours of a few sentences per run)
 
 Every run below the directory (a folder with ``.hydra/config.yaml``) is collected: its settings, the

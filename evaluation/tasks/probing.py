@@ -134,7 +134,7 @@ def _load_generated(task: str, folder: Path) -> TaskData:
             skipped = json.loads(meta_path.read_text(encoding="utf-8")).get("skipped", {})
             why = f" (the generator skipped it: {skipped[task]})" if task in skipped else ""
         raise MissingTaskData(task, f"{folder / name}.txt{why}",
-                              "generate it with python -m tools.probing_gen corpus=<text> out=<dir>")
+                              "generate it with python -m sentence_lab.tools.probing_gen corpus=<text> out=<dir>")
     data = _load_senteval_layout(task, path, layout="generated")
     data.info["probing_set"] = str(folder)
     meta_path = folder / "meta.json"

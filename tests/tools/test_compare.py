@@ -1,4 +1,4 @@
-"""python -m tools.compare: side-by-side table, noise marks from seeds or test sampling."""
+"""python -m sentence_lab.tools.compare: side-by-side table, noise marks from seeds or test sampling."""
 import json
 import math
 
