@@ -233,7 +233,8 @@ class SentEvalCallback(Callback):
                 else:  # every other logger takes them as scalars at the last evaluated epoch
                     logger.log_hyperparams(params)
                     logger.log_metrics(metrics, step=final_epoch)
-                    logger.save()
+                    if hasattr(logger, "save"):  # a file-backed logger (CSV) writes on save
+                        logger.save()
             except Exception as err:  # noqa: BLE001
                 log.error("SentEval callback: final scores to %s failed: %s", type(logger).__name__, err)
 
