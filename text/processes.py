@@ -41,26 +41,19 @@ def ordered_map(function: Callable[[J], R], jobs: Iterable[J], workers: int) -> 
     if workers <= 1 or len(jobs) <= 1:
         yield from map(function, jobs)
         return
-    with _spawnable_start_method():
+    with _spawnable_start_method():  # map submits every job, which starts every worker before it returns
         executor = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context("spawn"))
         try:
             results = executor.map(function, jobs, chunksize=1)
-            first = next(results, _END)  # every worker has started (or failed to) before the method is put back
-        except BrokenProcessPool as err:
+        except BaseException:
             executor.shutdown(cancel_futures=True)
-            raise _failed(err, workers) from None
+            raise
     try:
-        if first is _END:
-            return
-        yield first
         yield from results
     except BrokenProcessPool as err:
         raise _failed(err, workers) from None
     finally:
         executor.shutdown(cancel_futures=True)
-
-
-_END = object()
 
 
 def _failed(err: BaseException, workers: int) -> WorkersFailed:

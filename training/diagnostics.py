@@ -29,6 +29,8 @@ import torch
 from lightning.pytorch.callbacks import Callback
 
 from sentence_lab.encoders.base import length_mask
+from sentence_lab.encoders.bilstm import BiLSTMMaxEncoder
+from sentence_lab.encoders.embedding import trim_to_longest
 
 DEFAULT_STEPS = (0, 25, 50, 100, 200, 300, 400, 600, 800, 1000, 1500, 2000, 3000, 4000, 6000, 8000)
 
@@ -123,8 +125,8 @@ class VectorDiagnostics(Callback):
                 batch = {k: v.to(pl_module.device) if torch.is_tensor(v) else v for k, v in batch.items()}
                 tokens, lengths = batch["tokens"], batch["lengths"]
                 vectors.append(pl_module.objective.embed(tokens, lengths).float().cpu().numpy())
-                if encoder is not None and hasattr(encoder, "_run") and type(encoder).__name__.endswith("MaxEncoder"):
-                    states, _ = encoder._run(tokens[:, : int(lengths.max())], lengths)
+                if isinstance(encoder, BiLSTMMaxEncoder):
+                    states, _ = encoder._run(trim_to_longest(tokens, lengths), lengths)
                     shares.append(maxpool_winner_share(states, lengths))
                 if encoder is not None:
                     losses.append(float(objective(batch)["loss"]))
