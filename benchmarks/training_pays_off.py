@@ -48,13 +48,17 @@ def run(cmd: list[str], log: Path) -> float:
     return time.perf_counter() - t0
 
 
-def train(minutes: float | None, overrides: list[str], keep_suite: bool = False) -> Path:
+DIAGNOSTICS = "+callbacks.diagnostics._target_=sentence_lab.training.diagnostics.VectorDiagnostics"
+
+
+def train(minutes: float | None, overrides: list[str], keep_suite: bool = False, diagnostics: bool = False) -> Path:
     run_dir = ROOT / "logs" / "pays_off" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     run_dir.mkdir(parents=True)
     budget = [f"trainer.max_time=00:00:{int(minutes):02d}:{int(minutes % 1 * 60):02d}"] if minutes else []
     # The per-epoch evaluation suite is left out: its time would count against the training budget, and this
     # script evaluates the checkpoints itself (pass --keep-suite to keep it).
     suite = [] if keep_suite else ["~callbacks.senteval"]
+    suite += [DIAGNOSTICS] if diagnostics else []
     cmd = [sys.executable, str(ROOT / "train.py"), *overrides, *suite, *budget, f"hydra.run.dir={run_dir}"]
     seconds = run(cmd, run_dir / "train.log")
     print(f"trained in {seconds / 60:.1f} min: {run_dir}")
@@ -228,6 +232,9 @@ def main() -> None:
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--sst2", action="store_true", help="also SST2, in a table of its own (outside the mean)")
     parser.add_argument("--keep-suite", action="store_true", help="keep train.py's per-epoch evaluation suite")
+    parser.add_argument("--diagnostics", action="store_true",
+                        help="also record the sentence vectors' statistics during training (diagnostics.jsonl; "
+                             "benchmarks/decoder_diagnostics.py --show <run> plots them)")
     parser.add_argument("--reuse-from", type=Path, default=None,
                         help="copy the epoch-0 and bow_glove results of this earlier run (same model at init: same "
                              "encoder, vocabulary and seed) instead of evaluating them again")
@@ -237,11 +244,13 @@ def main() -> None:
         raise SystemExit("set SENTENCE_DATA to the data root (e.g. ../shared/data): the tasks are read from there")
     if args.summarize is not None or args.seeds:
         dirs = ([d.resolve() for d in args.summarize] if args.summarize is not None else
-                [train(args.minutes, [*args.overrides, f"seed={s}"], args.keep_suite) for s in args.seeds.split(",")])
+                [train(args.minutes, [*args.overrides, f"seed={s}"], args.keep_suite, args.diagnostics)
+                 for s in args.seeds.split(",")])
         runs = {run_seed(d): measure(d, args) for d in dirs}
         print(seed_tables(runs, args.tasks.split(",")))
         return
-    run_dir = args.run_dir.resolve() if args.run_dir else train(args.minutes, args.overrides, args.keep_suite)
+    run_dir = args.run_dir.resolve() if args.run_dir else train(args.minutes, args.overrides, args.keep_suite,
+                                                                     args.diagnostics)
     measure(run_dir, args)
 
 

@@ -143,10 +143,11 @@ def _model_location(model: str) -> str:
 
 class SentenceTransformerEncoder:
     """A sentence-transformers model (a local folder, ``package:<name>``, or a name already in the HF cache),
-    loaded offline; on the GPU when there is one."""
+    loaded offline; on the GPU when there is one. ``trust_remote_code``: let the folder name a module class
+    outside sentence-transformers (a model exported by ``sentence_lab.tools.export_st`` names its own)."""
 
     def __init__(self, model: str, batch_size: int = 128, normalize: bool = False, device: str = "auto",
-                 max_seq_length: int | None = None) -> None:
+                 max_seq_length: int | None = None, trust_remote_code: bool = False) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download at run time
         try:
             from sentence_transformers import SentenceTransformer
@@ -159,7 +160,7 @@ class SentenceTransformerEncoder:
         location = _model_location(model)
         device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
         try:
-            self.model = SentenceTransformer(location, device=device)
+            self.model = SentenceTransformer(location, device=device, trust_remote_code=bool(trust_remote_code))
         except OSError as err:
             raise FileNotFoundError(f"encoder.model={model}: not a local sentence-transformers model and nothing may be "
                                     f"downloaded ({str(err).splitlines()[0]})") from None

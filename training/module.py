@@ -78,20 +78,29 @@ class SentenceModel(LightningModule):
     def __init__(self, encoder: dict, objective: dict | None, vocabs: Mapping[str, Vocab | list[str]] | None = None,
                  tokenizers: Mapping[str, dict] | None = None, optimizer: dict | None = None,
                  vocab: Vocab | list[str] | None = None, tokenizer: dict | None = None,
-                 scheduler: dict | None = None) -> None:
+                 scheduler: dict | None = None, encoder_lr_scale: float = 1.0, encoder_frozen_steps: int = 0) -> None:
         """``vocabs``/``tokenizers`` map each side (``source``, and ``target`` for objectives with a second
         vocabulary; see ``objectives.contract``) to its vocabulary and tokenizer settings. ``vocab`` and
         ``tokenizer`` are the one-side forms (and what checkpoints written before ``vocabs`` hold). ``scheduler``:
         a per-step learning-rate schedule, a Hydra config called with ``optimizer`` and ``total_steps`` (the run's
-        planned optimiser steps), e.g. ``training.schedules.warmup_linear_decay``; None: a constant rate."""
+        planned optimiser steps), e.g. ``training.schedules.warmup_linear_decay``; None: a constant rate.
+        ``encoder_lr_scale``: the encoders' parameters learn at this multiple of the optimiser's rate (the objective's
+        other parts, decoders or classifiers, at the rate itself). ``encoder_frozen_steps``: for the first this many
+        optimiser steps the encoders do not move (their gradients are dropped before the step, so Adam's moments
+        start when they do) while the rest of the model learns to read the untrained encoder's vectors."""
         super().__init__()
         encoder, objective, optimizer, scheduler = _plain(encoder), _plain(objective), _plain(optimizer), _plain(scheduler)
         vocabs = dict(vocabs) if vocabs is not None else {"source": vocab}
         if vocabs.get("source") is None:
             raise ValueError("SentenceModel needs a source vocabulary (vocabs={'source': ...})")
         tokenizers = _plain(tokenizers) or {"source": _plain(tokenizer) or dict(UNRECORDED_TOKENIZER)}
+        if encoder_lr_scale < 0 or encoder_frozen_steps < 0:
+            raise ValueError(f"model.encoder_lr_scale={encoder_lr_scale} and model.encoder_frozen_steps="
+                             f"{encoder_frozen_steps}: use values >= 0")
         self.save_hyperparameters({"encoder": encoder, "objective": objective, "tokenizers": tokenizers,
-                                   "optimizer": optimizer, "scheduler": scheduler})
+                                   "optimizer": optimizer, "scheduler": scheduler,
+                                   "encoder_lr_scale": float(encoder_lr_scale),
+                                   "encoder_frozen_steps": int(encoder_frozen_steps)})
         self.vocabs: dict[str, Vocab] = {}
         for side, v in vocabs.items():
             words = v.itos if isinstance(v, Vocab) else list(v)
@@ -195,11 +204,32 @@ class SentenceModel(LightningModule):
             self.log(f"{stage}/{name}{suffix}", value, prog_bar=name in PROGRESS_BAR_METRICS,
                      on_step=on_step, on_epoch=not on_step, sync_dist=not on_step)
 
+    def encoder_parameters(self) -> list[nn.Parameter]:
+        """The trainable parameters of every sentence encoder the objective holds (``f``, QT's ``g``, J_bi's
+        second language's), each once."""
+        seen: dict[int, nn.Parameter] = {}
+        for module in self.objective.modules():
+            if isinstance(module, SentenceEncoder):
+                seen.update((id(p), p) for p in module.parameters() if p.requires_grad)
+        return list(seen.values())
+
+    def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
+        """``encoder_frozen_steps``: drop the encoders' gradients (after DDP's all-reduce, before clipping) while
+        the warm-up lasts; an optimiser skips a parameter without a gradient."""
+        if self.global_step < self.hparams.get("encoder_frozen_steps", 0):
+            for param in self.encoder_parameters():
+                param.grad = None
+
     def configure_optimizers(self):
         if not self.hparams.optimizer:
             raise ValueError("no optimizer configured: set model.optimizer (e.g. torch.optim.Adam)")
-        params = [p for p in self.parameters() if p.requires_grad]
-        optimizer = instantiate(self.hparams.optimizer, params=params)
+        encoder_ids = {id(p) for p in self.encoder_parameters()}
+        groups = [{"params": [p for p in self.parameters() if p.requires_grad and id(p) not in encoder_ids]},
+                  {"params": [p for p in self.parameters() if id(p) in encoder_ids], "encoder": True}]
+        optimizer = instantiate(self.hparams.optimizer, _partial_=True)([g for g in groups if g["params"]])
+        for group in optimizer.param_groups:
+            if group.get("encoder"):
+                group["lr"] *= self.hparams.get("encoder_lr_scale", 1.0)
         if not self.hparams.get("scheduler"):
             return optimizer
         scheduler = instantiate(self.hparams.scheduler, optimizer=optimizer,

@@ -40,7 +40,9 @@ def _instantiate_group(group: DictConfig | None) -> list[Any]:
 def build_model(cfg: DictConfig, datamodule) -> SentenceModel:
     model = SentenceModel(encoder=cfg.encoder, objective=cfg.objective, vocabs=datamodule.vocabs,
                           tokenizers={side: t.to_dict() for side, t in datamodule.tokenizers.items()},
-                          optimizer=cfg.model.optimizer, scheduler=cfg.model.get("scheduler"))
+                          optimizer=cfg.model.optimizer, scheduler=cfg.model.get("scheduler"),
+                          encoder_lr_scale=cfg.model.get("encoder_lr_scale", 1.0),
+                          encoder_frozen_steps=cfg.model.get("encoder_frozen_steps", 0))
     log.info("Model: %s with %s, %d-d embeddings, %.2fM parameters", cfg.encoder._target_,
              cfg.objective._target_, model.output_dim,
              sum(p.numel() for p in model.parameters()) / 1e6)

@@ -8,6 +8,7 @@ from sentence_lab.evaluation.results import read_results
 from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.run import fit, train
 
+from helpers.weight_snapshots import EncoderAndDecoderSnapshots
 from train_config import compose_objective_cfg, compose_train_cfg
 
 OBJECTIVES = ["qt", "skipthought", "nli", "nmt", "autoencoder", "jbi", "jpa"]
@@ -70,3 +71,22 @@ def test_two_vocabulary_checkpoint_reloads_and_refuses_another_target_vocabulary
                                    "data.target_vocab_size=20", f"ckpt_path={last}"])
     with pytest.raises(ValueError, match="target vocabulary"):
         fit(other)
+
+
+
+def test_encoders_stay_put_for_the_frozen_steps_then_learn_at_their_own_rate(tiny_corpus, tiny_pairs, tmp_path):
+    cfg = compose_objective_cfg("autoencoder", tiny_corpus, tiny_pairs, tmp_path,
+                                ["encoder=gru", "trainer.max_steps=4", "trainer.max_epochs=10", "data.batch_size=4",
+                                 "trainer.num_sanity_val_steps=0", "trainer.val_check_interval=2", "model.encoder_frozen_steps=2",
+                                 "model.encoder_lr_scale=0.25", *QUIET, *SMALL_DECODER,
+                                 "+callbacks.snapshots._target_=helpers.weight_snapshots.EncoderAndDecoderSnapshots"])
+    trainer, model = fit(cfg)
+    snapshots = next(c for c in trainer.callbacks if isinstance(c, EncoderAndDecoderSnapshots))
+    groups = trainer.optimizers[0].param_groups
+    assert [g["lr"] for g in groups] == [cfg.model.optimizer.lr, cfg.model.optimizer.lr * 0.25]
+    assert {id(p) for p in groups[1]["params"]} == {id(p) for p in model.encoder_parameters()}
+    assert len(snapshots.encoder) == 5  # before the first step, then after each of the 4
+    assert torch.equal(snapshots.encoder[1], snapshots.encoder[0])
+    assert torch.equal(snapshots.encoder[2], snapshots.encoder[0])
+    assert not torch.equal(snapshots.encoder[3], snapshots.encoder[2])
+    assert not torch.equal(snapshots.decoder[1], snapshots.decoder[0])

@@ -1,0 +1,144 @@
+"""A trained model as a sentence-transformers module: ``SentenceTransformer(folder, trust_remote_code=True)``.
+
+The folder ``export`` writes holds ``modules.json`` (one module, this class), ``sentence_lab.json`` (the model's
+hyper-parameters, vocabularies, tokenizer settings and the words vocabulary expansion added) and
+``model.safetensors`` (the weights, with the expansion's extra rows of each word table). sentence-transformers 6
+imports a module class from outside its own package only with ``trust_remote_code=True``; the class is this one,
+so ``sentence_lab`` must be installed where the folder is loaded.
+
+No encoder here maps exactly onto sentence-transformers' own modules: every one reads Moses or Treebank tokens
+(``text.Tokenizer``), which no ``tokenizers`` pipeline reproduces, so each export carries this module.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+from safetensors.torch import load_file, save_file
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import InputModule
+
+from sentence_lab.encoders.embedding import WordEmbedding
+from sentence_lab.text import Vocab, pad_batch
+from sentence_lab.training.module import SentenceModel
+
+CONFIG_FILE = "sentence_lab.json"
+WEIGHTS_FILE = "model.safetensors"
+EXTRA_ROWS = "expansion_rows."
+FORMAT_VERSION = 1
+
+
+def word_tables(model: SentenceModel) -> dict[str, WordEmbedding]:
+    """The model's word tables by module name (where vocabulary expansion adds rows)."""
+    return {name: module for name, module in model.named_modules() if isinstance(module, WordEmbedding)}
+
+
+class SentenceLabModule(InputModule):
+    """A ``SentenceModel`` inside sentence-transformers: ``preprocess`` tokenises raw text as the model was trained
+    to (its tokenizer and vocabulary, expanded or not as exported) and ``forward`` returns its ``embed``."""
+
+    save_in_root = True
+
+    def __init__(self, model: SentenceModel) -> None:
+        super().__init__()
+        self.model = model.eval()
+
+    @property
+    def tokenizer(self):  # sentence-transformers reads it; ours is no Hugging Face tokenizer
+        return None
+
+    @property
+    def max_seq_length(self) -> int | None:
+        return None
+
+    def get_embedding_dimension(self) -> int:
+        return self.model.output_dim
+
+    get_sentence_embedding_dimension = get_embedding_dimension
+
+    def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs) -> dict[str, torch.Tensor]:
+        texts = [(prompt or "") + text for text in inputs]
+        tokens, lengths = pad_batch([self.model.token_ids(text) for text in texts])
+        return {"input_ids": tokens, "lengths": lengths}
+
+    def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
+        tokens, lengths = features["input_ids"], features["lengths"]
+        features["sentence_embedding"] = self.model.objective.embed(tokens.to(self.model.device), lengths.cpu())
+        return features
+
+    def save(self, output_path: str, *args, safe_serialization: bool = True, **kwargs) -> None:
+        out = Path(output_path)
+        model = self.model
+        config = {"format_version": FORMAT_VERSION, "hyper_parameters": dict(model.hparams),
+                  "vocabs": {side: list(v.itos) for side, v in model.vocabs.items()},
+                  "encode_vocab_added": list(model.encode_vocab.itos[len(model.vocab):]),
+                  "vocabulary_expansion": model.expansion}
+        (out / CONFIG_FILE).write_text(json.dumps(config, default=_plain_json), encoding="utf-8")
+        # Weights only: an objective's extra state (J_bi's noise generator) serves training, not encoding.
+        tensors = {key: value.detach().cpu().contiguous() for key, value in model.state_dict().items()
+                   if torch.is_tensor(value)}
+        for name, table in word_tables(model).items():
+            if table.extra_rows.numel():
+                tensors[EXTRA_ROWS + name] = table.extra_rows.detach().cpu().contiguous()
+        save_file(_unshared(tensors), str(out / WEIGHTS_FILE))
+
+    @classmethod
+    def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None,
+             cache_folder: str | None = None, revision: str | None = None, local_files_only: bool = False,
+             **kwargs) -> "SentenceLabModule":
+        files = {name: cls.load_file_path(model_name_or_path, name, subfolder=subfolder, token=token,
+                                          cache_folder=cache_folder, revision=revision,
+                                          local_files_only=local_files_only) for name in (CONFIG_FILE, WEIGHTS_FILE)}
+        missing = [name for name, path in files.items() if path is None]
+        if missing:
+            raise FileNotFoundError(f"{model_name_or_path}: no {', '.join(missing)}; export the model again with "
+                                    "python -m sentence_lab.tools.export_st")
+        config = json.loads(Path(files[CONFIG_FILE]).read_text(encoding="utf-8"))
+        if config.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"{model_name_or_path}: export format {config.get('format_version')}, this sentence_lab "
+                             f"reads {FORMAT_VERSION}; export it again with this version")
+        model = SentenceModel(vocabs=config["vocabs"], **config["hyper_parameters"])
+        tensors = load_file(files[WEIGHTS_FILE])
+        extra = {key[len(EXTRA_ROWS):]: tensors.pop(key) for key in list(tensors) if key.startswith(EXTRA_ROWS)}
+        missing, unexpected = model.load_state_dict(tensors, strict=False)
+        wrong = [k for k in missing if not k.endswith("_extra_state")] + list(unexpected)
+        if wrong:
+            raise ValueError(f"{model_name_or_path}: {WEIGHTS_FILE} does not match the model its {CONFIG_FILE} "
+                             f"describes ({', '.join(wrong[:3])}); export the model again")
+        for name, table in word_tables(model).items():
+            if name in extra:
+                table.set_extra_rows(extra[name])
+        if config["encode_vocab_added"]:
+            model.encode_vocab = Vocab(list(model.vocab.itos) + list(config["encode_vocab_added"]))
+        model.expansion = config.get("vocabulary_expansion")
+        return cls(model)
+
+
+def _plain_json(value: Any) -> Any:
+    """OmegaConf containers in the hyper-parameters as plain JSON."""
+    if hasattr(value, "items"):
+        return dict(value.items())
+    if isinstance(value, (list, tuple)) or hasattr(value, "__iter__"):
+        return list(value)
+    raise TypeError(f"cannot write {type(value).__name__} into {CONFIG_FILE}")
+
+
+def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """safetensors refuses tensors that share memory (tied weights): give each its own copy."""
+    seen: set[int] = set()
+    out = {}
+    for key, value in tensors.items():
+        pointer = value.untyped_storage().data_ptr()
+        out[key] = value.clone() if pointer in seen else value
+        seen.add(pointer)
+    return out
+
+
+def export(model: SentenceModel, out: str | Path) -> Path:
+    """Write ``model`` (as it encodes now: with or without vocabulary expansion) as a sentence-transformers folder."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    SentenceTransformer(modules=[SentenceLabModule(model)], device=str(model.device)).save(str(out))
+    return out
