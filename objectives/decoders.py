@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from sentence_lab.encoders.base import length_mask
+from sentence_lab.objectives.noise import word_dropout
 from sentence_lab.text import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 CONDITIONINGS = ("init", "input", "both")
@@ -46,12 +47,17 @@ class GRUDecoder(nn.Module):
     Kiros et al. 2015, section 2, condition every step of the decoder on the encoder's vector), or both.
     ``condition_norm``: the condition goes through layer normalisation first (Ba et al. 2016 trained
     skip-thought with it), so its norm and any direction shared by every sentence carry nothing the decoder
-    can use as a bias.
+    can use as a bias. ``word_dropout``: while training, each input word becomes ``<unk>`` with this probability
+    (``objectives.noise.word_dropout``).
     """
 
     def __init__(self, vocab_size: int, condition_dim: int, embed_dim: int = 128, hidden_dim: int = 512,
-                 condition: str = "both", dropout: float = 0.0, condition_norm: bool = False) -> None:
+                 condition: str = "both", dropout: float = 0.0, condition_norm: bool = False,
+                 word_dropout: float = 0.0) -> None:
         super().__init__()
+        if not 0.0 <= word_dropout < 1.0:
+            raise ValueError(f"objective.word_dropout={word_dropout}: use a probability in [0, 1)")
+        self.word_dropout = word_dropout
         if condition not in CONDITIONINGS:
             raise ValueError(f"unknown decoder condition {condition!r}: use one of {CONDITIONINGS}")
         self.vocab_size, self.condition = vocab_size, condition
@@ -94,6 +100,8 @@ class GRUDecoder(nn.Module):
         """Summed token cross-entropy of generating ``tokens`` (then ``</s>``), the number of target tokens
         and how many the argmax got right. Padding positions are never projected onto the vocabulary."""
         inputs, targets, target_lengths = decoder_io(clip_vocabulary(tokens, self.vocab_size), lengths)
+        if self.training:
+            inputs = word_dropout(inputs, self.word_dropout)
         states = self.hidden_states(condition, inputs)
         real = length_mask(target_lengths, targets.shape[1])
         logits = self.output(self.dropout(states[real]))  # [real tokens, V]

@@ -10,6 +10,7 @@ from torch import nn
 from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.objectives.contract import PAIRS, SENTENCES, ObjectiveSpec
 from sentence_lab.objectives.decoders import GRUDecoder, check_output_bias, token_mean
+from sentence_lab.objectives.noise import sdae_noise
 from sentence_lab.text import PAD_ID, UNK_ID, Vocab
 
 
@@ -24,6 +25,8 @@ class Seq2Seq(nn.Module):
     ``decoder_vocab_size`` most frequent words) generates side b. Loss: token cross-entropy averaged over real
     target tokens. Validation also decodes greedily the first ``bleu_sentences`` pairs and reports corpus
     BLEU (sacrebleu, on the tokenised lowercased text: ``tokenize="none"``) as ``val/bleu``. Embedding: ``f(s)``.
+    ``noise_delete`` / ``noise_swap``: while training, the encoder reads its source with Hill et al. 2016's SDAE
+    noise (``objectives.noise.sdae_noise``); the decoder still generates the clean target.
     """
 
     spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(PAIRS, ("source", "target"), "val/bleu", "max", "multi30k_en_fr")
@@ -31,14 +34,19 @@ class Seq2Seq(nn.Module):
     def __init__(self, encoder_factory: Callable[..., SentenceEncoder], vocabs: Mapping,
                  decoder_vocab_size: int = 20000, embed_dim: int = 128, hidden_dim: int = 512,
                  condition: str = "both", dropout: float = 0.0, bleu_sentences: int = 1000,
-                 max_decode_len: int = 50, condition_norm: bool = False, output_bias: str = "zero") -> None:
+                 max_decode_len: int = 50, condition_norm: bool = False, output_bias: str = "zero",
+                 word_dropout: float = 0.0, noise_delete: float = 0.0, noise_swap: float = 0.0) -> None:
         super().__init__()
+        if not (0.0 <= noise_delete < 1.0 and 0.0 <= noise_swap <= 1.0):
+            raise ValueError(f"objective.noise_delete={noise_delete}, noise_swap={noise_swap}: use probabilities")
+        self.noise_delete, self.noise_swap = noise_delete, noise_swap
         self.output_bias = check_output_bias(output_bias)
         self.f = encoder_factory()
         self.output_dim = self.f.output_dim
         self.target_vocab: Vocab = vocabs[self._target_side()]
         size = min(decoder_vocab_size, len(self.target_vocab))
-        self.decoder = GRUDecoder(size, self.output_dim, embed_dim, hidden_dim, condition, dropout, condition_norm)
+        self.decoder = GRUDecoder(size, self.output_dim, embed_dim, hidden_dim, condition, dropout, condition_norm,
+                                  word_dropout)
         self.bleu_sentences, self.max_decode_len = bleu_sentences, max_decode_len
         self._hypotheses: list[str] = []
         self._references: list[str] = []
@@ -59,6 +67,8 @@ class Seq2Seq(nn.Module):
 
     def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         src, src_len, tgt, tgt_len = self.sides(batch)
+        if self.training and (self.noise_delete > 0 or self.noise_swap > 0):
+            src, src_len = sdae_noise(src, src_len, self.noise_delete, self.noise_swap)
         return token_mean(*self.decoder.loss(self.f(src, src_len), tgt, tgt_len))
 
     def evaluation_step(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -58,3 +58,42 @@ def test_decoding_objectives_take_the_counts_only_when_asked(objective_class):
         assert all(not torch.equal(b, d.output.bias) for b, d in zip(before, decoders)) == changed
     with pytest.raises(ValueError, match="output_bias"):
         build("uniform")
+
+
+class _Recording(torch.nn.Module):
+    """An encoder that remembers the ids it was given."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner, self.output_dim, self.seen = inner, inner.output_dim, []
+
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        self.seen.append([t[:n].tolist() for t, n in zip(tokens, lengths.tolist())])
+        return self.inner(tokens, lengths)
+
+
+def test_the_autoencoder_reads_a_noisy_source_only_while_training():
+    vocab = Vocab(WORDS)
+    objective = AutoEncoder(
+        encoder_factory=lambda side="source": _Recording(BagOfWordsEncoder(vocab=vocab, embed_dim=4,
+                                                                            embedding_init="random")),
+        vocabs={"source": vocab}, decoder_vocab_size=8, embed_dim=3, hidden_dim=5, noise_swap=1.0)
+    batch = {"tokens": torch.tensor([[4, 5, 6, 7]]), "lengths": torch.tensor([4])}
+    objective.train()
+    objective(batch)
+    objective.eval()
+    objective(batch)
+    assert objective.f.seen == [[[5, 4, 7, 6]], [[4, 5, 6, 7]]]
+
+
+def test_decoder_word_dropout_acts_only_while_training():
+    torch.manual_seed(0)
+    decoder = GRUDecoder(vocab_size=8, condition_dim=4, embed_dim=3, hidden_dim=5, word_dropout=0.5)
+    condition, tokens, lengths = torch.randn(3, 4), torch.randint(4, 8, (3, 6)), torch.tensor([6, 5, 4])
+    decoder.eval()
+    clean = decoder.loss(condition, tokens, lengths)[0]
+    assert torch.equal(decoder.loss(condition, tokens, lengths)[0], clean)
+    decoder.train()
+    assert not torch.equal(decoder.loss(condition, tokens, lengths)[0], clean)
+    with pytest.raises(ValueError, match="word_dropout"):
+        GRUDecoder(vocab_size=8, condition_dim=4, word_dropout=1.0)
