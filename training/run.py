@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
+from lightning.pytorch.loggers import WandbLogger
 from hydra.utils import get_class, instantiate
 from lightning.pytorch.callbacks import EarlyStopping, Timer
 from lightning.pytorch.trainer.states import TrainerStatus
@@ -266,4 +267,13 @@ def train(cfg: DictConfig) -> float | None:
     log.info("%s = %s; run directory: %s", name, value, trainer.default_root_dir)
     if cfg.get("test_after_fit", True) and getattr(trainer.datamodule, "test_names", None):
         test(trainer, model, trainer.datamodule)
+    close_trackers(trainer)
     return value
+
+
+def close_trackers(trainer: L.Trainer) -> None:
+    """End the run in the trackers that keep one open past the Trainer (W&B): its log is complete on disk, and the
+    next job of an in-process sweep starts a run of its own."""
+    for logger in trainer.loggers:
+        if isinstance(logger, WandbLogger) and logger._experiment is not None:
+            logger.experiment.finish()

