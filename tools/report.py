@@ -31,9 +31,11 @@ import numpy as np
 
 from sentence_lab.adapters.trained import load_checkpoint_encoder
 from sentence_lab.evaluation.results import probe_details, read_results
+from sentence_lab.evaluation.sts_conventions import CONVENTIONS, StsConvention, convention
 from sentence_lab.evaluation.tasks.registry import TASKS, get_path
 from sentence_lab.text.documents import list_documents, read_document, split_sentences
 from sentence_lab.text.files import atomic_write_text
+from sentence_lab.tools.compare import with_convention
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ class Run:
     probes: dict[str, str] = field(default_factory=dict)  # task -> probe details of its last epoch
     measures: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)  # selectivity|mdl_kbits -> task -> epoch -> value
     reference: bool = False  # a results file of a fixed encoder (bow_glove, minilm), not a training run
+    last_results: dict = field(default_factory=dict)  # the results document of the last epoch evaluated
 
     def final(self, task: str) -> float | None:
         scores = self.curves.get(task)
@@ -136,6 +139,7 @@ def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
         epoch = int(doc.get("epoch", path.stem.split("_")[-1]))
         for task, result in doc.get("results", {}).items():
             add_result(run, task, result, epoch)
+        run.last_results = doc
     run.loss = read_scalars(run_dir).get("train/loss_step", [])
     tests = run_dir / "test_results.json"
     if tests.is_file():
@@ -153,6 +157,7 @@ def load_reference(path: Path) -> Run:
     run = Run(Path(path), f"reference: {name}", {"objective": "-", "encoder": name, "data": "-"}, reference=True)
     for task, result in doc.get("results", {}).items():
         add_result(run, task, result, 0)
+    run.last_results = doc
     return run
 
 
@@ -243,6 +248,27 @@ def write_table(runs: list[Run], out: Path) -> None:
     if figures:
         lines += ["", "Figures: " + ", ".join(f"[{f}]({f})" for f in figures)]
     atomic_write_text(out / "report.md", "\n".join(lines) + "\n")
+
+
+def sts_table(runs: list[Run], sts: StsConvention) -> str:
+    """The STS rows of each run's last evaluated epoch as ``sts`` reports them (x100), with their mean; a cell is
+    empty where the run did not evaluate the task (``simcse`` reads the cosine tasks: tasks=sts_cosine)."""
+    docs = [with_convention(run.last_results, sts) for run in runs]
+    lines = [f"STS as {sts.reproduces} (x100, last epoch evaluated).", "",
+             "| task | " + " | ".join(run.name for run in runs) + " |", "|---" * (len(runs) + 1) + "|"]
+    values = {run.name: [] for run in runs}
+    for task in sts.tasks:
+        cells = []
+        for run, doc in zip(runs, docs):
+            score = doc["results"].get(task, {}).get("main_score")
+            cells.append("" if score is None else f"{100 * score:.2f}")
+            if score is not None:
+                values[run.name].append(100 * score)
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    complete = [len(values[run.name]) == len(sts.tasks) for run in runs]
+    lines.append("| mean | " + " | ".join(f"{sum(values[r.name]) / len(values[r.name]):.2f}" if ok else ""
+                                         for r, ok in zip(runs, complete)) + " |")
+    return "\n".join(lines) + "\n"
 
 
 # ---- figures ----------------------------------------------------------------------------------------
@@ -431,7 +457,8 @@ def neighbours(runs: list[Run], queries: list[str], pool: list[str], k: int = 3)
 
 
 def build_report(root: Path, with_neighbours: bool = False, queries: list[str] | None = None,
-                 pool: list[str] | None = None, references: list[Path] | None = None) -> list[Run]:
+                 pool: list[str] | None = None, references: list[Path] | None = None,
+                 sts_convention: str | None = None) -> list[Run]:
     runs = find_runs(root)
     if not runs:
         raise FileNotFoundError(f"no run under {root} (a run is a folder with .hydra/config.yaml): point report.py at "
@@ -442,6 +469,9 @@ def build_report(root: Path, with_neighbours: bool = False, queries: list[str] |
     plot_correlations(runs, root / "correlations.png")
     plot_losses(runs, root / "training_loss.png")
     write_table(runs, root)
+    if sts_convention:
+        with open(root / "report.md", "a", encoding="utf-8") as report:
+            report.write("\n" + sts_table(runs, convention(sts_convention)))
     if with_neighbours:
         atomic_write_text(root / "neighbours.md", neighbours([r for r in runs if not r.reference],
                                                              list(queries or QUERIES), pool or default_pool()))
@@ -456,11 +486,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool", type=Path, help="a text file of pool sentences, one per line")
     parser.add_argument("--reference", type=Path, action="append", default=[],
                         help="an evaluate.py results file shown beside the runs (repeatable), e.g. bow_glove, minilm")
+    parser.add_argument("--sts-convention", default=None, choices=sorted(CONVENTIONS),
+                        help="also the STS rows as a paper's convention reports them (simcse, senteval, "
+                             "senteval_spearman; evaluation/sts_conventions.py)")
     args = parser.parse_args(argv)
     read = lambda p: [l.strip() for l in p.read_text(encoding="utf-8").splitlines() if l.strip()] if p else None  # noqa: E731,E741
     try:
         runs = build_report(args.root.resolve(), args.neighbours, read(args.queries), read(args.pool),
-                            [p.resolve() for p in args.reference])
+                            [p.resolve() for p in args.reference], args.sts_convention)
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

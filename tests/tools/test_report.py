@@ -119,3 +119,22 @@ def test_probes_selectivity_and_codelength_per_epoch_reach_the_table_and_a_figur
     assert "| a | MLP 101/0.1, selectivity 25.0, MDL 6.0 kbits (compression 2.00) |" in report
     assert "| b |" not in report.split("Probes of the last epoch")[1]
     assert (tmp_path / "probing_measures.png").stat().st_size > 1000
+
+
+def test_sts_convention_prints_the_chosen_keys_of_the_last_epoch(tmp_path):
+    """--sts-convention simcse: STS12-16 pooled Spearman and the cosine tasks' test Spearman, x100, with their mean;
+    a run that did not evaluate a task has an empty cell and no mean."""
+    sts = {f"STS1{i}": {"main_score": 0.5, "pooled": {"spearman": 0.60 + i / 100}, "all": {"pearson": {"mean": 0.1}}}
+           for i in range(2, 7)}
+    cosine = {"STSBenchmarkCosine": {"main_score": 0.7, "test": {"spearman": 0.71}},
+              "SICKRelatednessCosine": {"main_score": 0.6, "test": {"spearman": 0.65}}}
+    run = fake_run(tmp_path, "a", {0: {}, 1: {}})
+    (run / "eval" / "epoch_001.json").write_text(json.dumps({"epoch": 1, "results": {**sts, **cosine}}))
+    other = fake_run(tmp_path, "b", {0: {}})
+    (other / "eval" / "epoch_000.json").write_text(json.dumps({"epoch": 0, "results": sts}))
+    assert main([str(tmp_path), "--sts-convention", "simcse"]) == 0
+    report = (tmp_path / "report.md").read_text()
+    assert "STS as SimCSE's evaluation.py" in report
+    assert "| STS12 | 62.00 | 62.00 |" in report and "| STS16 | 66.00 | 66.00 |" in report
+    assert "| STSBenchmarkCosine | 71.00 |  |" in report and "| SICKRelatednessCosine | 65.00 |  |" in report
+    assert f"| mean | {(62 + 63 + 64 + 65 + 66 + 71 + 65) / 7:.2f} |  |" in report
