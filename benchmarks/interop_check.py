@@ -1,0 +1,82 @@
+"""A trained run, exported and run elsewhere: do the vectors and scores stay ours?
+
+    SENTENCE_DATA=../shared/data python benchmarks/interop_check.py logs/train/runs/<run>
+
+1. Exports the run (``tools.export_st``), loads it with ``SentenceTransformer(..., trust_remote_code=True)`` and
+   prints, over the STS-B test sentences, the largest per-sentence difference from ``SentenceModel.encode`` relative
+   to the vector's norm (vocabulary expansion on, as ``evaluate.py``).
+2. Builds MTEB's STS task from the same STS-B test pairs (SentEval's tokenised copy, read locally) and scores it in
+   MTEB 2.x through both paths (the exported folder; ``adapters.mteb.mteb_model`` on the checkpoint), beside our
+   engine's ``STSBenchmarkCosine`` (test Spearman of the cosine: the same number by definition).
+Prints a table and writes ``<run>/interop_check.json`` (with machine, versions and revision).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import mteb
+import numpy as np
+from sentence_transformers import SentenceTransformer
+
+from sentence_lab.adapters.mteb import local_sts_task, mteb_model
+from sentence_lab.adapters.trained import load_checkpoint_encoder
+from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.results import git_revision, library_versions
+from sentence_lab.evaluation.runner import load_tasks, run_task
+from sentence_lab.tools.export_st import main as export_main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def mteb_score(model, task) -> float:
+    (result,) = mteb.evaluate(model, task, cache=None, show_progress_bar=False).task_results
+    return float(result.get_score())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path, help="a run directory (its best.ckpt) or a .ckpt file")
+    args = parser.parse_args(argv)
+    data = os.environ.get("SENTENCE_DATA")
+    if not data:
+        raise SystemExit("set SENTENCE_DATA to the data root (e.g. ../shared/data): STS-B is read from there")
+    (sts,) = load_tasks(["STSBenchmarkCosine"], data)
+    test = sts.data.splits["test"]
+    sentences = sorted(set(test.a) | set(test.b))
+    record: dict = {"run": str(args.run), "sentences": len(sentences)}
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        export_main([f"ckpt_path={args.run}", f"out={out}"])
+        record["export_seconds"] = round(time.perf_counter() - started, 2)
+        exported = SentenceTransformer(out, trust_remote_code=True, device="cpu")
+        ours, _ = load_checkpoint_encoder(str(args.run), vocab_expansion=True)
+        mine, theirs = ours.encode(sentences), exported.encode(sentences, batch_size=128)
+        relative = np.abs(mine - theirs).max(1) / np.maximum(np.linalg.norm(mine, axis=1), 1e-12)
+        record["largest_relative_difference"] = float(relative.max())
+        task = local_sts_task("STSBenchmarkLocal", test.a, test.b, test.y)
+        record["mteb_exported"] = mteb_score(exported, task)
+        record["mteb_wrapper"] = mteb_score(mteb_model(f"ckpt_path={Path(args.run).resolve()}"), task)
+    result = run_task(sts, EmbeddingCache(ours), ProtocolParams())
+    record["ours_STSBenchmarkCosine"] = float(result["test"]["spearman"])
+    print(f"{record['sentences']} STS-B test sentences; largest |ours - sentence-transformers| / |ours|: "
+          f"{record['largest_relative_difference']:.2e}")
+    print("| STS-B test, Spearman of the cosine | value |\n|---|---|")
+    for key in ("ours_STSBenchmarkCosine", "mteb_exported", "mteb_wrapper"):
+        print(f"| {key} | {record[key]:.6f} |")
+    record.update(machine=platform.platform(), python=platform.python_version(), versions=library_versions(),
+                  revision=git_revision(ROOT), mteb=mteb.__version__)
+    target = Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent
+    (target / "interop_check.json").write_text(json.dumps(record, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
