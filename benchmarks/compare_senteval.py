@@ -281,7 +281,7 @@ def main(argv=None) -> int:
     warnings.filterwarnings("ignore")
 
     from sentence_lab.evaluation.baselines import BowGloveEncoder
-    from sentence_lab.evaluation.runner import git_revision
+    from sentence_lab.evaluation.results import git_revision
 
     p = protocol(args.params)
     data_dir = Path(args.data)
