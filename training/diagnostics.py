@@ -20,6 +20,7 @@ writes one JSON line per measurement to ``<run dir>/diagnostics.jsonl``:
 from __future__ import annotations
 
 import json
+import logging
 import math
 from pathlib import Path
 from typing import Any, Iterable
@@ -31,6 +32,8 @@ from lightning.pytorch.callbacks import Callback
 from sentence_lab.encoders.base import length_mask
 from sentence_lab.encoders.bilstm import BiLSTMMaxEncoder
 from sentence_lab.encoders.embedding import trim_to_longest
+
+log = logging.getLogger(__name__)
 
 DEFAULT_STEPS = (0, 25, 50, 100, 200, 300, 400, 600, 800, 1000, 1500, 2000, 3000, 4000, 6000, 8000)
 
@@ -71,6 +74,13 @@ def maxpool_winner_share(states: torch.Tensor, lengths: torch.Tensor) -> float:
     return float(np.mean(shares))
 
 
+def source_side(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The sentences a batch's encoder reads: ``tokens`` of consecutive sentences, side ``a`` of pairs."""
+    if "tokens" in batch:
+        return batch["tokens"], batch["lengths"]
+    return batch["a_tokens"], batch["a_lengths"]
+
+
 class _MeanVector:
     """A forward hook that replaces an encoder's output by its batch mean, broadcast to every row."""
 
@@ -105,12 +115,26 @@ class VectorDiagnostics(Callback):
         step = int(trainer.global_step)
         if step in self.steps and step not in self._done and trainer.is_global_zero:
             self._done.add(step)
-            self.measure(trainer, pl_module, step)
+            self._measure_or_warn(trainer, pl_module, step)
 
     def on_train_end(self, trainer, pl_module) -> None:
         step = int(trainer.global_step)
         if step not in self._done and trainer.is_global_zero:
+            self._measure_or_warn(trainer, pl_module, step)
+
+    def _measure_or_warn(self, trainer, pl_module, step: int) -> None:
+        """A measurement that fails is a warning and a line in the file, never the end of the run."""
+        try:
             self.measure(trainer, pl_module, step)
+        except Exception as err:  # noqa: BLE001 - a diagnostic must not stop training
+            log.warning("diagnostics at step %d failed: %s: %s", step, type(err).__name__, err)
+            self._write(trainer, {"step": step, "error": f"{type(err).__name__}: {err}"})
+
+    def _write(self, trainer, record: dict[str, Any]) -> None:
+        path = self.output or Path(trainer.default_root_dir) / "diagnostics.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(record) + "\n")
 
     @torch.no_grad()
     def measure(self, trainer, pl_module, step: int) -> dict[str, Any]:
@@ -123,7 +147,7 @@ class VectorDiagnostics(Callback):
         try:
             for batch in self._fixed_batches(trainer):
                 batch = {k: v.to(pl_module.device) if torch.is_tensor(v) else v for k, v in batch.items()}
-                tokens, lengths = batch["tokens"], batch["lengths"]
+                tokens, lengths = source_side(batch)
                 vectors.append(pl_module.objective.embed(tokens, lengths).float().cpu().numpy())
                 if isinstance(encoder, BiLSTMMaxEncoder):
                     states, _ = encoder._run(trim_to_longest(tokens, lengths), lengths)
@@ -144,8 +168,5 @@ class VectorDiagnostics(Callback):
             record["decoder_loss"] = float(np.mean(losses))
             record["decoder_loss_mean_vector"] = float(np.mean(mean_losses))
             record["vector_use"] = record["decoder_loss_mean_vector"] - record["decoder_loss"]
-        path = self.output or Path(trainer.default_root_dir) / "diagnostics.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(record) + "\n")
+        self._write(trainer, record)
         return record

@@ -11,7 +11,7 @@ from sentence_lab.objectives.decoders import GRUDecoder
 from sentence_lab.training.diagnostics import VectorDiagnostics, maxpool_winner_share, vector_statistics
 from sentence_lab.training.run import fit
 
-from train_config import compose_train_cfg
+from train_config import compose_objective_cfg, compose_train_cfg
 
 
 def test_vectors_all_pointing_one_way_are_fully_anisotropic_and_of_rank_one():
@@ -78,3 +78,35 @@ def test_a_fresh_run_starts_its_decoders_from_the_datas_word_frequencies(tiny_co
     expected.init_output_bias(counts)
     torch.testing.assert_close(bias, expected.output.bias.detach())
     assert "objective.decoders.next.condition_norm.weight" in init
+
+
+DIAGNOSTICS = ["+callbacks.diagnostics._target_=sentence_lab.training.diagnostics.VectorDiagnostics",
+               "+callbacks.diagnostics.steps=[0,2]", "+callbacks.diagnostics.n_batches=1"]
+QUIET = ["logger=none", "~callbacks.senteval", "~callbacks.rich_progress_bar", "~callbacks.model_summary",
+         "trainer.max_steps=3", "trainer.max_epochs=5", "trainer.max_time=null", "++trainer.val_check_interval=1.0"]
+
+
+def test_pairs_are_measured_on_their_source_side(tiny_corpus, tiny_pairs, tmp_path):
+    """NMT's batches are pairs: the vectors are the source sentences' and the gap is measured on the pairs."""
+    cfg = compose_objective_cfg("nmt", tiny_corpus, tiny_pairs, tmp_path, [
+        "encoder=gru", "encoder.hidden_dim=8", "objective.hidden_dim=16", "objective.embed_dim=8",
+        "objective.bleu_sentences=4", *QUIET, *DIAGNOSTICS])
+    fit(cfg)
+    records = [json.loads(line) for line in (tmp_path / "diagnostics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [0, 2, 3]
+    assert all(r["dim"] == 8 and np.isfinite(r["decoder_loss_mean_vector"]) for r in records)
+
+
+def test_a_measurement_that_fails_is_a_line_not_the_end_of_the_run(tiny_corpus, tmp_path, monkeypatch):
+    def broken(self, trainer, pl_module, step):
+        raise RuntimeError("no memory left for the diagnostics")
+
+    monkeypatch.setattr(VectorDiagnostics, "measure", broken)
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, [
+        "objective=autoencoder", "encoder=gru", "encoder.hidden_dim=8", "objective.hidden_dim=16",
+        "objective.embed_dim=8", *QUIET, *DIAGNOSTICS])
+    trainer, _ = fit(cfg)
+    assert trainer.global_step == 3
+    records = [json.loads(line) for line in (tmp_path / "diagnostics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [0, 2, 3]
+    assert all("no memory left" in r["error"] for r in records)
