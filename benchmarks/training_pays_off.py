@@ -1,8 +1,10 @@
-"""Does training pay off? Train for a time budget, then score the best checkpoint against the same
-model at initialisation (``init.ckpt``: same vocabulary and embeddings) and ``bow_glove``.
+"""Does training pay off? Train a recipe (a fixed amount of work; ``--minutes`` adds a wall-clock budget), then
+score the best checkpoint against the same model at initialisation (``init.ckpt``: same vocabulary and embeddings)
+and ``bow_glove``.
 
     SENTENCE_DATA=../shared/data python benchmarks/training_pays_off.py                       # the default run
-    SENTENCE_DATA=../shared/data python benchmarks/training_pays_off.py --minutes 60 -- experiment=qt_gutenberg
+    SENTENCE_DATA=../shared/data python benchmarks/training_pays_off.py --diagnostics -- objective=autoencoder
+    SENTENCE_DATA=../shared/data python benchmarks/training_pays_off.py -- experiment=qt_gutenberg
     python benchmarks/training_pays_off.py --run-dir logs/train/runs/<run>      # evaluate an existing run only
     python benchmarks/training_pays_off.py --run-dir <run> --probing            # X-Probe tasks as well
     SENTENCE_DATA=../shared/data python benchmarks/training_pays_off.py --seeds 1234,1,2 --generated --sst2
