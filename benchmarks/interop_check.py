@@ -8,6 +8,8 @@
 2. Builds MTEB's STS task from the same STS-B test pairs (SentEval's tokenised copy, read locally) and scores it in
    MTEB 2.x through both paths (the exported folder; ``adapters.mteb.mteb_model`` on the checkpoint), beside our
    engine's ``STSBenchmarkCosine`` (test Spearman of the cosine: the same number by definition).
+3. With ``--suite MR,STS14,...``: ``evaluate.py`` on the exported folder (``encoder=sentence_transformers
+   encoder.trust_remote_code=true``) and on the checkpoint, task by task (prototype protocol, same seed).
 Prints a table and writes ``<run>/interop_check.json`` (with machine, versions and revision).
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,9 +44,20 @@ def mteb_score(model, task) -> float:
     return float(result.get_score())
 
 
+def suite_scores(source: list[str], tasks: str, out: Path) -> dict[str, float]:
+    """``evaluate.py <source> tasks=[...]``'s main score per task."""
+    cmd = [sys.executable, str(ROOT / "evaluate.py"), *source, f"tasks=[{tasks}]", f"results_file={out}",
+           f"hydra.run.dir={out.parent / ('.hydra_' + out.stem)}"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr[-500:]}")
+    return {task: r["main_score"] for task, r in json.loads(out.read_text())["results"].items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="a run directory (its best.ckpt) or a .ckpt file")
+    parser.add_argument("--suite", default=None, help="also these tasks through evaluate.py, exported and checkpoint")
     args = parser.parse_args(argv)
     data = os.environ.get("SENTENCE_DATA")
     if not data:
@@ -64,6 +78,14 @@ def main(argv: list[str] | None = None) -> int:
         task = local_sts_task("STSBenchmarkLocal", test.a, test.b, test.y)
         record["mteb_exported"] = mteb_score(exported, task)
         record["mteb_wrapper"] = mteb_score(mteb_model(f"ckpt_path={Path(args.run).resolve()}"), task)
+        if args.suite:
+            scratch = Path(out) / "suite"
+            scratch.mkdir()
+            record["suite"] = {
+                "exported": suite_scores(["encoder=sentence_transformers", f"encoder.model={out}",
+                                          "encoder.trust_remote_code=true"], args.suite, scratch / "exported.json"),
+                "checkpoint": suite_scores([f"ckpt_path={Path(args.run).resolve()}"], args.suite,
+                                           scratch / "checkpoint.json")}
     result = run_task(sts, EmbeddingCache(ours), ProtocolParams())
     record["ours_STSBenchmarkCosine"] = float(result["test"]["spearman"])
     print(f"{record['sentences']} STS-B test sentences; largest |ours - sentence-transformers| / |ours|: "
@@ -71,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     print("| STS-B test, Spearman of the cosine | value |\n|---|---|")
     for key in ("ours_STSBenchmarkCosine", "mteb_exported", "mteb_wrapper"):
         print(f"| {key} | {record[key]:.6f} |")
+    if "suite" in record:
+        print("\n| task | exported folder | checkpoint |\n|---|---|---|")
+        for name, value in record["suite"]["checkpoint"].items():
+            print(f"| {name} | {record['suite']['exported'].get(name)} | {value} |")
     record.update(machine=platform.platform(), python=platform.python_version(), versions=library_versions(),
                   revision=git_revision(ROOT), mteb=mteb.__version__)
     target = Path(args.run) if Path(args.run).is_dir() else Path(args.run).parent
