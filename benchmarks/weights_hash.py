@@ -12,8 +12,19 @@ from pathlib import Path
 import torch
 
 
+def _tensors(state: dict, prefix: str = "") -> dict[str, torch.Tensor]:
+    """Every tensor of a state dict, an extra state's nested dicts (J_bi's noise generator) included."""
+    out = {}
+    for key, value in state.items():
+        if isinstance(value, dict):
+            out.update(_tensors(value, f"{prefix}{key}."))
+        elif torch.is_tensor(value):
+            out[f"{prefix}{key}"] = value
+    return out
+
+
 def weights_hash(path: Path) -> str:
-    state = torch.load(path, map_location="cpu", weights_only=False)["state_dict"]
+    state = _tensors(torch.load(path, map_location="cpu", weights_only=False)["state_dict"])
     digest = hashlib.sha256()
     for name in sorted(state):
         tensor = state[name].detach().cpu().contiguous()
