@@ -13,8 +13,14 @@ import sys
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from sentence_lab.adapters.sentence_transformers import export
 from sentence_lab.adapters.trained import load_checkpoint_encoder
+
+try:
+    from sentence_lab.adapters.sentence_transformers import export
+except ImportError as missing:  # the optional extra
+    export, MISSING = None, f"{missing}: pip install -r requirements-minilm.txt (sentence-transformers)"
+else:
+    MISSING = None
 
 DEFAULTS = {"ckpt_path": "???", "out": "???", "vocab_expansion": True}
 
@@ -40,6 +46,8 @@ def settings(argv: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     cfg = settings(list(sys.argv[1:] if argv is None else argv))
+    if export is None:
+        raise SystemExit(f"error: exporting needs sentence-transformers ({MISSING})")
     try:
         model, description = load_checkpoint_encoder(str(cfg["ckpt_path"]), bool(cfg["vocab_expansion"]))
     except (FileNotFoundError, ValueError) as err:
