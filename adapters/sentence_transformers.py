@@ -75,7 +75,7 @@ class SentenceLabModule(InputModule):
                   "vocabs": {side: list(v.itos) for side, v in model.vocabs.items()},
                   "encode_vocab_added": list(model.encode_vocab.itos[len(model.vocab):]),
                   "vocabulary_expansion": model.expansion}
-        (out / CONFIG_FILE).write_text(json.dumps(config, default=_plain_json), encoding="utf-8")
+        (out / CONFIG_FILE).write_text(json.dumps(config), encoding="utf-8")
         # Weights only: an objective's extra state (J_bi's noise generator) serves training, not encoding.
         tensors = {key: value.detach().cpu().contiguous() for key, value in model.state_dict().items()
                    if torch.is_tensor(value)}
@@ -114,15 +114,6 @@ class SentenceLabModule(InputModule):
             model.encode_vocab = Vocab(list(model.vocab.itos) + list(config["encode_vocab_added"]))
         model.expansion = config.get("vocabulary_expansion")
         return cls(model)
-
-
-def _plain_json(value: Any) -> Any:
-    """OmegaConf containers in the hyper-parameters as plain JSON."""
-    if hasattr(value, "items"):
-        return dict(value.items())
-    if isinstance(value, (list, tuple)) or hasattr(value, "__iter__"):
-        return list(value)
-    raise TypeError(f"cannot write {type(value).__name__} into {CONFIG_FILE}")
 
 
 def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -61,10 +61,16 @@ class ObjectiveSpec:
     default_data: str
 
 
+def source_side(batch: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The sentences a batch's (first) encoder reads: ``tokens`` of ``sentences``, side ``a`` of pairs."""
+    if "tokens" in batch:
+        return batch["tokens"], batch["lengths"]
+    return batch["a_tokens"], batch["a_lengths"]
+
+
 def batch_size(batch: Mapping[str, torch.Tensor]) -> int:
     """Examples in a batch of any kind."""
-    lengths = batch["lengths"] if "lengths" in batch else batch["a_lengths"]
-    return int(lengths.shape[0])
+    return int(source_side(batch)[1].shape[0])
 
 
 def check_pairing(objective_name: str, spec: ObjectiveSpec, data_name: str, datamodule) -> None:

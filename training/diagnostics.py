@@ -32,6 +32,7 @@ from lightning.pytorch.callbacks import Callback
 from sentence_lab.encoders.base import length_mask
 from sentence_lab.encoders.bilstm import BiLSTMMaxEncoder
 from sentence_lab.encoders.embedding import trim_to_longest
+from sentence_lab.objectives.contract import source_side
 
 log = logging.getLogger(__name__)
 
@@ -72,13 +73,6 @@ def maxpool_winner_share(states: torch.Tensor, lengths: torch.Tensor) -> float:
     winners = states.masked_fill(~mask, float("-inf")).argmax(dim=1)  # [B, D]: the winning position per dimension
     shares = [len(torch.unique(row)) / int(n) for row, n in zip(winners, lengths)]
     return float(np.mean(shares))
-
-
-def source_side(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The sentences a batch's encoder reads: ``tokens`` of consecutive sentences, side ``a`` of pairs."""
-    if "tokens" in batch:
-        return batch["tokens"], batch["lengths"]
-    return batch["a_tokens"], batch["a_lengths"]
 
 
 class _MeanVector:

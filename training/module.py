@@ -214,11 +214,13 @@ class SentenceModel(LightningModule):
         return list(seen.values())
 
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
-        """``encoder_frozen_steps``: drop the encoders' gradients (after DDP's all-reduce, before clipping) while
-        the warm-up lasts; an optimiser skips a parameter without a gradient."""
+        """``encoder_frozen_steps``: drop the gradients of the optimiser's encoder group (after DDP's all-reduce,
+        before clipping) while the warm-up lasts; an optimiser skips a parameter without a gradient."""
         if self.global_step < self.hparams.get("encoder_frozen_steps", 0):
-            for param in self.encoder_parameters():
-                param.grad = None
+            for group in optimizer.param_groups:
+                if group.get("encoder"):
+                    for param in group["params"]:
+                        param.grad = None
 
     def configure_optimizers(self):
         if not self.hparams.optimizer:
