@@ -8,7 +8,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from sentence_lab.evaluation.text_encoders import Concatenation
 from sentence_lab.text import Tokenizer, Vocab
-from sentence_lab.training.checkpoints import resolve_checkpoint
+from sentence_lab.training.checkpoint_choice import resolve_checkpoint
 from sentence_lab.training.module import SentenceModel, untrained_model
 
 

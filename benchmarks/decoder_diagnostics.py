@@ -36,14 +36,15 @@ COLUMNS = [("step", "step", "{:d}"), ("anisotropy", "mean cos", "{:.3f}"), ("pc1
            ("effective_rank", "eff. rank", "{:.1f}"), ("dim_variance_mean", "dim var", "{:.4f}"),
            ("dead_dim_share", "dead dims", "{:.2f}"), ("norm", "norm", "{:.2f}"),
            ("maxpool_winners", "max-pool winners", "{:.2f}"), ("decoder_loss", "loss", "{:.3f}"),
-           ("decoder_loss_mean_vector", "loss, mean vector", "{:.3f}"), ("vector_use", "gap", "{:.3f}")]
+           ("decoder_loss_mean_vector", "loss, mean vector", "{:.3f}"), ("vector_use", "gap", "{:.3f}"),
+           ("document_use", "document gap", "{:.3f}")]
 
 
 def train(steps: int, overrides: list[str]) -> Path:
     run_dir = ROOT / "logs" / "diagnostics" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     run_dir.mkdir(parents=True)
     cmd = [sys.executable, str(ROOT / "train.py"), *overrides, f"trainer.max_steps={steps}", "trainer.max_time=null",
-           "trainer.max_epochs=1000", "~callbacks.senteval", "test_after_fit=false", "logger=none",
+           "trainer.max_epochs=1000", "~callbacks.eval_suite", "test_after_fit=false", "logger=none",
            "+callbacks.diagnostics._target_=sentence_lab.training.diagnostics.VectorDiagnostics",
            f"hydra.run.dir={run_dir}"]
     started = time.perf_counter()

@@ -55,7 +55,7 @@ class Drills:
     def train_cmd(self, here: Path, *overrides: str, corpus: Path | None = None, flags: tuple = ()) -> list[str]:
         corpus = corpus or self.corpus
         return [sys.executable, str(self.checkout / "train.py"), *flags, "encoder=bow", "encoder.embed_dim=8",
-                "encoder.embedding_init=random", "data.batch_size=8", "logger=none", "~callbacks.senteval",
+                "encoder.embedding_init=random", "data.batch_size=8", "logger=none", "~callbacks.eval_suite",
                 "~callbacks.rich_progress_bar", "~callbacks.model_summary", "print_config=false",
                 "data.preprocess_workers=0", f"data.train_dir={corpus / 'train'}", f"data.valid_dir={corpus / 'valid'}",
                 f"paths.cache_dir={here / 'cache'}", f"paths.log_dir={here / 'logs'}", *overrides]
@@ -129,7 +129,7 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
             path = run / "checkpoints" / name
             path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
         resumed = self.run(self.train_cmd(here, "trainer.max_epochs=3", "task_name=t", "resume=true"), here)
-        code = (f"from training.checkpoints import resolve_checkpoint; "
+        code = (f"from sentence_lab.training.checkpoint_choice import resolve_checkpoint; "
                 f"print(resolve_checkpoint('{run}').name)")
         resolved = self.python(code, here)
         held = resumed.returncode == 0 and resolved.returncode == 0

@@ -59,7 +59,7 @@ def train(minutes: float | None, overrides: list[str], keep_suite: bool = False,
     budget = [f"trainer.max_time=00:00:{int(minutes):02d}:{int(minutes % 1 * 60):02d}"] if minutes else []
     # The per-epoch evaluation suite is left out: its time would count against the training budget, and this
     # script evaluates the checkpoints itself (pass --keep-suite to keep it).
-    suite = [] if keep_suite else ["~callbacks.senteval"]
+    suite = [] if keep_suite else ["~callbacks.eval_suite"]
     suite += [DIAGNOSTICS] if diagnostics else []
     cmd = [sys.executable, str(ROOT / "train.py"), *overrides, *suite, *budget, f"hydra.run.dir={run_dir}"]
     seconds = run(cmd, run_dir / "train.log")

@@ -1,5 +1,6 @@
 """Train a sentence encoder: ``python train.py encoder=bilstm_max objective=qt``."""
 import os
+import sys
 from pathlib import Path
 
 os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parents[1]))
@@ -7,6 +8,7 @@ os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parents[1]))
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
+from sentence_lab.training.renamed_keys import renamed_overrides  # noqa: E402
 from sentence_lab.training.run import train  # noqa: E402
 from sentence_lab.training.run_dir import register_resolvers  # noqa: E402
 from sentence_lab.training.sweeps import run_job  # noqa: E402
@@ -15,8 +17,14 @@ register_resolvers()
 
 
 @hydra.main(version_base="1.3", config_path=str(Path(__file__).resolve().parents[1] / "conf"), config_name="train")
-def main(cfg: DictConfig) -> float | None:
+def train_job(cfg: DictConfig) -> float | None:
     return run_job(cfg, train)
+
+
+def main() -> None:
+    """The command line, renamed keys rewritten (``training.renamed_keys``), then Hydra."""
+    sys.argv[1:] = renamed_overrides(sys.argv[1:])
+    train_job()
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path

@@ -12,7 +12,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
-from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader, Dataset
 
 from sentence_lab.datamodules.contiguous import EpochShuffledSampler
@@ -21,14 +20,11 @@ from sentence_lab.datamodules.pair_readers import read_pairs
 from sentence_lab.datamodules.resumable import ResumableBatches, SkippingDataLoader
 from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
 from sentence_lab.text import EOS_ID, Tokenizer, Vocab, pad_batch
+from sentence_lab.text.config_values import plain
 
 log = logging.getLogger(__name__)
 
 CACHE_VERSION = 1
-
-
-def _plain(value: Any) -> Any:
-    return OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig) else value
 
 
 class TokenizedPairs(Dataset):
@@ -78,14 +74,14 @@ class PairsDataModule(ResumableBatches):
                  max_tokens: int = 50, max_train_pairs: int | None = None, valid_size: int = 2000,
                  batch_size: int = 64, seed: int = 1234, num_workers: int = 0) -> None:
         super().__init__()
-        self.splits_cfg = {"train": _plain(train), "valid": _plain(valid)}
-        self.test_cfg: dict[str, dict] = _plain(test) or {}
+        self.splits_cfg = {"train": plain(train), "valid": plain(valid)}
+        self.test_cfg: dict[str, dict] = plain(test) or {}
         self.labels = list(labels) if labels else None
         self.batch = LABELLED_PAIRS if self.labels else PAIRS
         self.shared_vocab = shared_vocab
-        source_tok = _plain(tokenizer) or {}
+        source_tok = plain(tokenizer) or {}
         self.tokenizers = {"source": Tokenizer(**source_tok),
-                           "target": Tokenizer(**(_plain(target_tokenizer) or source_tok))}
+                           "target": Tokenizer(**(plain(target_tokenizer) or source_tok))}
         self.vocab_size, self.target_vocab_size, self.min_count = vocab_size, target_vocab_size or vocab_size, min_count
         self.max_tokens, self.max_train_pairs, self.valid_size = max_tokens, max_train_pairs, valid_size
         self.batch_size, self.seed, self.num_workers, self.cache_dir = batch_size, seed, num_workers, cache_dir

@@ -100,3 +100,21 @@ class LearnsFromUnigramCounts(Protocol):
 
     def init_from_unigram_counts(self, counts: Mapping[str, torch.Tensor]) -> None: ...
 
+
+
+@runtime_checkable
+class EvaluatesDifferently(Protocol):
+    """An objective whose validation and test steps differ from ``forward`` (the decoders also decode greedily,
+    for BLEU). ``SentenceModel`` calls ``evaluation_step(batch)`` instead of ``forward(batch)`` there; it returns
+    the same ``{"loss": ..., metrics...}``."""
+
+    def evaluation_step(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]: ...
+
+
+@runtime_checkable
+class CollectsCorpusMetrics(Protocol):
+    """An objective that measures a whole evaluation set, not batch by batch (BLEU). ``SentenceModel`` calls
+    ``corpus_metrics()`` at the end of each validation and test set, logs what it returns under
+    ``val/<name>`` (``test/<set>/<name>``), and the objective forgets what it collected."""
+
+    def corpus_metrics(self) -> dict[str, float]: ...

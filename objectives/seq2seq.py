@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, ClassVar, Mapping
 
+import sacrebleu
 import torch
 from torch import nn
 
@@ -90,8 +91,6 @@ class Seq2Seq(nn.Module):
         self._hypotheses, self._references = [], []
         if not hypotheses:
             return {}
-        import sacrebleu
-
         return {"bleu": float(sacrebleu.corpus_bleu(hypotheses, [references], tokenize="none").score)}
 
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

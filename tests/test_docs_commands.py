@@ -87,3 +87,44 @@ def test_named_scripts_and_modules_exist():
                 if module not in ("venv", "pytest", "pip") and importlib.util.find_spec(module) is None:
                     missing.append(f"{page.name}: -m {module}")
     assert not missing, missing
+
+
+def _expand_braces(name: str) -> list[str]:
+    """``multi30k_en_{fr,de}`` -> ``multi30k_en_fr``, ``multi30k_en_de``."""
+    match = re.search(r"\{([^{}]*)\}", name)
+    if match is None:
+        return [name]
+    return [n for part in match.group(1).split(",")
+            for n in _expand_braces(name[: match.start()] + part + name[match.end():])]
+
+
+def config_tables() -> dict[str, set[str]]:
+    """Per config group, the options a docs table of config groups (``| group | options |``) names: every
+    backticked identifier in the row's options cell (``key.path``, ``a=b`` and flags are not option names)."""
+    tables: dict[str, set[str]] = {}
+    for page in PAGES:
+        inside = False
+        for line in page.read_text(encoding="utf-8").splitlines():
+            if re.match(r"\|\s*group\s*\|\s*options\s*\|", line):
+                inside = True
+                continue
+            if inside and not line.startswith("|"):
+                inside = False
+            if inside and not line.startswith("|---"):
+                group_cell, options_cell = line.strip("|").split("|", 1)
+                group = group_cell.strip().strip("`")
+                names = {n for token in re.findall(r"`([^`]+)`", options_cell) for n in _expand_braces(token)}
+                tables[group] = {n for n in names if re.fullmatch(r"[a-z][a-z0-9_]*", n)}
+    return tables
+
+
+def test_the_config_groups_table_names_every_option_in_conf_and_nothing_else():
+    tables = config_tables()
+    assert {"encoder", "objective", "data", "trainer", "logger", "callbacks", "experiment"} <= set(tables)
+    for group, named in tables.items():
+        present = {p.stem for p in (ROOT / "conf" / group).glob("*.yaml")}
+        assert present, f"docs name a config group {group!r} that conf/ does not have"
+        assert not named - present, f"{group}: the docs name options conf/{group}/ does not have: {named - present}"
+        assert not present - named, f"{group}: the docs' table leaves out conf/{group}/ options {present - named}"
+    groups = {p.name for p in (ROOT / "conf").iterdir() if p.is_dir()} - {"hydra"}
+    assert not groups - set(tables), f"config groups missing from the docs' table: {groups - set(tables)}"

@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def _compose(overrides: list[str], out: Path) -> DictConfig:
     # The per-epoch evaluation suite is on by default and would read the real tasks (CI sets SENTENCE_DATA):
     # off unless a test configures it.
-    if not any(o.startswith(("callbacks.senteval", "callbacks=none", "~callbacks.senteval", "debug=")) for o in overrides):
-        overrides = ["~callbacks.senteval", *overrides]
+    if not any(o.startswith(("callbacks.eval_suite", "callbacks=none", "~callbacks.eval_suite", "debug=")) for o in overrides):
+        overrides = ["~callbacks.eval_suite", *overrides]
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("train", overrides=overrides, return_hydra_config=True)
     HydraConfig.instance().set_config(cfg)
@@ -87,5 +87,5 @@ def sweep_command(tiny_corpus: Path, senteval_root: Path, tmp_path: Path, tasks:
             "trainer.val_check_interval=1.0", "print_config=false",
             f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
             f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={tmp_path / 'sweep'}",
-            f"callbacks.senteval.data_dir={senteval_root}", f"callbacks.senteval.tasks={tasks}",
-            "callbacks.senteval.params.l2_grid=[1e-3]", "callbacks.senteval.params.max_epoch=4"]
+            f"callbacks.eval_suite.data_dir={senteval_root}", f"callbacks.eval_suite.tasks={tasks}",
+            "callbacks.eval_suite.params.l2_grid=[1e-3]", "callbacks.eval_suite.params.max_epoch=4"]

@@ -14,17 +14,12 @@ import math
 import sys
 from pathlib import Path
 
-from sentence_lab.evaluation.results import ResultsDocument, probe_details, read_results
+from sentence_lab.evaluation.results import probe_details, read_results
 from sentence_lab.evaluation.sts_conventions import CONVENTIONS, StsConvention, convention
 from sentence_lab.evaluation.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
 from sentence_lab.text.files import atomic_write_text
 
 Z95 = 1.96
-
-
-def load_run(path: str | Path) -> ResultsDocument:
-    """A results file (``evaluate.py``'s, the per-epoch suite's or a run's ``test_results.json``)."""
-    return read_results(path)
 
 
 def _n(result: dict) -> int | None:
@@ -165,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                              "Spearman, STS-B and SICK-R by cosine; senteval: SentEval's Pearson columns)")
     args = parser.parse_args(argv)
     try:
-        docs = [with_metric(load_run(p), args.metric) for p in args.results]
+        docs = [with_metric(read_results(p), args.metric) for p in args.results]  # any results file
         tasks = resolve_tasks(args.tasks) if args.tasks else None
         if args.sts_convention:
             sts = convention(args.sts_convention)

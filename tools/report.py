@@ -325,7 +325,7 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
 
 def plot_probing_measures(runs: list[Run], path: Path) -> bool:
     """Per run, selectivity and online codelength of each probing task against epochs, when the runs measured them
-    (``callbacks.senteval.params.controls=true`` / ``mdl=true``)."""
+    (``callbacks.eval_suite.params.controls=true`` / ``mdl=true``)."""
     runs = [r for r in runs if r.measures]
     if not runs:
         return False

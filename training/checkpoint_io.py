@@ -9,7 +9,6 @@ previous checkpoint stays whole until the new one is.
 """
 from __future__ import annotations
 
-import logging
 import os
 import tempfile
 import zipfile
@@ -18,8 +17,6 @@ from typing import Any
 
 import torch
 from lightning.pytorch.plugins.io import TorchCheckpointIO
-
-log = logging.getLogger(__name__)
 
 
 class CheckpointWriteError(OSError):
@@ -90,19 +87,3 @@ def checkpoint_problem(path: str | Path) -> str | None:
     if not any(name.endswith("/data.pkl") for name in names):
         return "not a checkpoint (a zip file, but not one torch.save wrote)"
     return None
-
-
-def newest_readable(candidates: list[Path], what: str) -> Path | None:
-    """The first readable checkpoint of ``candidates`` (in the order given), logging each one skipped."""
-    for path in candidates:
-        problem = checkpoint_problem(path)
-        if problem is None:
-            return path
-        log.warning("%s: skipping %s: %s", what, path, problem)
-    return None
-
-
-def by_recency(folder: Path) -> list[Path]:
-    """The ``*.ckpt`` files of ``folder``, newest first (``init.ckpt``, the untrained model, last)."""
-    files = [p for p in folder.glob("*.ckpt") if p.is_file()]
-    return sorted(files, key=lambda p: (p.name != "init.ckpt", p.stat().st_mtime), reverse=True)

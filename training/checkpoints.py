@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
 from lightning import Callback, LightningModule, Trainer
 
-from sentence_lab.training.checkpoint_io import by_recency, checkpoint_problem, newest_readable
+from sentence_lab.training.checkpoint_choice import INIT_NAME, LAST_NAME
 
-INIT_NAME = "init.ckpt"
-BEST_NAME = "best.ckpt"
-LAST_NAME = "last.ckpt"
 
 
 class InitialCheckpoint(Callback):
@@ -62,37 +58,3 @@ class InterruptedCheckpoint(Callback):
 
     def on_exception(self, trainer: Trainer, pl_module: LightningModule, exception: BaseException) -> None:
         trainer.save_checkpoint(str(self.path), weights_only=False)
-
-
-def _best_recorded_in(last: Path) -> Path | None:
-    """The best checkpoint's path that ``ModelCheckpoint`` recorded in ``last``, when that file exists."""
-    state = torch.load(last, map_location="cpu", weights_only=False).get("callbacks", {})
-    for key, value in state.items():
-        best = value.get("best_model_path") if isinstance(value, dict) else None
-        if str(key).startswith("ModelCheckpoint") and best and Path(best).is_file():
-            return Path(best)
-    return None
-
-
-def resolve_checkpoint(path: str | Path) -> Path:
-    """A checkpoint file as it is (refused in one line when unreadable); a run directory (or its
-    ``checkpoints/``) gives its best readable checkpoint: ``best.ckpt``, else the best path recorded in
-    ``last.ckpt``, else ``last.ckpt``, else the newest other one. Unreadable files are skipped, saying so."""
-    path = Path(path)
-    if path.is_file():
-        problem = checkpoint_problem(path)
-        if problem:
-            raise ValueError(f"ckpt_path={path}: {problem}: pass a .ckpt written by train.py or its run directory")
-        return path
-    if not path.is_dir():
-        raise FileNotFoundError(f"checkpoint not found: {path}: pass ckpt_path=<run dir> or <run dir>/checkpoints/<file>.ckpt")
-    folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
-    last = folder / LAST_NAME
-    candidates = [folder / BEST_NAME]
-    if checkpoint_problem(last) is None:
-        candidates += [p for p in [_best_recorded_in(last)] if p is not None] + [last]
-    candidates += [p for p in by_recency(folder) if p not in candidates and p.name != INIT_NAME]
-    found = newest_readable([p for p in dict.fromkeys(candidates) if p.is_file()], f"checkpoints of {folder}")
-    if found is None:
-        raise FileNotFoundError(f"no readable checkpoint in {folder}: pass ckpt_path=<run dir>/checkpoints/<file>.ckpt")
-    return found

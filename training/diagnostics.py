@@ -15,7 +15,15 @@ writes one JSON line per measurement to ``<run dir>/diagnostics.jsonl``:
   dimension (1: every word contributes; 1/length: one word decides every dimension);
 - ``decoder_loss`` and ``decoder_loss_mean_vector``: the objective's loss on the fixed batches, and the same with
   every sentence vector replaced by the batch's mean vector. Their gap is how much the decoder uses the vector at
-  all (0: it ignores the sentence and predicts from its own language model).
+  all (0: it ignores the sentence and predicts from its own language model);
+- ``decoder_loss_other_batch`` and ``document_use``: the loss with every sentence vector replaced by the mean
+  vector of another fixed batch (from elsewhere in the validation data), and its gap to the loss with the batch's
+  own mean. A batch is consecutive sentences of one document, so its mean carries the document (its topic, its
+  characters): ``vector_use`` is what the decoder takes from the sentence itself, ``document_use`` what it takes
+  from where the sentence is. Skip-thought's decoders, which generate a neighbour, use mostly the latter.
+
+The fixed batches are spread evenly over the validation data (the first, the last and between), so that they come
+from different documents.
 """
 from __future__ import annotations
 
@@ -82,6 +90,32 @@ class _MeanVector:
         return output.mean(0, keepdim=True).expand_as(output)
 
 
+class _FixedVector:
+    """A forward hook that replaces an encoder's output by one given vector, broadcast to every row."""
+
+    def __init__(self, vector: torch.Tensor) -> None:
+        self.vector = vector
+
+    def __call__(self, module, inputs, output: torch.Tensor) -> torch.Tensor:
+        return self.vector.to(output.device, output.dtype).unsqueeze(0).expand_as(output)
+
+
+def spread_indices(total: int, n: int) -> list[int]:
+    """``n`` batch indices spread evenly over ``0 .. total - 1`` (all of them when ``total <= n``)."""
+    if total <= n:
+        return list(range(total))
+    return sorted({int(round(i * (total - 1) / (n - 1))) for i in range(n)}) if n > 1 else [0]
+
+
+def _loss_with_hook(objective, encoder, batch: dict[str, torch.Tensor], hook) -> float:
+    """The objective's loss on ``batch`` with the encoder's output rewritten by ``hook``."""
+    handle = encoder.register_forward_hook(hook)
+    try:
+        return float(objective(batch)["loss"])
+    finally:
+        handle.remove()
+
+
 class VectorDiagnostics(Callback):
     """Measure the sentence vectors (and how much a decoder uses them) at ``steps``; see the module docstring.
 
@@ -102,7 +136,13 @@ class VectorDiagnostics(Callback):
     def _fixed_batches(self, trainer) -> list[dict[str, torch.Tensor]]:
         if self._batches is None:
             loader = trainer.datamodule.val_dataloader()
-            self._batches = [batch for _, batch in zip(range(self.n_batches), loader)]
+            wanted = spread_indices(len(loader), self.n_batches)
+            self._batches = []
+            for index, batch in enumerate(loader):
+                if index in wanted:
+                    self._batches.append(batch)
+                if index >= wanted[-1]:
+                    break
         return self._batches
 
     def on_train_batch_start(self, trainer, pl_module, batch: Any, batch_idx: int) -> None:
@@ -137,22 +177,23 @@ class VectorDiagnostics(Callback):
         pl_module.eval()
         objective = pl_module.objective
         encoder = getattr(objective, "f", None)
-        vectors, shares, losses, mean_losses = [], [], [], []
+        vectors, shares, losses, mean_losses, other_losses = [], [], [], [], []
         try:
-            for batch in self._fixed_batches(trainer):
-                batch = {k: v.to(pl_module.device) if torch.is_tensor(v) else v for k, v in batch.items()}
+            batches = [{k: v.to(pl_module.device) if torch.is_tensor(v) else v for k, v in batch.items()}
+                       for batch in self._fixed_batches(trainer)]
+            for batch in batches:
                 tokens, lengths = source_side(batch)
                 vectors.append(pl_module.objective.embed(tokens, lengths).float().cpu().numpy())
                 if isinstance(encoder, BiLSTMMaxEncoder):
                     states, _ = encoder._run(trim_to_longest(tokens, lengths), lengths)
                     shares.append(maxpool_winner_share(states, lengths))
-                if encoder is not None:
+            if encoder is not None:
+                for index, batch in enumerate(batches):
                     losses.append(float(objective(batch)["loss"]))
-                    hook = encoder.register_forward_hook(_MeanVector())
-                    try:
-                        mean_losses.append(float(objective(batch)["loss"]))
-                    finally:
-                        hook.remove()
+                    mean_losses.append(_loss_with_hook(objective, encoder, batch, _MeanVector()))
+                    if len(batches) > 1:  # the next batch's mean: another place in the validation data
+                        other = torch.from_numpy(vectors[(index + 1) % len(batches)].mean(0))
+                        other_losses.append(_loss_with_hook(objective, encoder, batch, _FixedVector(other)))
         finally:
             pl_module.train(was_training)
         record: dict[str, Any] = {"step": step, **vector_statistics(np.concatenate(vectors))}
@@ -162,5 +203,8 @@ class VectorDiagnostics(Callback):
             record["decoder_loss"] = float(np.mean(losses))
             record["decoder_loss_mean_vector"] = float(np.mean(mean_losses))
             record["vector_use"] = record["decoder_loss_mean_vector"] - record["decoder_loss"]
+        if other_losses:
+            record["decoder_loss_other_batch"] = float(np.mean(other_losses))
+            record["document_use"] = record["decoder_loss_other_batch"] - record["decoder_loss_mean_vector"]
         self._write(trainer, record)
         return record

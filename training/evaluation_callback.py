@@ -1,13 +1,13 @@
 """The evaluation suite during training: task curves per epoch, in TensorBoard and in JSON (on by default).
 
     python train.py                                              # probing + STS + quick transfer tasks
-    python train.py callbacks.senteval.tasks=[Length,WordContent,MR]
-    python train.py ~callbacks.senteval                          # no evaluation during training
+    python train.py callbacks.eval_suite.tasks=[Length,WordContent,MR]
+    python train.py ~callbacks.eval_suite                          # no evaluation during training
 
 Once before the first training step (epoch 0: the untrained model) and after every ``every_n_epochs``
 training epochs (epoch = epochs trained), on rank zero, the callback runs ``evaluation.runner.run_tasks``
 (the same code as ``evaluate.py``) on ``pl_module.encode``, logs each task's main score to every attached
-logger as ``<family>/<Task>`` (``probing/Length``, ``transfer/MR``, ``sts/STS14``, ``relatedness/STSBenchmark``)
+logger as ``<family>/<Task>`` (``probing/Length``, ``transfer/MR``, ``similarity/STS14``, ``relatedness/STSBenchmark``)
 with step = epoch, and writes ``<output_dir>/epoch_NNN.json`` (+ ``.md``), the schema of ``evaluate.py``'s
 results. At the end of fitting, each task's final and best score goes to every logger (TensorBoard's HParams tab
 pairs them with the run's hyper-parameters). Task data is read once, at ``setup``; an evaluation problem is logged and never stops
@@ -26,13 +26,13 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import TensorBoardLogger
-from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from sentence_lab.evaluation.results import ResultsWriter, protocol_record, results_meta
 from sentence_lab.evaluation.runner import LoadedTask, load_tasks, params_from_config, run_tasks
 from sentence_lab.evaluation.tasks.base import Split, TaskData
 from sentence_lab.evaluation.tasks.registry import TASKS, resolve_tasks
 from sentence_lab.evaluation.text_encoders import ExpandsVocabulary, TextEncoder
+from sentence_lab.text.config_values import plain
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +41,10 @@ SUBSAMPLE_NOTE = ("not SentEval's protocol: each split capped at max_examples_pe
 
 
 # TensorBoard family of each task family (the registry's ``TaskSpec.family``).
-TAG_FAMILIES = {"transfer": "transfer", "relatedness": "relatedness", "similarity": "sts", "probing": "probing"}
-
-
 def task_tag(task: str) -> str:
-    """``probing/Length``, ``transfer/MR``, ``sts/STS14``: the logged name of a task's main score."""
+    """``probing/Length``, ``transfer/MR``, ``similarity/STS14``: the logged name of a task's main score."""
     spec = TASKS.get(task)
-    return f"{TAG_FAMILIES.get(spec.family, spec.family) if spec else 'eval'}/{task}"
-
-
-def _plain(value: Any) -> Any:
-    return OmegaConf.to_container(value, resolve=True) if isinstance(value, (DictConfig, ListConfig)) else value
+    return f"{spec.family if spec else 'eval'}/{task}"
 
 
 def subsample(data: TaskData, max_examples: int, seed: int) -> TaskData:
@@ -70,7 +63,7 @@ def subsample(data: TaskData, max_examples: int, seed: int) -> TaskData:
     return TaskData(splits=splits, nclasses=data.nclasses, info={**data.info, "subsampled": cut})
 
 
-class SentEvalCallback(Callback):
+class EvalSuiteCallback(Callback):
     """Run the evaluation suite on the model being trained before training and every ``every_n_epochs`` epochs.
 
     Args:
@@ -102,10 +95,10 @@ class SentEvalCallback(Callback):
         self.before_training = bool(before_training)
         self.time_budget_s = None if time_budget_s is None else float(time_budget_s)
         self.vocab_expansion = bool(vocab_expansion)
-        tasks = _plain(tasks)
+        tasks = plain(tasks)
         self.task_names = resolve_tasks(tasks)  # a typo fails here, before training; reads no data
         self.data_dir = Path(data_dir)
-        self.params_cfg = dict(_plain(params) or {})
+        self.params_cfg = dict(plain(params) or {})
         self.params = params_from_config(self.params_cfg)
         self.encode_batch_size = int(self.params_cfg.get("encode_batch_size", 128))
         self.output_dir = Path(output_dir) if output_dir else None
@@ -183,7 +176,7 @@ class SentEvalCallback(Callback):
                 log.error("SentEval callback: evaluation at epoch %d failed: %s: %s", epoch,
                           type(err).__name__, err, exc_info=log.isEnabledFor(logging.DEBUG))
         if trainer.world_size > 1:
-            trainer.strategy.barrier("senteval_callback")
+            trainer.strategy.barrier("eval_suite")
 
     def on_train_start(self, trainer, pl_module) -> None:
         if self.before_training and trainer.global_step == 0 and not self._skip(trainer):
@@ -200,8 +193,8 @@ class SentEvalCallback(Callback):
         self._evaluate_on_rank_zero(trainer, pl_module, trained, seconds)
 
     def final_scores(self) -> dict[str, float]:
-        """The last evaluation's scores by tag (``probing/Length``, ``sts/STS14``, ...) and each family's mean
-        (``probing/mean``, ``sts/mean``, ``transfer/mean``): what a hyper-parameter search can maximise."""
+        """The last evaluation's scores by tag (``probing/Length``, ``similarity/STS14``, ...) and each family's mean
+        (``probing/mean``, ``similarity/mean``, ``transfer/mean``): what a hyper-parameter search can maximise."""
         if not self.history:
             return {}
         last = self.history[max(self.history)]
@@ -242,7 +235,7 @@ class SentEvalCallback(Callback):
         protocol = protocol_record(self.params, encode_batch_size=self.encode_batch_size,
                                    max_examples_per_split=self.max_examples_per_split)
         encoder = {"name": f"training:epoch_{epoch:03d}", **(pl_module.describe() if isinstance(pl_module, TextEncoder) else {}),
-                   "source": "SentEvalCallback during training", "epoch": epoch, "global_step": int(trainer.global_step)}
+                   "source": "EvalSuiteCallback during training", "epoch": epoch, "global_step": int(trainer.global_step)}
         meta = results_meta("epoch", protocol, encoder, list(self.task_names), epoch=epoch,
                             data_dir=str(self.data_dir), probing_source=self.probing)
         if self.max_examples_per_split is not None:

@@ -10,15 +10,16 @@ import numpy as np
 import torch
 from hydra.utils import instantiate
 from lightning import LightningModule
-from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
 from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.encoders.expansion import expand_embeddings
-from sentence_lab.objectives.contract import LearnsFromUnigramCounts, batch_size
+from sentence_lab.objectives.contract import (CollectsCorpusMetrics, EvaluatesDifferently, LearnsFromUnigramCounts,
+                                           batch_size)
 from sentence_lab.objectives.metrics import RunningMeans
 from sentence_lab.text import SPECIALS, UNK_ID, Tokenizer, Vocab, pad_batch
+from sentence_lab.text.config_values import plain
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +34,6 @@ UNRECORDED_TOKENIZER = {"kind": "moses", "lowercase": True}
 def _cached_tokens(tokenizer: Tokenizer, sentence: str) -> tuple[str, ...]:
     """Recently tokenised sentences: the suite encodes a task's sentences, then asks their OOV rate."""
     return tuple(tokenizer(sentence))
-
-
-def _plain(cfg: Any) -> Any:
-    return OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else cfg
 
 
 class EncoderOnly(nn.Module):
@@ -89,11 +86,11 @@ class SentenceModel(LightningModule):
         optimiser steps the encoders do not move (their gradients are dropped before the step, so Adam's moments
         start when they do) while the rest of the model learns to read the untrained encoder's vectors."""
         super().__init__()
-        encoder, objective, optimizer, scheduler = _plain(encoder), _plain(objective), _plain(optimizer), _plain(scheduler)
+        encoder, objective, optimizer, scheduler = plain(encoder), plain(objective), plain(optimizer), plain(scheduler)
         vocabs = dict(vocabs) if vocabs is not None else {"source": vocab}
         if vocabs.get("source") is None:
             raise ValueError("SentenceModel needs a source vocabulary (vocabs={'source': ...})")
-        tokenizers = _plain(tokenizers) or {"source": _plain(tokenizer) or dict(UNRECORDED_TOKENIZER)}
+        tokenizers = plain(tokenizers) or {"source": plain(tokenizer) or dict(UNRECORDED_TOKENIZER)}
         if encoder_lr_scale < 0 or encoder_frozen_steps < 0:
             raise ValueError(f"model.encoder_lr_scale={encoder_lr_scale} and model.encoder_frozen_steps="
                              f"{encoder_frozen_steps}: use values >= 0")
@@ -191,13 +188,13 @@ class SentenceModel(LightningModule):
 
     def _evaluate_batch(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """An objective may evaluate differently from training (e.g. also decode for BLEU)."""
-        step = getattr(self.objective, "evaluation_step", None)
-        return step(batch) if step is not None else self.objective(batch)
+        if isinstance(self.objective, EvaluatesDifferently):
+            return self.objective.evaluation_step(batch)
+        return self.objective(batch)
 
     def _corpus_metrics(self) -> dict[str, float]:
         """Metrics over a whole evaluation set (BLEU), from objectives that collect them."""
-        collect = getattr(self.objective, "corpus_metrics", None)
-        return collect() if collect is not None else {}
+        return self.objective.corpus_metrics() if isinstance(self.objective, CollectsCorpusMetrics) else {}
 
     def _log_means(self, meter: RunningMeans, stage: str, suffix: str, on_step: bool) -> None:
         for name, value in meter.means().items():

@@ -20,11 +20,11 @@ from sentence_lab.text.files import atomic_write_text
 from sentence_lab.encoders.base import is_trainable
 from sentence_lab.objectives.contract import ObjectiveSpec, check_pairing
 from sentence_lab.training.module import SentenceModel
-from sentence_lab.training.checkpoint_io import by_recency, checkpoint_problem, newest_readable
-from sentence_lab.training.checkpoints import INIT_NAME, LAST_NAME
+from sentence_lab.training.checkpoint_choice import check_checkpoint_path, newest_resumable_checkpoint, run_dir_of
 from sentence_lab.training.config_tree import config_tree
 from sentence_lab.training.errors import PeerLost, RunInterrupted
-from sentence_lab.training.evaluation_callback import SentEvalCallback
+from sentence_lab.training.evaluation_callback import EvalSuiteCallback
+from sentence_lab.training.renamed_keys import move_renamed_nodes
 from sentence_lab.training.run_dir import move_into_run
 from sentence_lab.training.settings_check import check_settings
 
@@ -73,44 +73,6 @@ def config_choice(cfg: DictConfig, group: str) -> str:
         if choice:
             return str(choice)
     return str(cfg[group].get("_target_", group)).rsplit(".", 1)[-1]
-
-
-def newest_resumable_checkpoint(cfg: DictConfig) -> Path | None:
-    """The checkpoint ``resume=true`` continues from: in the newest run of this task (``logs/<task_name>/runs/*``,
-    by its newest checkpoint), ``last.ckpt``, else its newest other readable checkpoint (``init.ckpt`` aside).
-    Unreadable files are skipped, saying so; a run with none readable gives way to the one before it."""
-    runs = Path(cfg.paths.log_dir) / str(cfg.task_name) / "runs"
-    here = Path(cfg.paths.output_dir).resolve()
-    folders = [p for p in runs.glob("*/checkpoints") if p.parent.resolve() != here]
-    trained = {f: [c for c in by_recency(f) if c.name != INIT_NAME] for f in folders}
-    for folder in sorted((f for f in folders if trained[f]), key=lambda f: trained[f][0].stat().st_mtime,
-                         reverse=True):
-        last = folder / LAST_NAME
-        order = ([last] if last.is_file() else []) + [c for c in trained[folder] if c != last]
-        found = newest_readable(order, "resume=true")
-        if found is not None:
-            return found
-    return None
-
-
-def run_dir_of(checkpoint: Path) -> Path | None:
-    """The train.py run directory holding ``checkpoint`` (``<run>/checkpoints/<file>.ckpt``), or None."""
-    run = checkpoint.resolve().parent.parent
-    return run if checkpoint.resolve().parent.name == "checkpoints" and (run / ".hydra").is_dir() else None
-
-
-def check_checkpoint_path(cfg: DictConfig) -> None:
-    """``ckpt_path=`` must be a readable training checkpoint: refused in one line before anything is built."""
-    ckpt = cfg.get("ckpt_path")
-    if ckpt is None:
-        return
-    problem = checkpoint_problem(ckpt)
-    if problem:
-        folder = Path(ckpt).parent
-        usable = newest_readable([p for p in by_recency(folder) if p.name != INIT_NAME], "ckpt_path") \
-            if folder.is_dir() else None
-        hint = f"the newest readable one there is {usable}" if usable else "pass a .ckpt written by train.py"
-        raise ValueError(f"ckpt_path={ckpt}: {problem}: {hint} (or resume=true for the newest run)")
 
 
 def continue_in_run_dir(cfg: DictConfig) -> None:
@@ -182,6 +144,7 @@ def write_run_status(trainer: L.Trainer) -> dict[str, Any]:
 def prepare_run(cfg: DictConfig) -> None:
     """Before any data is read: the encoder, the settings and ``ckpt_path`` are checked (one-line errors), and a
     resumed run moves into its own directory. Doing it again changes nothing."""
+    move_renamed_nodes(cfg)
     check_encoder_config(cfg)
     check_settings(cfg)
     continue_in_run_dir(cfg)
@@ -241,13 +204,13 @@ def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> ResultsDocumen
 
 def optimized_value(cfg: DictConfig, trainer: L.Trainer) -> tuple[str, float | None]:
     """The value ``train`` returns: ``optimized_metric`` (a logged metric such as ``val/context_acc``, or a score
-    of the evaluation suite's last epoch such as ``probing/mean``, ``sts/STSBenchmark``), default ``monitor``."""
+    of the evaluation suite's last epoch such as ``probing/mean``, ``relatedness/STSBenchmark``), default ``monitor``."""
     name = str(cfg.get("optimized_metric") or cfg.monitor)
     metric = trainer.callback_metrics.get(name)
     if metric is not None:
         return name, float(metric)
     for callback in trainer.callbacks:
-        if isinstance(callback, SentEvalCallback):
+        if isinstance(callback, EvalSuiteCallback):
             scores = callback.final_scores()
             if name in scores:
                 return name, scores[name]

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig

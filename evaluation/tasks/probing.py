@@ -1,6 +1,6 @@
 """The ten probing tasks (SentEval ``probing.py``), in SentEval's layout, X-Probe's, or generated.
 
-Where they come from is the ``probing`` setting (``evaluate.py probing=...``, ``callbacks.senteval.probing``):
+Where they come from is the ``probing`` setting (``evaluate.py probing=...``, ``callbacks.eval_suite.probing``):
 ``auto`` (default) takes SentEval's files under the data root, else X-Probe's, and when the data root has no
 probing data at all the set generated from the shipped books (``assets/probing/books-en``, made by ``tools.probing_gen``); ``senteval``, ``xprobe``
 and ``generated`` pick one; ``generated:<dir>`` (or a folder path) reads a set made by the generator.

@@ -21,7 +21,7 @@ def fake_run(root: Path, name: str, scores: dict[int, dict[str, float]], objecti
     """A run folder as train.py leaves it: .hydra/ config and eval/epoch_NNN.json."""
     run = root / name
     (run / ".hydra").mkdir(parents=True)
-    (run / ".hydra" / "config.yaml").write_text(f"seed: 1\nobjective: {{_target_: x}}\ntrainer: {{max_epochs: 2}}\n"
+    (run / ".hydra" / "config.yaml").write_text("seed: 1\nobjective: {_target_: x}\ntrainer: {max_epochs: 2}\n"
                                                 "data: {batch_size: 8}\nmodel: {optimizer: {lr: 0.1}}\ntags: [t]\n")
     (run / ".hydra" / "hydra.yaml").write_text(
         f"hydra:\n  runtime:\n    choices:\n      objective: {objective}\n      encoder: bow\n      data: books\n")

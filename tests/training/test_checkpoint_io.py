@@ -15,8 +15,8 @@ from omegaconf import OmegaConf
 
 import sentence_lab.training.checkpoint_io as checkpoint_io
 from sentence_lab.training.checkpoint_io import AtomicCheckpointIO, CheckpointWriteError, checkpoint_problem
-from sentence_lab.training.checkpoints import resolve_checkpoint
-from sentence_lab.training.run import check_checkpoint_path, newest_resumable_checkpoint
+from sentence_lab.training.checkpoint_choice import resolve_checkpoint
+from sentence_lab.training.checkpoint_choice import check_checkpoint_path, newest_resumable_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ import torch
 from lightning import Callback
 
 from sentence_lab.training.module import SentenceModel
-from sentence_lab.training.checkpoints import resolve_checkpoint
+from sentence_lab.training.checkpoint_choice import resolve_checkpoint
 from sentence_lab.training.run import fit
 
 from train_config import compose_train_cfg
@@ -70,7 +70,7 @@ def test_init_checkpoint_holds_the_weights_before_the_first_step(tiny_corpus, tm
 def test_early_stopping_ends_a_run_patience_validations_after_its_best(tiny_corpus, tmp_path, monkeypatch):
     cfg = compose_train_cfg(tiny_corpus, tmp_path, QUIET + ["trainer.max_epochs=8", "monitor=val/loss",
                                                             "monitor_mode=min", "model.optimizer.lr=0.05",
-                                                            "callbacks.early_stopping.patience=2"])
+                                                            "callbacks=[default,early_stopping]", "callbacks.early_stopping.patience=2"])
     record = RecordVal()
     fit_with(cfg, record, monkeypatch)
     losses = record.losses
@@ -106,6 +106,7 @@ def test_resume_true_continues_the_newest_run_in_its_directory(tiny_corpus, tmp_
     from train_config import compose_train_cfg
 
     quiet = ["encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random", "logger=none",
+             "callbacks=[default,epoch_checkpoints]",
              "~callbacks.rich_progress_bar", "~callbacks.model_summary", "trainer.val_check_interval=1.0",
              f"paths.log_dir={tmp_path / 'logs'}", "task_name=t"]
     first = tmp_path / "logs" / "t" / "runs" / "first"

@@ -35,7 +35,7 @@ def ddp_env(**env: str) -> dict[str, str]:
 def ddp_command(script: Path, tiny_corpus: Path, tmp_path: Path, *overrides: str) -> list[str]:
     return [sys.executable, str(script), "trainer=ddp_cpu", "encoder=bow", "encoder.embed_dim=16",
             "encoder.embedding_init=random", "trainer.max_epochs=2", "trainer.val_check_interval=1.0",
-            "data.batch_size=8", "logger=none", "print_config=false",
+            "data.batch_size=8", "logger=none", "print_config=false", "callbacks=[default,epoch_checkpoints]",
             f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
             f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={tmp_path / 'logs'}", *overrides]
 
@@ -54,13 +54,13 @@ def run_ddp(cmd: list[str], tmp_path: Path, **env: str) -> tuple[subprocess.Comp
 
 
 def test_ddp_cpu_trains_a_few_steps_in_two_processes_sharing_one_run_directory(tiny_corpus, tmp_path):
-    _, run = run_ddp(ddp_command(ROOT / "train.py", tiny_corpus, tmp_path, "~callbacks.senteval"), tmp_path)
+    _, run = run_ddp(ddp_command(ROOT / "train.py", tiny_corpus, tmp_path, "~callbacks.eval_suite"), tmp_path)
     assert (run / "checkpoints" / "init.ckpt").is_file()
 
 
 def test_a_rank_seconds_late_at_train_start_neither_hangs_nor_skips_a_collective(tiny_corpus, tmp_path):
     """Rank 1 reaches on_train_start 8 s after rank 0, which has written init.ckpt by then (issue 31)."""
-    cmd = ddp_command(FAULTS, tiny_corpus, tmp_path, "~callbacks.senteval",
+    cmd = ddp_command(FAULTS, tiny_corpus, tmp_path, "~callbacks.eval_suite",
                       "trainer.strategy.timeout.seconds=120")
     _, run = run_ddp(cmd, tmp_path, SLOW_RANK_DELAY_S="8")
     assert (run / "checkpoints" / "init.ckpt").is_file()
@@ -72,9 +72,9 @@ def test_a_late_rank_with_the_per_epoch_suite_on_rank_zero(with_data, tiny_corpu
     data at all, where rank 0 skips every evaluation and the other ranks must skip its barrier too."""
     data_dir = senteval_root if with_data else tmp_path / "empty"
     cmd = ddp_command(FAULTS, tiny_corpus, tmp_path,
-                      f"callbacks.senteval.data_dir={data_dir}", "callbacks.senteval.tasks=[Length,WordContent]",
-                      "callbacks.senteval.probing=xprobe", "callbacks.senteval.params.l2_grid=[1e-3]",
-                      "callbacks.senteval.params.max_epoch=4", "trainer.strategy.timeout.seconds=120")
+                      f"callbacks.eval_suite.data_dir={data_dir}", "callbacks.eval_suite.tasks=[Length,WordContent]",
+                      "callbacks.eval_suite.probing=xprobe", "callbacks.eval_suite.params.l2_grid=[1e-3]",
+                      "callbacks.eval_suite.params.max_epoch=4", "trainer.strategy.timeout.seconds=120")
     _, run = run_ddp(cmd, tmp_path, SLOW_RANK_DELAY_S="8")
     written = sorted(p.name for p in (run / "eval").glob("epoch_*.json")) if (run / "eval").is_dir() else []
     assert written == (["epoch_000.json", "epoch_001.json", "epoch_002.json"] if with_data else [])
@@ -82,7 +82,7 @@ def test_a_late_rank_with_the_per_epoch_suite_on_rank_zero(with_data, tiny_corpu
 
 def test_a_rank_that_hangs_ends_the_run_after_the_process_group_timeout(tiny_corpus, tmp_path):
     """Rank 1 stops (SIGSTOP) at step 3: rank 0 ends with a one-line error after the 20 s timeout, not never."""
-    cmd = ddp_command(FAULTS, tiny_corpus, tmp_path, "~callbacks.senteval", "trainer.strategy.timeout.seconds=20")
+    cmd = ddp_command(FAULTS, tiny_corpus, tmp_path, "~callbacks.eval_suite", "trainer.strategy.timeout.seconds=20")
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=ddp_env(STOP_RANK_AT_STEP="3"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     started = time.monotonic()

@@ -14,7 +14,7 @@ from train_config import compose_train_cfg
 def test_debug_configs_compose_on_cpu_without_the_suite(name, key, value, tiny_corpus, tmp_path):
     cfg = compose_train_cfg(tiny_corpus, tmp_path, [f"debug={name}"])
     assert cfg.trainer[key] == value and cfg.trainer.accelerator == "cpu" and cfg.task_name == "debug"
-    assert cfg.callbacks.senteval is None
+    assert cfg.callbacks.eval_suite is None
 
 
 def test_overfit_debug_run_drives_the_loss_down(tiny_corpus, tmp_path):

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from sentence_lab.objectives.decoders import GRUDecoder
-from sentence_lab.training.diagnostics import VectorDiagnostics, maxpool_winner_share, vector_statistics
+from sentence_lab.training.diagnostics import spread_indices, VectorDiagnostics, maxpool_winner_share, vector_statistics
 from sentence_lab.training.run import fit
 
 from train_config import compose_objective_cfg, compose_train_cfg
@@ -51,7 +51,7 @@ def test_the_callback_measures_a_decoding_objective_at_its_steps(tiny_corpus, tm
         "objective=skipthought", "encoder=bilstm_max", "encoder.embed_dim=16", "encoder.hidden_dim=8",
         "encoder.embedding_init=random", "objective.hidden_dim=16", "objective.embed_dim=8", "trainer.max_steps=6",
         "trainer.max_epochs=5", "trainer.max_time=null", "trainer.val_check_interval=1.0", "logger=none",
-        "~callbacks.senteval", "~callbacks.rich_progress_bar", "~callbacks.model_summary",
+        "~callbacks.eval_suite", "~callbacks.rich_progress_bar", "~callbacks.model_summary",
         "+callbacks.diagnostics._target_=sentence_lab.training.diagnostics.VectorDiagnostics",
         "+callbacks.diagnostics.steps=[0,3]", "+callbacks.diagnostics.n_batches=2"])
     fit(cfg)
@@ -60,7 +60,16 @@ def test_the_callback_measures_a_decoding_objective_at_its_steps(tiny_corpus, tm
     for record in records:
         assert 0 < record["maxpool_winners"] <= 1 and record["dim"] == 16
         assert np.isfinite(record["decoder_loss"]) and np.isfinite(record["decoder_loss_mean_vector"])
+        assert record["document_use"] == pytest.approx(record["decoder_loss_other_batch"]
+                                                       - record["decoder_loss_mean_vector"])
     assert records[0]["decoder_loss"] != records[-1]["decoder_loss"]  # the weights moved between measurements
+
+
+def test_the_fixed_batches_are_spread_over_the_validation_data():
+    assert spread_indices(10, 4) == [0, 3, 6, 9]
+    assert spread_indices(3, 4) == [0, 1, 2]
+    assert spread_indices(100, 1) == [0]
+    assert spread_indices(5, 2) == [0, 4]
 
 
 def test_a_fresh_run_starts_its_decoders_from_the_datas_word_frequencies(tiny_corpus, tmp_path):
@@ -69,7 +78,7 @@ def test_a_fresh_run_starts_its_decoders_from_the_datas_word_frequencies(tiny_co
         "objective.hidden_dim=8", "objective.embed_dim=4", "objective.output_bias=log_unigram",
         "objective.condition_norm=true", "trainer.max_steps=1", "trainer.max_time=null", "logger=none",
         "trainer.val_check_interval=1.0",
-        "~callbacks.senteval", "~callbacks.rich_progress_bar", "~callbacks.model_summary"])
+        "~callbacks.eval_suite", "~callbacks.rich_progress_bar", "~callbacks.model_summary"])
     trainer, _ = fit(cfg)
     counts = torch.from_numpy(trainer.datamodule.token_counts()["source"])
     init = torch.load(tmp_path / "checkpoints" / "init.ckpt", weights_only=False)["state_dict"]
@@ -82,7 +91,7 @@ def test_a_fresh_run_starts_its_decoders_from_the_datas_word_frequencies(tiny_co
 
 DIAGNOSTICS = ["+callbacks.diagnostics._target_=sentence_lab.training.diagnostics.VectorDiagnostics",
                "+callbacks.diagnostics.steps=[0,2]", "+callbacks.diagnostics.n_batches=1"]
-QUIET = ["logger=none", "~callbacks.senteval", "~callbacks.rich_progress_bar", "~callbacks.model_summary",
+QUIET = ["logger=none", "~callbacks.eval_suite", "~callbacks.rich_progress_bar", "~callbacks.model_summary",
          "trainer.max_steps=3", "trainer.max_epochs=5", "trainer.max_time=null", "++trainer.val_check_interval=1.0"]
 
 

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _command(tiny_corpus: Path, tmp_path: Path, *overrides: str, flags: tuple[str, ...] = ()) -> list[str]:
     return [sys.executable, str(ROOT / "train.py"), *flags, "encoder=bow", "encoder.embed_dim=8",
-            "encoder.embedding_init=random", "data.batch_size=8", "logger=none", "~callbacks.senteval",
+            "encoder.embedding_init=random", "data.batch_size=8", "logger=none", "~callbacks.eval_suite",
             "~callbacks.rich_progress_bar", "~callbacks.model_summary", "print_config=false",
             "data.preprocess_workers=0", f"data.train_dir={tiny_corpus / 'train'}",
             f"data.valid_dir={tiny_corpus / 'valid'}", f"paths.cache_dir={tmp_path / 'cache'}",
@@ -71,7 +71,8 @@ def _start_and_signal(cmd: list[str], cwd: Path, wait_for: Path) -> subprocess.C
 
 
 def test_sigterm_saves_then_exits_143_and_resume_continues_in_the_same_directory(tiny_corpus, tmp_path):
-    cmd = _command(tiny_corpus, tmp_path, "trainer.max_epochs=100000", "task_name=sig")
+    cmd = _command(tiny_corpus, tmp_path, "trainer.max_epochs=100000", "task_name=sig",
+                   "callbacks=[default,epoch_checkpoints]")
     done = _start_and_signal(cmd, tmp_path, tmp_path / "logs" / "sig" / "runs" / "*" / "checkpoints" / "init.ckpt")
     assert done.returncode == 128 + signal.SIGTERM, done.stderr[-3000:]
     assert "stopped by SIGTERM" in _one_error_line(done.stderr)
@@ -79,7 +80,8 @@ def test_sigterm_saves_then_exits_143_and_resume_continues_in_the_same_directory
     assert (run / "checkpoints" / "interrupted.ckpt").is_file()
     epochs = len(list((run / "checkpoints").glob("epoch_*.ckpt")))
     log_lines = len((run / "train.log").read_text().splitlines())
-    resumed = _train(tiny_corpus, tmp_path, f"trainer.max_epochs={epochs + 1}", "task_name=sig", "resume=true")
+    resumed = _train(tiny_corpus, tmp_path, f"trainer.max_epochs={epochs + 1}", "task_name=sig", "resume=true",
+                     "callbacks=[default,epoch_checkpoints]")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert _runs(tmp_path, "sig") == [run]  # no stub directory for the resumed part
     assert len((run / "train.log").read_text().splitlines()) > log_lines  # its log went on in the run's own

@@ -1,4 +1,4 @@
-"""SentEvalCallback: per-epoch SentEval scores in TensorBoard and JSON, on fixture tasks and a tiny corpus."""
+"""EvalSuiteCallback: per-epoch SentEval scores in TensorBoard and JSON, on fixture tasks and a tiny corpus."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
 import sentence_lab.training.evaluation_callback as callback_module
-from sentence_lab.training.evaluation_callback import SentEvalCallback
+from sentence_lab.training.evaluation_callback import EvalSuiteCallback, task_tag
 from sentence_lab.evaluation.results import ResultsWriter, read_results
 from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
 from sentence_lab.evaluation.tasks import UnknownTask
@@ -39,9 +39,9 @@ def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root
     cfg = _train_cfg(tiny_corpus, tmp_path / "run", [
         "trainer.max_epochs=2", "logger=tensorboard",
         "~callbacks.rich_progress_bar", "~callbacks.model_summary",
-        "callbacks.senteval.tasks=[Length,WordContent,TopConstituents]",  # no TopConstituents in the fixtures
-        f"callbacks.senteval.data_dir={senteval_root}",
-        "callbacks.senteval.params.l2_grid=[1e-3]", "callbacks.senteval.params.max_epoch=6"])
+        "callbacks.eval_suite.tasks=[Length,WordContent,TopConstituents]",  # no TopConstituents in the fixtures
+        f"callbacks.eval_suite.data_dir={senteval_root}",
+        "callbacks.eval_suite.params.l2_grid=[1e-3]", "callbacks.eval_suite.params.max_epoch=6"])
     trainer, model = fit(cfg)
     assert trainer.state.finished and trainer.current_epoch == 2
     assert len(loads) == 1  # task data read once, at setup
@@ -111,18 +111,18 @@ def _trainer(tmp_path: Path, epoch: int = 0):
 
 
 def test_construction_reads_no_data_and_rejects_unknown_tasks(tmp_path):
-    cb = SentEvalCallback(data_dir=tmp_path / "nowhere", params=FAST)
+    cb = EvalSuiteCallback(data_dir=tmp_path / "nowhere", params=FAST)
     assert cb._loaded is None and len(cb.task_names) == 10
     with pytest.raises(UnknownTask):
-        SentEvalCallback(tasks=["Length", "Bogus"])
+        EvalSuiteCallback(tasks=["Length", "Bogus"])
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("train")  # on by default
-    assert isinstance(instantiate(cfg.callbacks.senteval, data_dir=str(tmp_path / "nowhere"),
-                                  output_dir=str(tmp_path)), SentEvalCallback)
+    assert isinstance(instantiate(cfg.callbacks.eval_suite, data_dir=str(tmp_path / "nowhere"),
+                                  output_dir=str(tmp_path)), EvalSuiteCallback)
 
 
 def test_scores_match_the_runner_every_time_and_state_is_restored(senteval_root, hash_encoder, tmp_path):
-    cb = SentEvalCallback(tasks=["Length", "MR", "STS13"], data_dir=senteval_root, params=FAST,
+    cb = EvalSuiteCallback(tasks=["Length", "MR", "STS13"], data_dir=senteval_root, params=FAST,
                           output_dir=tmp_path / "se")
     model = _Model(hash_encoder).train()
     trainer = _trainer(tmp_path)
@@ -146,7 +146,7 @@ def test_scores_match_the_runner_every_time_and_state_is_restored(senteval_root,
 
 
 def test_every_n_epochs(senteval_root, hash_encoder, tmp_path):
-    cb = SentEvalCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path, every_n_epochs=2)
+    cb = EvalSuiteCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path, every_n_epochs=2)
     model, trainer = _Model(hash_encoder), _trainer(tmp_path)
     for epoch in range(4):
         trainer.current_epoch = epoch
@@ -160,7 +160,7 @@ def test_a_failing_encoder_or_task_never_stops_training(senteval_root, hash_enco
         def encode(self, sentences):
             return np.full((len(sentences), 4), np.nan, dtype=np.float32)
 
-    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
+    cb = EvalSuiteCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
     model, trainer = _Model(Broken()), _trainer(tmp_path)
     cb.on_train_epoch_end(trainer, model)  # NaN embeddings: each task recorded as failed, no exception
     doc = json.loads((tmp_path / "epoch_001.json").read_text())
@@ -175,7 +175,7 @@ def test_a_failing_encoder_or_task_never_stops_training(senteval_root, hash_enco
 
 
 def test_subsampling_is_recorded(senteval_root, hash_encoder, tmp_path):
-    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path,
+    cb = EvalSuiteCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path,
                           max_examples_per_split=30)
     cb.on_train_epoch_end(_trainer(tmp_path), _Model(hash_encoder))
     doc = json.loads((tmp_path / "epoch_001.json").read_text())
@@ -185,16 +185,16 @@ def test_subsampling_is_recorded(senteval_root, hash_encoder, tmp_path):
 
 
 def test_epoch_zero_before_training_but_not_on_resume_nor_under_fast_dev_run(senteval_root, hash_encoder, tmp_path):
-    cb = SentEvalCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path)
+    cb = EvalSuiteCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path)
     model, trainer = _Model(hash_encoder), _trainer(tmp_path)
     trainer.global_step = 0
     cb.on_train_start(trainer, model)
     assert sorted(cb.history) == [0] and (tmp_path / "epoch_000.json").is_file()
-    resumed = SentEvalCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path / "r")
+    resumed = EvalSuiteCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path / "r")
     trainer.global_step = 50
     resumed.on_train_start(trainer, model)
     assert resumed.history == {}
-    quick = SentEvalCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path / "q")
+    quick = EvalSuiteCallback(tasks="STS13", data_dir=senteval_root, params=FAST, output_dir=tmp_path / "q")
     trainer.global_step, trainer.fast_dev_run = 0, True
     quick.on_train_start(trainer, model)
     quick.on_train_epoch_end(trainer, model)
@@ -202,7 +202,7 @@ def test_epoch_zero_before_training_but_not_on_resume_nor_under_fast_dev_run(sen
 
 
 def test_time_budget_skips_the_remaining_tasks_and_says_so(senteval_root, hash_encoder, tmp_path):
-    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path,
+    cb = EvalSuiteCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path,
                           time_budget_s=0.0)
     cb.on_train_epoch_end(_trainer(tmp_path), _Model(hash_encoder))
     doc = json.loads((tmp_path / "epoch_001.json").read_text())
@@ -211,7 +211,7 @@ def test_time_budget_skips_the_remaining_tasks_and_says_so(senteval_root, hash_e
 
 
 def test_fit_end_sends_final_and_best_scores_with_the_hyperparameters(senteval_root, hash_encoder, tmp_path):
-    cb = SentEvalCallback(tasks=["STS13"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
+    cb = EvalSuiteCallback(tasks=["STS13"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
     cb.task_names = ["STS13"]
     cb.history = {0: {"STS13": 0.2}, 1: {"STS13": 0.5}, 2: {"STS13": 0.4}}
     model, trainer = _Model(hash_encoder), _trainer(tmp_path)
@@ -224,7 +224,7 @@ def test_fit_end_sends_final_and_best_scores_with_the_hyperparameters(senteval_r
 
 
 def test_no_task_data_at_all_is_said_once_and_training_goes_on(hash_encoder, tmp_path, caplog):
-    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=tmp_path / "nowhere", params=FAST, output_dir=tmp_path / "e",
+    cb = EvalSuiteCallback(tasks=["Length", "MR"], data_dir=tmp_path / "nowhere", params=FAST, output_dir=tmp_path / "e",
                           probing="senteval")
     trainer, model = _trainer(tmp_path), _Model(hash_encoder)
     cb.setup(trainer, model, "fit")
@@ -238,7 +238,7 @@ def test_no_task_data_at_all_is_said_once_and_training_goes_on(hash_encoder, tmp
 
 def test_a_fresh_machine_gets_the_shipped_probing_set(hash_encoder, tmp_path):
     """No data root at all: the probing tasks come from assets/probing/books-en, the others stay missing."""
-    cb = SentEvalCallback(tasks=["Length", "MR"], data_dir=tmp_path / "nowhere", params=FAST, output_dir=tmp_path)
+    cb = EvalSuiteCallback(tasks=["Length", "MR"], data_dir=tmp_path / "nowhere", params=FAST, output_dir=tmp_path)
     cb.setup(_trainer(tmp_path), _Model(hash_encoder), "fit")
     length, mr = cb._loaded
     assert length.data is not None and length.data.info["layout"] == "generated"
@@ -255,8 +255,8 @@ def test_logger_many_gets_the_curves_and_final_and_best_scores_into_csv_and_tens
 
     cfg = _train_cfg(tiny_corpus, tmp_path / "run", [
         "trainer.max_epochs=2", "logger=many", "~callbacks.rich_progress_bar", "~callbacks.model_summary",
-        "callbacks.senteval.tasks=[Length]", f"callbacks.senteval.data_dir={senteval_root}",
-        "callbacks.senteval.params.l2_grid=[1e-3]", "callbacks.senteval.params.max_epoch=6"])
+        "callbacks.eval_suite.tasks=[Length]", f"callbacks.eval_suite.data_dir={senteval_root}",
+        "callbacks.eval_suite.params.l2_grid=[1e-3]", "callbacks.eval_suite.params.max_epoch=6"])
     fit(cfg)
     docs = [json.loads((tmp_path / "run" / "eval" / f"epoch_{e:03d}.json").read_text()) for e in (0, 1, 2)]
     scores = [doc["results"]["Length"]["main_score"] for doc in docs]
@@ -268,3 +268,9 @@ def test_logger_many_gets_the_curves_and_final_and_best_scores_into_csv_and_tens
     assert len(logged["train/loss_step"]) >= 2
     shutil.rmtree(tmp_path / "run" / "tensorboard")  # a run that logged to CSV only
     assert read_scalars(tmp_path / "run")["train/loss_step"] == logged["train/loss_step"]
+
+
+def test_a_tasks_logged_name_is_its_family_then_its_name():
+    """One name per idea: the TensorBoard families are the registry's families (``sts`` is a task group)."""
+    assert [task_tag(t) for t in ("STS14", "STSBenchmark", "MR", "Length", "NotATask")] == [
+        "similarity/STS14", "relatedness/STSBenchmark", "transfer/MR", "probing/Length", "eval/NotATask"]

@@ -19,7 +19,7 @@ def test_a_failed_job_is_recorded_and_the_others_finish(tiny_corpus, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     sweep = tmp_path / "sweep"
     cmd = [sys.executable, str(ROOT / "train.py"), "-m", "data.batch_size=1,8", "encoder=bow",
-           "++trainer.fast_dev_run=true", "logger=none", "~callbacks.senteval",
+           "++trainer.fast_dev_run=true", "logger=none", "~callbacks.eval_suite",
            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
            f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}", "print_config=false"]
     done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
@@ -39,7 +39,7 @@ def test_mcqt_trains_two_models_separately_then_evaluates_their_concatenation(ti
     sweep = tmp_path / "sweep"
     cmd = [sys.executable, str(ROOT / "train.py"), "-m", "experiment=mcqt_logeswaran2018", "encoder.hidden_dim=6",
            "data.batch_size=8", "data.vocab_source=corpus", "trainer.max_epochs=1", "trainer.val_check_interval=1.0",
-           "logger=none", "~callbacks.senteval", "test_after_fit=false", "data.preprocess_workers=0",
+           "logger=none", "~callbacks.eval_suite", "test_after_fit=false", "data.preprocess_workers=0",
            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
            f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}", "print_config=false",
            "hydra.callbacks.evaluate_concatenation.tasks=[Length]"]
@@ -78,7 +78,7 @@ def _joblib_sweep(tiny_corpus: Path, tmp_path: Path, *overrides: str) -> tuple[s
     sweep = tmp_path / "sweep"
     cmd = [sys.executable, str(ROOT / "train.py"), "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
            "encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random", "data.batch_size=8",
-           "trainer.max_epochs=1", "trainer.val_check_interval=1.0", "logger=none", "~callbacks.senteval",
+           "trainer.max_epochs=1", "trainer.val_check_interval=1.0", "logger=none", "~callbacks.eval_suite",
            "test_after_fit=false", "data.preprocess_workers=2", f"data.train_dir={tiny_corpus / 'train'}",
            f"data.valid_dir={tiny_corpus / 'valid'}", f"paths.cache_dir={tmp_path / 'cache'}",
            f"hydra.sweep.dir={sweep}", "print_config=false", *overrides]

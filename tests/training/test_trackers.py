@@ -19,8 +19,8 @@ def _run(tiny_corpus: Path, senteval_root: Path, out: Path, loggers: str) -> lis
     cfg = compose_train_cfg(tiny_corpus, out, [
         "encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random", "trainer.val_check_interval=1.0",
         "trainer.max_epochs=2", f"logger={loggers}", "~callbacks.rich_progress_bar", "~callbacks.model_summary",
-        "callbacks.senteval.tasks=[Length]", f"callbacks.senteval.data_dir={senteval_root}",
-        "callbacks.senteval.params.l2_grid=[1e-3]", "callbacks.senteval.params.max_epoch=6"])
+        "callbacks.eval_suite.tasks=[Length]", f"callbacks.eval_suite.data_dir={senteval_root}",
+        "callbacks.eval_suite.params.l2_grid=[1e-3]", "callbacks.eval_suite.params.max_epoch=6"])
     train(cfg)
     return [json.loads((out / "eval" / f"epoch_{e:03d}.json").read_text())["results"]["Length"]["main_score"]
             for e in (0, 1, 2)]

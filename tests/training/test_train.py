@@ -47,7 +47,7 @@ def test_checkpoint_reloads_with_vocabulary_and_gives_same_embeddings(tiny_corpu
     cfg = make_cfg(tiny_corpus, tmp_path, SMALL + ["trainer.max_epochs=1"])
     _, model = fit(cfg)
     ckpts = sorted((tmp_path / "checkpoints").glob("*.ckpt"))
-    assert [p.name for p in ckpts] == ["best.ckpt", "epoch_000.ckpt", "init.ckpt", "last.ckpt"]
+    assert [p.name for p in ckpts] == ["best.ckpt", "init.ckpt", "last.ckpt"]  # every epoch's: epoch_checkpoints
     loaded = SentenceModel.load_checkpoint(str(tmp_path / "checkpoints" / "last.ckpt"), map_location="cpu")
     assert loaded.vocab.itos == model.vocab.itos and loaded.tokenizer == model.tokenizer
     torch.testing.assert_close(torch.from_numpy(loaded.encode(SENTENCES)),
@@ -56,7 +56,7 @@ def test_checkpoint_reloads_with_vocabulary_and_gives_same_embeddings(tiny_corpu
 
 def test_two_epochs_equal_one_epoch_then_resume(tiny_corpus, tmp_path):
     _, straight = fit(make_cfg(tiny_corpus, tmp_path / "a", SMALL + ["trainer.max_epochs=2"]))
-    fit(make_cfg(tiny_corpus, tmp_path / "b", SMALL + ["trainer.max_epochs=1"]))
+    fit(make_cfg(tiny_corpus, tmp_path / "b", SMALL + ["trainer.max_epochs=1", "callbacks=[default,epoch_checkpoints]"]))
     last = tmp_path / "b" / "checkpoints" / "last.ckpt"
     _, resumed = fit(make_cfg(tiny_corpus, tmp_path / "b", SMALL + ["trainer.max_epochs=2", f"ckpt_path={last}"]))
     a, b = straight.state_dict(), resumed.state_dict()
