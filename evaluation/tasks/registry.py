@@ -3,23 +3,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import Callable, Literal, Mapping, get_args
 
 from . import binary, mrpc, probing, sick, snli, sst, sts, trec
 from .base import TaskData
 
 
+Family = Literal["transfer", "relatedness", "similarity", "probing"]
+# SentEval's evaluation regimes: each is the module of the same name under evaluation/regimes/
+Regime = Literal["nested_cv", "kfold_then_test", "train_dev_test", "relatedness", "cosine"]
+FAMILIES: tuple[str, ...] = get_args(Family)
+REGIME_NAMES: tuple[str, ...] = get_args(Regime)
+
+
 @dataclass(frozen=True)
 class TaskSpec:
     name: str
-    family: str  # transfer | relatedness | similarity | probing
+    family: Family  # also the family of its logged scores: similarity/STS14, probing/Length
     loader: Callable[..., TaskData]  # data_dir -> TaskData
-    regime: str  # a key of evaluation.regimes.REGIMES
+    regime: Regime
     metrics: tuple[str, ...]  # SentEval's result keys worth showing
     main_score: str  # dotted path into the result, e.g. "acc" or "all.pearson.mean"
     features: str | None = None  # pair features: absdiff_prod | snli; None for single sentences
     params_override: Mapping[str, object] = field(default_factory=dict)
     note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"task {self.name}: family {self.family!r} is not one of {FAMILIES}")
+        if self.regime not in REGIME_NAMES:
+            raise ValueError(f"task {self.name}: regime {self.regime!r} is not one of {REGIME_NAMES}")
 
 
 _ACC = ("devacc", "acc")
