@@ -89,6 +89,8 @@ import senteval
 import text  # the client's own text.py and tools/ come first on its path
 import tools
 
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
+
 assert text.MINE and tools.MINE
 
 

@@ -22,6 +22,11 @@ writes one JSON line per measurement to ``<run dir>/diagnostics.jsonl``:
   characters): ``vector_use`` is what the decoder takes from the sentence itself, ``document_use`` what it takes
   from where the sentence is. Skip-thought's decoders, which generate a neighbour, use mostly the latter.
 
+- ``word_norm_<band>``: for an encoder with a word table, the mean norm of its word vectors by frequency band of
+  the vocabulary (ids are in order of frequency: the 50 most frequent words, the next 450, the next 4,500, the rest).
+  An additive encoder's average is dominated by whichever band grows: J_bi under Adam with an L2 term over the whole
+  table shrinks every word a batch does not hold at the optimiser's full step (Adam normalises the tiny gradient).
+
 The fixed batches are spread evenly over the validation data (the first, the last and between), so that they come
 from different documents.
 """
@@ -83,6 +88,21 @@ def maxpool_winner_share(states: torch.Tensor, lengths: torch.Tensor) -> float:
     return float(np.mean(shares))
 
 
+FREQUENCY_BANDS = {"top50": (4, 54), "top500": (54, 504), "top5000": (504, 5004), "rest": (5004, None)}
+
+
+def word_norms_by_frequency(table: torch.Tensor) -> dict[str, float]:
+    """Mean norm of a frequency-ordered word table's rows per band (``FREQUENCY_BANDS``; the 4 specials left out),
+    as ``word_norm_<band>``; bands the vocabulary does not reach are left out."""
+    norms = table.detach().float().norm(dim=1).cpu()
+    out = {}
+    for band, (start, end) in FREQUENCY_BANDS.items():
+        rows = norms[start:end]
+        if rows.numel():
+            out[f"word_norm_{band}"] = float(rows.mean())
+    return out
+
+
 class _MeanVector:
     """A forward hook that replaces an encoder's output by its batch mean, broadcast to every row."""
 
@@ -105,6 +125,12 @@ def spread_indices(total: int, n: int) -> list[int]:
     if total <= n:
         return list(range(total))
     return sorted({int(round(i * (total - 1) / (n - 1))) for i in range(n)}) if n > 1 else [0]
+
+
+def _word_table(encoder) -> torch.Tensor | None:
+    """The encoder's word table (``WordEmbedding``'s ``nn.Embedding``), if it has one."""
+    embedding = getattr(getattr(encoder, "embedding", None), "embedding", None)
+    return embedding.weight if isinstance(embedding, torch.nn.Embedding) else None
 
 
 def _loss_with_hook(objective, encoder, batch: dict[str, torch.Tensor], hook) -> float:
@@ -197,6 +223,9 @@ class VectorDiagnostics(Callback):
         finally:
             pl_module.train(was_training)
         record: dict[str, Any] = {"step": step, **vector_statistics(np.concatenate(vectors))}
+        table = _word_table(encoder)
+        if table is not None:
+            record.update(word_norms_by_frequency(table))
         if shares:
             record["maxpool_winners"] = float(np.mean(shares))
         if losses:

@@ -14,6 +14,8 @@ import mteb  # noqa: E402
 
 from sentence_lab.adapters.mteb import MTEBEncoder, local_sts_task, mteb_model  # noqa: E402
 
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
+
 PAIRS = [("A man is playing a guitar.", "A man plays the guitar.", 4.8),
          ("A woman is slicing an onion.", "A man is eating pasta.", 0.5),
          ("The cat sleeps on the sofa.", "A dog barks loudly.", 1.0),

@@ -22,6 +22,8 @@ from sentence_lab.tools.export_st import main as export_main  # noqa: E402
 from sentence_lab.training.run import fit  # noqa: E402
 from train_config import compose_objective_cfg  # noqa: E402
 
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
+
 ROOT = Path(__file__).resolve().parents[2]
 QUIET = ["logger=none", "~callbacks.rich_progress_bar", "~callbacks.model_summary", "test_after_fit=false"]
 SMALL = {"gru": ["encoder.hidden_dim=16"], "bilstm_max": ["encoder.hidden_dim=16"],

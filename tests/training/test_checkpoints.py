@@ -1,6 +1,7 @@
 """Model selection: init.ckpt before any step, best.ckpt by the monitored metric, run dir -> best."""
 from __future__ import annotations
 
+import pytest
 import torch
 from lightning import Callback
 
@@ -9,6 +10,8 @@ from sentence_lab.training.checkpoint_choice import resolve_checkpoint
 from sentence_lab.training.run import fit
 
 from train_config import compose_train_cfg
+
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
 QUIET = ["logger=none", "~callbacks.rich_progress_bar", "~callbacks.model_summary", "encoder=bow",
          "encoder.embed_dim=16", "encoder.embedding_init=random", "encoder.freeze_embeddings=false",

@@ -13,6 +13,8 @@ from lightning.fabric.utilities.distributed import DistributedSamplerWrapper
 
 from sentence_lab.datamodules.contiguous import EpochShuffledSampler
 
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from sentence_lab.objectives.decoders import GRUDecoder
-from sentence_lab.training.diagnostics import spread_indices, VectorDiagnostics, maxpool_winner_share, vector_statistics
+from sentence_lab.training.diagnostics import spread_indices, word_norms_by_frequency, VectorDiagnostics, maxpool_winner_share, vector_statistics
 from sentence_lab.training.run import fit
 
 from train_config import compose_objective_cfg, compose_train_cfg
@@ -60,9 +60,20 @@ def test_the_callback_measures_a_decoding_objective_at_its_steps(tiny_corpus, tm
     for record in records:
         assert 0 < record["maxpool_winners"] <= 1 and record["dim"] == 16
         assert np.isfinite(record["decoder_loss"]) and np.isfinite(record["decoder_loss_mean_vector"])
+        assert record["word_norm_top50"] > 0  # the encoder's word table, by frequency band
         assert record["document_use"] == pytest.approx(record["decoder_loss_other_batch"]
                                                        - record["decoder_loss_mean_vector"])
     assert records[0]["decoder_loss"] != records[-1]["decoder_loss"]  # the weights moved between measurements
+
+
+def test_word_norms_are_averaged_per_frequency_band_of_the_vocabulary():
+    table = torch.zeros(600, 3)
+    table[4:54, 0] = 2.0  # the 50 most frequent words
+    table[54:504, 1] = 1.0
+    table[504:, 2] = 0.5  # the rest of a 600-word vocabulary: no rows beyond 5004
+    table[:4] = 100.0  # the specials are left out
+    assert word_norms_by_frequency(table) == {"word_norm_top50": 2.0, "word_norm_top500": 1.0,
+                                              "word_norm_top5000": 0.5}
 
 
 def test_the_fixed_batches_are_spread_over_the_validation_data():

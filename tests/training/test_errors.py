@@ -2,6 +2,7 @@
 run's log, exit codes that tell the truth, and no file lost or left behind."""
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import signal
@@ -9,6 +10,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
 ROOT = Path(__file__).resolve().parents[2]
 

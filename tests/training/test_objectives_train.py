@@ -11,6 +11,8 @@ from sentence_lab.training.run import fit, train
 from helpers.weight_snapshots import EncoderAndDecoderSnapshots
 from train_config import compose_objective_cfg, compose_train_cfg
 
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
+
 OBJECTIVES = ["qt", "skipthought", "nli", "nmt", "autoencoder", "jbi", "jpa"]
 ENCODERS = ["bow", "bow_sum", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv", "mc_bilstm_max"]
 SMALL_DECODER = ["objective.hidden_dim=16", "objective.embed_dim=8"]

@@ -1,6 +1,7 @@
 """Multiruns: every job its own directory; a failed job is recorded, the others finish, the sweep fails naming it."""
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import subprocess
@@ -11,6 +12,8 @@ import torch
 
 from helpers.extras import needs_extra
 from sentence_lab.text.glove import load_glove
+
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
 ROOT = Path(__file__).resolve().parents[2]
 

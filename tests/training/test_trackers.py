@@ -11,6 +11,8 @@ from helpers.extras import missing_extra
 from helpers.wandb_log import config, history
 from train_config import compose_train_cfg
 
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
+
 
 def _run(tiny_corpus: Path, senteval_root: Path, out: Path, loggers: str) -> list[float]:
     """Two epochs with the suite on Length; the per-epoch scores the suite wrote (epochs 0, 1, 2)."""

@@ -18,6 +18,8 @@ from sentence_lab.training.run import check_encoder_config, fit
 from helpers.extras import require_extra
 from train_config import compose_any_cfg, compose_train_cfg, is_text_encoder_config
 
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
+
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
 TRAINABLE = sorted(p.stem for p in (CONF / "encoder").glob("*.yaml")  # paper-sized ones: too big
