@@ -21,8 +21,9 @@ from omegaconf import DictConfig, OmegaConf  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from sentence_lab.adapters.from_config import build_text_encoder  # noqa: E402
-from sentence_lab.evaluation.results import ResultsWriter, merge_into, protocol_record, results_meta, resume_from  # noqa: E402
-from sentence_lab.evaluation.runner import all_sentences, load_tasks, params_from_config, run_tasks  # noqa: E402
+from sentence_lab.evaluation.results import markdown_table, read_results  # noqa: E402
+from sentence_lab.evaluation.runner import params_from_config  # noqa: E402
+from sentence_lab.evaluation.suite import EvaluationSuite, IncompatibleResultsFile, OnExisting  # noqa: E402
 from sentence_lab.evaluation.tasks import UnknownTask  # noqa: E402
 from sentence_lab.evaluation.text_encoders import EncoderOutputError  # noqa: E402
 from sentence_lab.training.run_dir import register_resolvers  # noqa: E402
@@ -42,17 +43,33 @@ def _stop(signum: int, frame) -> None:
     raise Stopped(signum)
 
 
+def _on_existing(cfg: DictConfig) -> OnExisting:
+    """``overwrite=true`` replaces the results file, ``resume=true`` keeps its finished tasks, else it is merged."""
+    if cfg.get("overwrite"):
+        return "overwrite"
+    return "resume" if cfg.get("resume") else "merge"
+
+
+def _tasks_written(results_file: Path) -> int:
+    """How many task results ``results_file`` holds (0 when there is none yet)."""
+    try:
+        return len(read_results(results_file)["results"])
+    except ValueError:
+        return 0
+
+
 def evaluate(cfg: DictConfig) -> int:
     console = Console(stderr=True)
     tasks = OmegaConf.to_container(cfg.tasks) if OmegaConf.is_config(cfg.tasks) else cfg.tasks
     data_dir = Path(hydra.utils.to_absolute_path(str(cfg.paths.data_dir)))
     try:
-        params = params_from_config(cfg.evaluation)
-        loaded = load_tasks(tasks, data_dir, console=console, probing=str(cfg.get("probing") or "auto"))
+        suite = EvaluationSuite(tasks, data_dir, params_from_config(cfg.evaluation),
+                                probing=str(cfg.get("probing") or "auto"),
+                                encode_batch_size=int(cfg.evaluation.get("encode_batch_size", 128)), console=console)
     except (UnknownTask, TypeError, ValueError) as err:
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2
-    if all(t.data is None for t in loaded):
+    if not suite.has_data:
         where = f"{data_dir} does not exist" if not data_dir.is_dir() else f"nothing under {data_dir} holds them"
         console.print(f"[red]error:[/red] no data for any requested task ({where}): set SENTENCE_DATA or "
                       "paths.data_dir to the data root (senteval/, probing/), or get it with "
@@ -63,43 +80,20 @@ def evaluate(cfg: DictConfig) -> int:
     else:
         results_file = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir) / "results.json"
     try:
-        encoder, description = build_text_encoder(cfg, lambda: all_sentences(loaded), hydra.utils.to_absolute_path)
+        encoder, description = build_text_encoder(cfg, suite.sentences, hydra.utils.to_absolute_path)
     except (FileNotFoundError, ValueError, ImportError) as err:
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2
-    protocol = protocol_record(params, encode_batch_size=int(cfg.evaluation.get("encode_batch_size", 128)))
-    meta = results_meta("evaluate", protocol, description, [t.spec.name for t in loaded], data_dir=str(data_dir),
-                        probing_source=str(cfg.get("probing") or "auto"))
-    # Other writers of the same file (another evaluate.py run at the same time) keep their tasks, unless overwrite.
-    writer = ResultsWriter(results_file, meta, merge_with_file=not cfg.get("overwrite"))
-    writer.claim(t.spec.name for t in loaded)
-    if results_file.is_file() and not cfg.get("overwrite"):
-        try:
-            if cfg.get("resume"):
-                done = resume_from(writer, results_file)
-                writer.claimed.difference_update(done)  # kept as the file has them
-                for task in loaded:
-                    if task.spec.name in done:
-                        task.data, task.error = None, None  # kept from the file, not run again
-                console.print(f"resume: {len(done)} task(s) already in {results_file}: {', '.join(done) or 'none'}",
-                              highlight=False, soft_wrap=True)
-            else:
-                kept = merge_into(writer, results_file, [t.spec.name for t in loaded])
-                console.print(f"{results_file} exists: its other {len(kept)} task(s) are kept "
-                              f"({', '.join(kept) or 'none'}); the ones run now replace theirs", highlight=False,
-                              soft_wrap=True)
-        except ValueError as err:
-            console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
-            return 2
-    writer.flush()
-    console.print(f"results -> {results_file}", highlight=False, soft_wrap=True)
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        doc = run_tasks(loaded, encoder, params, writer, console=console,
-                        encode_batch_size=int(cfg.evaluation.get("encode_batch_size", 128)))
+        doc = suite.run(encoder, results_file, kind="evaluate", encoder_description=description,
+                        on_existing=_on_existing(cfg), console=console)
+    except IncompatibleResultsFile as err:  # nothing written: the file stays as it was
+        console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
+        return 2
     except Stopped as stop:  # Ctrl-C, SLURM, a sweeper: one line, the shell's exit code for the signal
-        console.print(f"[red]error:[/red] stopped by {stop} after {len(writer.doc['results'])} task(s): they are in "
-                      f"{results_file}; resume=true runs the others", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/red] stopped by {stop} after {_tasks_written(results_file)} task(s): they are "
+                      f"in {results_file}; resume=true runs the others", highlight=False, soft_wrap=True)
         return 128 + stop.signum
     except EncoderOutputError as err:
         console.print(f"[red]error:[/red] {err} (results so far kept in {results_file})", highlight=False,
@@ -108,8 +102,8 @@ def evaluate(cfg: DictConfig) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    print(writer.markdown_path.read_text(encoding="utf-8"))
-    console.print(f"results: {results_file} and {writer.markdown_path}", highlight=False, soft_wrap=True)
+    print(markdown_table(doc))
+    console.print(f"results: {results_file} and {results_file.with_suffix('.md')}", highlight=False, soft_wrap=True)
     return 1 if doc.get("errors") else 0
 
 

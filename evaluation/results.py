@@ -287,18 +287,23 @@ def compatibility_problem(old: dict, new: dict) -> str | None:
     return None
 
 
+class IncompatibleResultsFile(ValueError):
+    """An existing results file that cannot be merged or resumed: unreadable, or written with another encoder,
+    protocol or probing source (one line, naming the fix)."""
+
+
 def _read_compatible(writer: ResultsWriter, path: Path, setting: str) -> dict:
-    """The results document at ``path``, refused (ValueError, one line) when unreadable or written with another
-    encoder, protocol or probing source, so runs never mix."""
+    """The results document at ``path``, refused (``IncompatibleResultsFile``, one line) when unreadable or written
+    with another encoder, protocol or probing source, so runs never mix."""
     try:
         old = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"{setting}: cannot read {path} ({err}): use another results_file, or overwrite=true to "
-                         "replace it") from None
+        raise IncompatibleResultsFile(f"{setting}: cannot read {path} ({err}): use another results_file, or "
+                                      "overwrite=true to replace it") from None
     problem = compatibility_problem(old, writer.doc)
     if problem:
-        raise ValueError(f"{setting}: {path} was written with {problem}: use another results_file, or "
-                         "overwrite=true to replace it")
+        raise IncompatibleResultsFile(f"{setting}: {path} was written with {problem}: use another results_file, "
+                                      "or overwrite=true to replace it")
     return old
 
 

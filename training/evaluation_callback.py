@@ -5,8 +5,8 @@
     python train.py ~callbacks.eval_suite                          # no evaluation during training
 
 Once before the first training step (epoch 0: the untrained model) and after every ``every_n_epochs``
-training epochs (epoch = epochs trained), on rank zero, the callback runs ``evaluation.runner.run_tasks``
-(the same code as ``evaluate.py``) on ``pl_module.encode``, logs each task's main score to every attached
+training epochs (epoch = epochs trained), on rank zero, the callback runs its ``evaluation.suite.EvaluationSuite``
+(the class ``evaluate.py`` runs) on ``pl_module.encode``, logs each task's main score to every attached
 logger as ``<family>/<Task>`` (``probing/Length``, ``transfer/MR``, ``similarity/STS14``, ``relatedness/STSBenchmark``)
 with step = epoch, and writes ``<output_dir>/epoch_NNN.json`` (+ ``.md``), the schema of ``evaluate.py``'s
 results. At the end of fitting, each task's final and best score goes to every logger (TensorBoard's HParams tab
@@ -15,7 +15,6 @@ training; other ranks wait at a barrier.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import random
 import time
@@ -27,8 +26,9 @@ import torch
 from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import TensorBoardLogger
 
-from sentence_lab.evaluation.results import ResultsWriter, protocol_record, results_meta
-from sentence_lab.evaluation.runner import LoadedTask, load_tasks, params_from_config, run_tasks
+from sentence_lab.evaluation.results import ResultsWriter
+from sentence_lab.evaluation.runner import LoadedTask, params_from_config
+from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.evaluation.tasks.base import Split, TaskData
 from sentence_lab.evaluation.tasks.registry import TASKS, resolve_tasks
 from sentence_lab.evaluation.text_encoders import ExpandsVocabulary, TextEncoder
@@ -110,7 +110,7 @@ class EvalSuiteCallback(Callback):
         self.max_examples_per_split = None if max_examples_per_split is None else int(max_examples_per_split)
         self.subsample_seed = int(subsample_seed)
         self.log_prefix = log_prefix
-        self._loaded: list[LoadedTask] | None = None  # on rank 0 only
+        self._suite: EvaluationSuite | None = None  # the tasks, loaded at setup on rank 0 only
         self._has_data: bool | None = None  # rank 0's answer, on every rank
         self.history: dict[int, dict[str, float | None]] = {}  # epoch -> task -> main score
         self._epoch_started: float | None = None
@@ -122,14 +122,20 @@ class EvalSuiteCallback(Callback):
         ranks take the same path to the barrier after each evaluation."""
         if stage != "fit" or self._has_data is not None:
             return
-        if trainer.is_global_zero and self._loaded is None:
+        if trainer.is_global_zero and self._suite is None:
             self._load()
-        has_data = self._loaded is not None and any(t.data is not None for t in self._loaded)
+        has_data = self._suite is not None and self._suite.has_data
         self._has_data = bool(trainer.strategy.broadcast(has_data, src=0))
+
+    @property
+    def _loaded(self) -> list[LoadedTask] | None:
+        """The suite's tasks (their data subsampled when ``max_examples_per_split`` is set); None before setup."""
+        return self._suite.tasks if self._suite is not None else None
 
     def _load(self) -> None:
         t0 = time.perf_counter()
-        self._loaded = load_tasks(self.task_names, self.data_dir, probing=self.probing)
+        self._suite = EvaluationSuite(self.task_names, self.data_dir, self.params, probing=self.probing,
+                                      encode_batch_size=self.encode_batch_size)
         missing = [t for t in self._loaded if t.missing]
         if len(missing) == len(self._loaded):
             log.warning("SentEval callback: no task data under %s (set paths.data_dir or SENTENCE_DATA): training goes "
@@ -152,7 +158,7 @@ class EvalSuiteCallback(Callback):
 
     def teardown(self, trainer, pl_module, stage: str) -> None:
         if stage == "fit":
-            self._loaded = None
+            self._suite = None
             self._has_data = None
 
     # ---- before training and every n epochs ----------------------------------------------------
@@ -231,38 +237,35 @@ class EvalSuiteCallback(Callback):
             except Exception as err:  # noqa: BLE001
                 log.error("SentEval callback: final scores to %s failed: %s", type(logger).__name__, err)
 
-    def _meta(self, trainer, pl_module, epoch: int) -> dict:
-        protocol = protocol_record(self.params, encode_batch_size=self.encode_batch_size,
-                                   max_examples_per_split=self.max_examples_per_split)
+    def _open_epoch_results(self, trainer, pl_module, epoch: int, out_dir: Path) -> ResultsWriter:
+        """The writer of ``epoch_NNN.json``, its header written (a file already there is replaced)."""
         encoder = {"name": f"training:epoch_{epoch:03d}", **(pl_module.describe() if isinstance(pl_module, TextEncoder) else {}),
                    "source": "EvalSuiteCallback during training", "epoch": epoch, "global_step": int(trainer.global_step)}
-        meta = results_meta("epoch", protocol, encoder, list(self.task_names), epoch=epoch,
-                            data_dir=str(self.data_dir), probing_source=self.probing)
+        fields: dict[str, Any] = {"epoch": epoch}
         if self.max_examples_per_split is not None:
-            meta["subsample"] = {"max_examples_per_split": self.max_examples_per_split,
-                                 "seed": self.subsample_seed, "note": SUBSAMPLE_NOTE}
-        return meta
+            fields["subsample"] = {"max_examples_per_split": self.max_examples_per_split, "seed": self.subsample_seed,
+                                   "note": SUBSAMPLE_NOTE}
+        return self._suite.open_results(out_dir / f"epoch_{epoch:03d}.json", kind="epoch", encoder_description=encoder,
+                                        on_existing="overwrite",
+                                        protocol_fields={"max_examples_per_split": self.max_examples_per_split},
+                                        **fields)
 
     def evaluate(self, trainer, pl_module, epoch: int, train_seconds: float | None = None) -> dict:
         """Run the tasks now on ``pl_module``; write the JSON, log the scores; return the results document.
         ``train_seconds``: how long the epoch's training took (the JSON records the evaluation's share)."""
-        if self._loaded is None:  # fit without setup (e.g. a direct call): load now, once
+        if self._suite is None:  # fit without setup (e.g. a direct call): load now, once
             self._load()
         started = time.perf_counter()
         out_dir = self.output_dir or Path(trainer.default_root_dir) / "eval"
         if self.vocab_expansion and isinstance(pl_module, ExpandsVocabulary):
             pl_module.expand_vocabulary()  # fit on this epoch's weights; describe() records it; undone below
-        writer = ResultsWriter(out_dir / f"epoch_{epoch:03d}.json", self._meta(trainer, pl_module, epoch))
-        writer.flush()
-        # run_tasks drops each task's data when done with it: give it copies, keep the loaded data.
-        loaded = [dataclasses.replace(t) for t in self._loaded]
+        writer = self._open_epoch_results(trainer, pl_module, epoch, out_dir)
         modes = {m: m.training for m in pl_module.modules()}
         rng = (random.getstate(), np.random.get_state(), torch.get_rng_state(),
                torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)
         pl_module.eval()
         try:
-            doc = run_tasks(loaded, pl_module, self.params, writer, console=None,
-                            encode_batch_size=self.encode_batch_size, budget_seconds=self.time_budget_s)
+            doc = self._suite.run_into(writer, pl_module, budget_seconds=self.time_budget_s)
         except Exception as err:  # noqa: BLE001 - e.g. NaN embeddings (EncoderOutputError): keep training
             writer.update(aborted=f"{type(err).__name__}: {err}")
             log.error("SentEval callback: epoch %d: %s: %s (partial results in %s)", epoch, type(err).__name__,

@@ -12,7 +12,7 @@ import torch
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-import sentence_lab.training.evaluation_callback as callback_module
+import sentence_lab.evaluation.suite as suite_module
 from sentence_lab.training.evaluation_callback import EvalSuiteCallback, task_tag
 from sentence_lab.evaluation.results import ResultsWriter, read_results
 from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
@@ -35,7 +35,7 @@ def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root
     from sentence_lab.training.run import fit
 
     loads = []
-    monkeypatch.setattr(callback_module, "load_tasks", lambda *a, **k: loads.append(a) or load_tasks(*a, **k))
+    monkeypatch.setattr(suite_module, "load_tasks", lambda *a, **k: loads.append(a) or load_tasks(*a, **k))
     cfg = _train_cfg(tiny_corpus, tmp_path / "run", [
         "trainer.max_epochs=2", "logger=tensorboard",
         "~callbacks.rich_progress_bar", "~callbacks.model_summary",
@@ -141,7 +141,7 @@ def test_scores_match_the_runner_every_time_and_state_is_restored(senteval_root,
     assert cb.history == {1: want, 2: want}  # after 1 and 2 epochs of training
     logged = trainer.loggers[0].metrics
     assert [step for step, _ in logged] == [1, 2]
-    families = {"Length": "probing", "MR": "transfer", "STS13": "sts"}
+    families = {"Length": "probing", "MR": "transfer", "STS13": "similarity"}
     assert logged[0][1] == {f"{families[t]}/{t}": pytest.approx(s) for t, s in want.items()}
 
 

@@ -1,0 +1,136 @@
+"""One way to run an evaluation: a task list, loaded once, run for an encoder into a results document.
+
+    suite = EvaluationSuite(["MR", "STS14", "probing"], data_dir, PROTOTYPE)   # the tasks, loaded once
+    doc = suite.run(encoder, "results.json")                   # an existing file of this encoder is merged
+    doc = suite.run(other_encoder, "other.json", on_existing="overwrite")
+
+``evaluate.py`` and the per-epoch callback of training both run their tasks through this class. It builds the
+results header (``results.results_meta``), the writer (``results.ResultsWriter``) and applies the results-file
+policy, then runs the tasks (``runner.run_tasks``) and returns the document. A suite is reusable: each run works
+on copies of the loaded tasks, so the task data stays for the next run.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Iterable, Literal, Mapping, get_args
+
+from .protocol import PROTOTYPE, ProtocolParams
+from .results import (IncompatibleResultsFile, Kind, ResultsDocument, ResultsWriter, merge_into, protocol_record,
+                      results_meta, resume_from)
+from .runner import LoadedTask, all_sentences, load_tasks, run_tasks
+from .text_encoders import TextEncoder
+
+__all__ = ["EvaluationSuite", "IncompatibleResultsFile", "OnExisting"]
+
+# What a run does with a results file that already exists:
+#   merge      keep the file's other tasks (same encoder, protocol and probing source), replace the ones run now,
+#              and take the tasks other writers of the file add meanwhile;
+#   resume     keep the file's finished tasks and run only the others;
+#   overwrite  replace the file.
+# merge and resume refuse, in one line (results.IncompatibleResultsFile, a ValueError), a file written with another
+# encoder, protocol or probing source.
+OnExisting = Literal["merge", "resume", "overwrite"]
+
+
+class EvaluationSuite:
+    """Tasks (names or groups, as ``evaluate.py``'s ``tasks=``) loaded once from ``data_dir`` and run, as often as
+    needed, for an encoder into a results file.
+
+    Args:
+        tasks: task and group names (``"MR"``, ``["MR", "sts"]``, ``"all"``); an unknown name raises
+            ``evaluation.tasks.UnknownTask`` before any data is read.
+        data_dir: the data root (SentEval's layout under ``senteval/``, probing under ``probing/``).
+        params: the classifier protocol (``ProtocolParams``; ``runner.params_from_config`` makes it from a config).
+        probing: where the probing tasks come from (auto, senteval, xprobe, generated, generated:<dir>).
+        encode_batch_size: sentences per ``encode`` call; recorded in the protocol header.
+        console: a ``rich`` console for the loading problems (one line per task), or None for silence.
+
+    A task whose data is missing or broken stays in ``tasks`` with its one-line ``error``: every run records it
+    under ``skipped`` or ``errors``.
+    """
+
+    def __init__(self, tasks: str | Iterable[str], data_dir: Path | str, params: ProtocolParams = PROTOTYPE, *,
+                 probing: str = "auto", encode_batch_size: int = 128, console=None) -> None:
+        self.data_dir = Path(data_dir)
+        self.params = params
+        self.probing = str(probing or "auto")
+        self.encode_batch_size = int(encode_batch_size)
+        self.tasks: list[LoadedTask] = load_tasks(tasks, self.data_dir, console=console, probing=self.probing)
+        self.task_names: list[str] = [task.spec.name for task in self.tasks]
+
+    @property
+    def has_data(self) -> bool:
+        """Whether any task has data to run."""
+        return any(task.data is not None for task in self.tasks)
+
+    def sentences(self) -> list[str]:
+        """The distinct sentences of the tasks, first-seen order (the vocabulary of an untrained encoder)."""
+        return all_sentences(self.tasks)
+
+    def run(self, encoder, results_file: Path | str, *, kind: Kind = "evaluate",
+            encoder_description: Mapping[str, Any] | None = None, on_existing: OnExisting = "merge",
+            protocol_fields: Mapping[str, Any] | None = None, console=None, budget_seconds: float | None = None,
+            **fields: Any) -> ResultsDocument:
+        """Run every task for ``encoder`` into ``results_file`` (JSON, and a Markdown table beside it, rewritten as
+        each task ends) and return the document: :meth:`open_results`, then :meth:`run_into`.
+
+        An encoder output of the wrong shape, width or dtype stops the run with ``text_encoders.EncoderOutputError``
+        after writing what was done; any other failure (NaN vectors included) fails its task alone, recorded. ``budget_seconds``: tasks that would start later are skipped, the cut recorded."""
+        writer = self.open_results(results_file, kind=kind, encoder_description=self._description(encoder,
+                                   encoder_description), on_existing=on_existing, protocol_fields=protocol_fields,
+                                   console=console, **fields)
+        return self.run_into(writer, encoder, console=console, budget_seconds=budget_seconds)
+
+    def open_results(self, results_file: Path | str, *, kind: Kind = "evaluate",
+                     encoder_description: Mapping[str, Any] | None = None, on_existing: OnExisting = "merge",
+                     protocol_fields: Mapping[str, Any] | None = None, console=None,
+                     **fields: Any) -> ResultsWriter:
+        """The writer of a run, its header written: ``kind``, the protocol (``params``, ``encode_batch_size``,
+        ``protocol_fields``), the encoder's description, the tasks, ``data_dir``, ``probing_source``, ``fields``
+        (``epoch=``, ...), versions and git revision; an existing ``results_file`` handled as ``on_existing`` says
+        (raises ``results.IncompatibleResultsFile`` before writing anything when it cannot be merged or resumed).
+        For callers that add to the document after the run (:meth:`run_into`, then ``writer.update``)."""
+        if on_existing not in get_args(OnExisting):
+            raise ValueError(f"on_existing={on_existing!r}: use one of {', '.join(get_args(OnExisting))}")
+        results_file = Path(results_file)
+        protocol = protocol_record(self.params, encode_batch_size=self.encode_batch_size, **(protocol_fields or {}))
+        meta = results_meta(kind, protocol, dict(encoder_description or {}), self.task_names,
+                            data_dir=str(self.data_dir), probing_source=self.probing, **fields)
+        # merge and resume take what other writers of the same file put there meanwhile (each keeps its tasks)
+        writer = ResultsWriter(results_file, meta, merge_with_file=on_existing != "overwrite")
+        writer.claim(self.task_names)
+        if results_file.is_file() and on_existing == "resume":
+            done = resume_from(writer, results_file)
+            writer.claimed.difference_update(done)  # kept as the file has them, not run again
+            _say(console, f"resume: {len(done)} task(s) already in {results_file}: {', '.join(done) or 'none'}")
+        elif results_file.is_file() and on_existing == "merge":
+            kept = merge_into(writer, results_file, self.task_names)
+            _say(console, f"{results_file} exists: its other {len(kept)} task(s) are kept ({', '.join(kept) or 'none'})"
+                          "; the ones run now replace theirs")
+        writer.flush()
+        _say(console, f"results -> {results_file}")
+        return writer
+
+    def run_into(self, writer: ResultsWriter, encoder, *, console=None,
+                 budget_seconds: float | None = None) -> ResultsDocument:
+        """Run the tasks ``writer`` has claimed (:meth:`open_results` claims them all, ``resume`` releases the
+        finished ones) for ``encoder``, each result written as it ends; returns ``writer``'s document."""
+        tasks = [dataclasses.replace(task) if task.spec.name in writer.claimed else  # run_tasks drops its copy's data
+                 dataclasses.replace(task, data=None, error=None) for task in self.tasks]
+        return run_tasks(tasks, encoder, self.params, writer, console=console,
+                         encode_batch_size=self.encode_batch_size, budget_seconds=budget_seconds)
+
+    @staticmethod
+    def _description(encoder, given: Mapping[str, Any] | None) -> dict[str, Any]:
+        """``given``, else the encoder's own ``describe()``, else its class name."""
+        if given is not None:
+            return dict(given)
+        if isinstance(encoder, TextEncoder):
+            return dict(encoder.describe())
+        return {"name": type(encoder).__name__}
+
+
+def _say(console, line: str) -> None:
+    if console is not None:
+        console.print(line, highlight=False, soft_wrap=True)
