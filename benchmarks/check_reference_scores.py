@@ -2,13 +2,19 @@
 
     SENTENCE_DATA=../shared/data python benchmarks/check_reference_scores.py
     SENTENCE_DATA=../shared/data python benchmarks/check_reference_scores.py --sets prototype --seeds 1111
+    python benchmarks/check_reference_scores.py --smoke     # the same check on a tiny generated tree, no data needed
 
 The file (``<data>/../docs/senteval-reference-scores.json``) holds SentEval's results (facebookresearch/SentEval
 5d6dc11) for ``bow_glove`` under the prototype parameter set (5 seeds) and a subset under the full set. Each
-(task, seed) runs through ``evaluation.runner.run_tasks`` with the same parameters and is compared to the
+(task, seed) runs through ``evaluation.suite.EvaluationSuite`` with the same parameters and is compared to the
 reported decimals: accuracies and F1 equal to 2 decimals, correlations and MSE within 1e-4 (STS: every
-sub-dataset's Pearson and Spearman). Prints one row per (set, seed, task) and a summary; exit 1 on any
-difference. The CI test ``tests/evaluation/test_senteval_reference.py`` runs a quick subset of the same check.
+sub-dataset's Pearson and Spearman). Prints one row per (set, seed, task) and a summary, and writes them to a JSON
+record (``--output``, default ``logs/benchmarks/check_reference_scores/<time>.json``); exit 1 on any difference.
+The CI test ``tests/evaluation/test_senteval_reference.py`` runs a quick subset of the same check.
+
+``--smoke`` has no SentEval outputs to compare with: on a tiny generated SentEval tree (TREC, SST2, STS12) it
+writes a reference file in the same layout from a first pass of our engine, then runs the check against it (the
+same seed must give the same scores to the reported decimals).
 """
 from __future__ import annotations
 
@@ -20,10 +26,15 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from sentence_lab.evaluation.baselines import BowGloveEncoder
+from sentence_lab.evaluation.runner import params_from_config
+from sentence_lab.evaluation.suite import EvaluationSuite
+from sentence_lab.tools import benchmark
 
+ROOT = Path(__file__).resolve().parents[1]
 CORR_TOL = 1e-4
+SMOKE_TASKS = ["TREC", "SST2", "STS12"]
+PROTOTYPE = {"kfold": 5, "optim": "rmsprop", "batch_size": 128, "tenacity": 3, "epoch_size": 2, "nhid": 0}
 
 
 def differences(expected: dict, got: dict) -> list[str]:
@@ -49,22 +60,51 @@ def differences(expected: dict, got: dict) -> list[str]:
     return out
 
 
+def smoke_reference(folder: Path, encoder) -> Path:
+    """A tiny SentEval tree under ``folder/data`` and, beside it, a reference file in SentEval's layout whose
+    figures are a first pass of our engine on it (prototype set, seed 1111). Returns the data root."""
+    data = benchmark.tiny_senteval(folder / "data")
+    params = params_from_config({**PROTOTYPE, "seed": 1111, "name": "prototype", "classifier": {"nhid": 0}})
+    doc = EvaluationSuite(SMOKE_TASKS, data, params).run(encoder, folder / "first_pass.json", on_existing="overwrite")
+    expected = {}
+    for task, got in doc["results"].items():
+        if "acc" in got:
+            expected[task] = {k: round(got[k], 2) for k in ("devacc", "acc", "f1") if k in got}
+        else:  # STS: SentEval's [statistic, p-value] per sub-dataset
+            first = lambda v: v[0] if isinstance(v, (list, tuple)) else v  # noqa: E731
+            expected[task] = {subset: {k: [first(values[k]), 0.0] for k in ("pearson", "spearman")}
+                              for subset, values in got.items() if isinstance(values, dict) and "pearson" in values
+                              and subset not in ("all", "pooled")}
+    reference = {"what": "smoke: a first pass of our engine on a tiny generated tree (no SentEval outputs)",
+                 "prototype": {"params": PROTOTYPE, "by_seed": {"1111": expected}}}
+    (folder / "docs").mkdir()
+    (folder / "docs" / "senteval-reference-scores.json").write_text(json.dumps(reference, indent=1))
+    return data
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=os.environ.get("SENTENCE_DATA") or str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--sets", default="prototype,full_subset", help="parameter sets of the file to check")
     ap.add_argument("--seeds", default=None, help="comma-separated seeds (default: every seed of the file)")
     ap.add_argument("--tasks", default=None, help="comma-separated tasks (default: every task of the file)")
+    benchmark.add_options(ap, f"tasks {','.join(SMOKE_TASKS)} of a tiny generated tree, checked against a first pass "
+                              "of our engine written in the reference file's layout")
     args = ap.parse_args(argv)
-    data = Path(args.data)
-    reference = json.loads((data.resolve().parent / "docs" / "senteval-reference-scores.json").read_text())
-
-    from sentence_lab.evaluation.baselines import BowGloveEncoder
-    from sentence_lab.evaluation.results import ResultsWriter
-    from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
-
+    run = benchmark.start("check_reference_scores", args, ROOT)
     encoder = BowGloveEncoder()
-    rows, bad = 0, 0
+    with tempfile.TemporaryDirectory(prefix="check_reference_") as tmp:
+        if args.smoke:
+            args.data, args.sets = str(smoke_reference(Path(tmp), encoder)), "prototype"
+        return check(args, encoder, run)
+
+
+def check(args: argparse.Namespace, encoder, run: benchmark.Run) -> int:
+    data = Path(args.data)
+    reference_file = data.resolve().parent / "docs" / "senteval-reference-scores.json"
+    reference = json.loads(reference_file.read_text())
+
+    rows, bad, records = 0, 0, []
     print("| set | seed | task | SentEval | ours | equal | seconds |\n|---|---|---|---|---|---|---|")
     for set_name in args.sets.split(","):
         block = reference[set_name]
@@ -77,7 +117,7 @@ def main(argv=None) -> int:
                                          "classifier": {"nhid": block["params"].get("nhid", 0)}})
             with tempfile.TemporaryDirectory() as tmp:
                 t0 = time.perf_counter()
-                doc = run_tasks(load_tasks(tasks, data), encoder, params, ResultsWriter(Path(tmp) / "r.json", {}))
+                doc = EvaluationSuite(tasks, data, params).run(encoder, Path(tmp) / "r.json", on_existing="overwrite")
                 seconds = time.perf_counter() - t0
             for task in tasks:
                 expected, got = expected_tasks[task], doc["results"].get(task)
@@ -86,10 +126,16 @@ def main(argv=None) -> int:
                 shown = (f"{expected[key]:.4g} | {got[key]:.4g}" if key and got else "per sub-dataset | per sub-dataset")
                 print(f"| {set_name} | {seed} | {task} | {shown} | {'yes' if not diff else 'NO: ' + '; '.join(diff)} "
                       f"| {got.get('seconds', 0) if got else 0:.1f} |", flush=True)
+                records.append({"set": set_name, "seed": seed, "task": task, "metric": key,
+                                "senteval": expected.get(key) if key else None,
+                                "ours": got.get(key) if key and got else None, "equal": not diff,
+                                "differences": diff, "seconds": got.get("seconds") if got else None})
                 rows += 1
                 bad += bool(diff)
             print(f"<!-- {set_name} seed {seed}: {seconds:.1f} s -->", flush=True)
     print(f"\n{rows - bad} of {rows} (set, seed, task) results equal SentEval's to the reported decimals")
+    run.write({"reference_file": str(reference_file), "compared": rows, "equal": rows - bad, "rows": records},
+              data=str(data))
     return 1 if bad else 0
 
 

@@ -1,16 +1,24 @@
 """Our evaluation suite against SentEval's original code: same embeddings, same machine, task by task.
 
-Runs SentEval's own engine (``senteval.engine.SE(params, batcher, prepare)``) with a batcher that
-calls our ``bow_glove`` encoder (``evaluation.baselines.BowGloveEncoder``) on ``' '.join(tokens)`` of
-each sentence, then runs our suite (``evaluation.runner.load_tasks`` + ``run_task``) with the same
-encoder instance and the same parameter set, and prints per task: SentEval's score, ours, |diff|,
-SentEval's seconds, ours, and the speed ratio, with totals.
-
     python benchmarks/compare_senteval.py --reference /tmp/senteval_ref_full --params prototype --tasks TREC,STS14
     nohup python benchmarks/compare_senteval.py --reference /tmp/senteval_ref_full --params full \\
         --save-reference /tmp/senteval_ref_full.json > /tmp/compare_full.log 2>&1 &
     python benchmarks/compare_senteval.py --reference /tmp/senteval_ref_full --params full \\
         --reference-json /tmp/senteval_ref_full.json --ours-only     # reuse the saved reference run
+    python benchmarks/compare_senteval.py --smoke [--reference <SentEval>]   # a tiny generated tree, in seconds
+
+Runs SentEval's own engine (``senteval.engine.SE(params, batcher, prepare)``) with a batcher that
+calls our ``bow_glove`` encoder (``evaluation.baselines.BowGloveEncoder``) on ``' '.join(tokens)`` of
+each sentence, then runs our suite (``evaluation.runner.load_tasks`` + ``run_task``) with the same
+encoder instance and the same parameter set, and prints per task: SentEval's score, ours, |diff|,
+SentEval's seconds, ours, and the speed ratio, with totals; the same figures go to a JSON record (``--output``,
+default ``logs/benchmarks/compare_senteval/<time>.json``) beside the per-side files of ``--save-reference`` /
+``--save-ours``. (SentEval's classifier classes alone, on the same ready features, every regime:
+``benchmarks/eval_speed.py --high-dim --reference``.)
+
+``--smoke`` runs TREC, SST2 and STS12 of a tiny generated SentEval tree with the prototype set: our side always,
+SentEval's side when ``--reference`` names its code (otherwise it says so and compares nothing); it fails only when
+both sides ran and a score differs beyond the tolerance (tiny tasks say nothing about the speed-up).
 
 SentEval's code is never part of this repository: ``--reference`` names a folder holding a
 ``senteval/`` package (facebookresearch/SentEval's ``senteval/{engine,utils,binary,sst,trec,mrpc,
@@ -81,8 +89,10 @@ from pathlib import Path
 
 import numpy as np
 
+from sentence_lab.tools import benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+SMOKE_TASKS = "TREC,SST2,STS12"
 
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "SST5", "TREC", "MRPC", "SICKEntailment", "SICKRelatedness",
          "STSBenchmark", "STS12", "STS13", "STS14", "STS15", "STS16"]
@@ -149,8 +159,8 @@ class Reference:
     """SentEval's engine from ``--reference``, with our encoder behind its batcher."""
 
     def __init__(self, reference: Path, data_dir: Path, encoder, p) -> None:
-        sys.path.insert(0, str(reference.resolve()))
-        from senteval.engine import SE  # noqa: E402  (SentEval's code, from --reference)
+        benchmark.use_senteval_checkout(reference)
+        from senteval.engine import SE  # SentEval's code, from --reference
 
         self.SE, self.p, self.encoder = SE, p, encoder
         self.task_path = reference_task_path(data_dir)
@@ -194,7 +204,9 @@ def fmt(v, key) -> str:
     return f"{v:.2f}" if key in ("acc", "f1", "devacc") else f"{v:.4f}"
 
 
-def table(tasks, ref: dict, ours: dict, pname: str, threads: int) -> bool:
+def table(tasks, ref: dict, ours: dict, pname: str, threads: int) -> dict:
+    """Print the comparison; return its verdicts: ``scores_within_tolerance`` (every task both sides ran),
+    ``speed_up`` (SentEval's seconds over ours, on those tasks), ``passed`` (both targets met)."""
     print(f"\n## bow_glove, parameter set '{pname}', torch threads {threads}\n")
     print("| task | metric | SentEval | ours | abs diff | within tol | SentEval s | ours s | speed-up |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -241,7 +253,8 @@ def table(tasks, ref: dict, ours: dict, pname: str, threads: int) -> bool:
           f"{'yes' if ok_all else 'NO'}")
     print(f"suite speed-up: {overall:.1f}x (target >= {SPEED_TARGET:.0f}x): "
           f"{'yes' if overall >= SPEED_TARGET else 'NO'}")
-    return ok_all and overall >= SPEED_TARGET
+    return {"tasks_on_both_sides": n_both, "scores_within_tolerance": ok_all, "speed_up": overall,
+            "passed": ok_all and overall >= SPEED_TARGET}
 
 
 def main(argv=None) -> int:
@@ -266,8 +279,23 @@ def main(argv=None) -> int:
     ap.add_argument("--save-ours", default=None, help="write our results/timings here after each task "
                                                          "(default: /tmp/compare_senteval_ours_<params>_t<threads>.json)")
     ap.add_argument("--ours-json", default=None, help="saved runs of ours to reuse (comma-separated)")
+    benchmark.add_options(ap, f"tasks {SMOKE_TASKS} of a tiny generated tree, prototype set; SentEval's side only "
+                              "with --reference")
     args = ap.parse_args(argv)
+    run = benchmark.start("compare_senteval", args, ROOT)
+    with tempfile.TemporaryDirectory(prefix="compare_senteval_smoke_") as tmp:
+        if args.smoke:
+            args.data, args.params = str(benchmark.tiny_senteval(Path(tmp) / "data")), "prototype"
+            args.tasks = SMOKE_TASKS if args.tasks == ",".join(TASKS) else args.tasks
+            args.save_reference = args.save_reference or str(Path(tmp) / "reference.json")
+            args.save_ours = args.save_ours or str(Path(tmp) / "ours.json")
+            if not args.reference and not (args.ours_only or args.table_only):
+                print("smoke: no --reference (SentEval's code): our side only, nothing to compare with")
+                args.ours_only = True
+        return compare(ap, args, run)
 
+
+def compare(ap: argparse.ArgumentParser, args: argparse.Namespace, run: benchmark.Run) -> int:
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     unknown = [t for t in tasks if t not in TASKS]
     if unknown:
@@ -330,8 +358,14 @@ def main(argv=None) -> int:
                 json.dumps(ours_store, indent=1))
     if reference is not None:
         print(f"reference results: {save_path}", flush=True)
-    passed = table([t for t in TASKS if t in tasks], store["tasks"], ours_store["tasks"], p.name, args.threads)
-    return 0 if passed else 1
+    verdict = table([t for t in TASKS if t in tasks], store["tasks"], ours_store["tasks"], p.name, args.threads)
+    run.write({"params": store["meta"]["params"], "threads": args.threads, "tasks": tasks, **verdict,
+               "senteval": {t: store["tasks"][t] for t in tasks if t in store["tasks"]},
+               "ours": {t: ours_store["tasks"][t] for t in tasks if t in ours_store["tasks"]}},
+              reference=args.reference, data=str(data_dir), ours_sha256=store["meta"]["ours_sha256"])
+    if args.smoke:  # tiny tasks: the scores must agree where both sides ran; the speed-up means nothing
+        return 0 if verdict["scores_within_tolerance"] else 1
+    return 0 if verdict["passed"] else 1
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
     python benchmarks/decoder_diagnostics.py --steps 400 -- objective=skipthought
     python benchmarks/decoder_diagnostics.py --steps 400 -- objective=autoencoder
     python benchmarks/decoder_diagnostics.py --show <run> [<run> ...]    # runs already made, plotted together
+    python benchmarks/decoder_diagnostics.py --smoke      # skip-thought, 3 steps, tiny sizes, a tiny generated corpus
 
 At steps 0, 25, 50, 100, 200, ... on the same 512 validation sentences: the mean cosine of random pairs
 (anisotropy), the first principal component's share of the variance, the effective rank, the per-dimension
@@ -11,7 +12,8 @@ variance, the vector's norm, the share of a sentence's positions that win a max-
 loss with each sentence vector replaced by the batch mean (the gap: how much the decoder uses the vector).
 Everything after ``--`` goes to ``train.py``. Written into the run directory: ``diagnostics.jsonl`` (the
 callback's), ``diagnostics.md`` (the table printed here) and ``diagnostics.png`` (the curves), with a JSON record
-of the machine, versions and revision in ``diagnostics_meta.json``.
+of the machine, versions and revision in ``diagnostics_meta.json``; every run's measurements, with the same, also go to
+a JSON record (``--output``, default ``logs/benchmarks/decoder_diagnostics/<time>.json``).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import json
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -30,8 +33,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from sentence_lab.evaluation.results import git_revision, library_versions  # noqa: E402
+from sentence_lab.tools import benchmark  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+# The smoke run: skip-thought (a decoding objective) at toy sizes on the tiny corpus (its folders come first).
+SMOKE_OVERRIDES = ["objective=skipthought", "objective.hidden_dim=16", "objective.embed_dim=8",
+                   "encoder.hidden_dim=16", "data.batch_size=8", "data.preprocess_workers=0",
+                   "++trainer.val_check_interval=1", "++trainer.limit_val_batches=1", "trainer.num_sanity_val_steps=0"]
 COLUMNS = [("step", "step", "{:d}"), ("anisotropy", "mean cos", "{:.3f}"), ("pc1_share", "PC1 share", "{:.3f}"),
            ("effective_rank", "eff. rank", "{:.1f}"), ("dim_variance_mean", "dim var", "{:.4f}"),
            ("dead_dim_share", "dead dims", "{:.2f}"), ("norm", "norm", "{:.2f}"),
@@ -40,8 +48,8 @@ COLUMNS = [("step", "step", "{:d}"), ("anisotropy", "mean cos", "{:.3f}"), ("pc1
            ("document_use", "document gap", "{:.3f}")]
 
 
-def train(steps: int, overrides: list[str]) -> Path:
-    run_dir = ROOT / "logs" / "diagnostics" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+def train(steps: int, overrides: list[str], runs: Path = ROOT / "logs" / "diagnostics") -> Path:
+    run_dir = runs / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     run_dir.mkdir(parents=True)
     cmd = [sys.executable, str(ROOT / "train.py"), *overrides, f"trainer.max_steps={steps}", "trainer.max_time=null",
            "trainer.max_epochs=1000", "~callbacks.eval_suite", "test_after_fit=false", "logger=none",
@@ -115,10 +123,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=400, help="training steps (default 400)")
     parser.add_argument("--show", type=Path, nargs="+", help="print runs already made, plotted together")
+    benchmark.add_options(parser, "skip-thought at toy sizes (16 units) for 3 steps on a tiny generated corpus")
     args = parser.parse_args(argv)
-    run_dirs = args.show or [train(args.steps, overrides)]
-    print(show(run_dirs))
-    print(f"plot: {run_dirs[0] / 'diagnostics.png'}")
+    run = benchmark.start("decoder_diagnostics", args, ROOT)
+    with tempfile.TemporaryDirectory(prefix="diagnostics_smoke_") as tmp:
+        runs = ROOT / "logs" / "diagnostics"
+        if args.smoke and not args.show:
+            corpus = benchmark.tiny_corpus(Path(tmp) / "corpus")
+            overrides = [f"data.train_dir={corpus / 'train'}", f"data.valid_dir={corpus / 'valid'}",
+                         f"paths.cache_dir={Path(tmp) / 'cache'}", *SMOKE_OVERRIDES, *overrides]
+            args.steps, runs = 3, Path(tmp) / "runs"
+        run_dirs = args.show or [train(args.steps, overrides, runs)]
+        print(show(run_dirs))
+        print(f"plot: {run_dirs[0] / 'diagnostics.png'}")
+        run.write({"runs": [{"run_dir": str(d), "label": label_of(d), "records": records_of(d)} for d in run_dirs],
+                   "plot": str(run_dirs[0] / "diagnostics.png")}, libraries=("matplotlib",))
     return 0
 
 

@@ -2,10 +2,12 @@
 
     python benchmarks/fault_drills.py                      # this checkout
     python benchmarks/fault_drills.py --checkout /tmp/old  # another one (e.g. a git worktree of an older commit)
+    python benchmarks/fault_drills.py --smoke              # two quick drills (no training), in seconds
 
 Each drill runs the checkout's own ``train.py``, ``evaluate.py`` or modules in a fresh process on a tiny corpus made
 here (and SENTENCE_DATA's STS files for the results-file drill), and prints whether the behaviour held. The
-full-disk drill mounts a 2 MB tmpfs (root only; otherwise it is reported as not run).
+full-disk drill mounts a 2 MB tmpfs (root only; otherwise it is reported as not run). The table goes to a JSON
+record (``--output``, default ``logs/benchmarks/fault_drills/<time>.json``).
 """
 from __future__ import annotations
 
@@ -22,19 +24,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from sentence_lab.evaluation.results import git_revision
+from sentence_lab.tools import benchmark
+from sentence_lab.tools.benchmark import write_corpus
+
 ROOT = Path(__file__).resolve().parents[1]
-WORDS = ("the cat dog man woman saw ran walked house tree river old young red blue quickly slowly and but with "
-         "under over a an is was were sat stood").split()
-
-
-def write_corpus(folder: Path, n_docs: int, sentences: int, seed: int) -> Path:
-    rng = random.Random(seed)
-    folder.mkdir(parents=True, exist_ok=True)
-    for d in range(n_docs):
-        text = " ".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9))).capitalize() + "."
-                        for _ in range(sentences))
-        (folder / f"doc{d:02d}.txt").write_text(text + "\n", encoding="utf-8")
-    return folder
+SMOKE_DRILLS = "9,16"  # probing_gen with too little text; the default run's budget (no training in either)
 
 
 class Drills:
@@ -306,16 +301,21 @@ DRILLS: list[tuple[str, Callable[[Drills], tuple[bool | None, str]]]] = [
 ]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkout", type=Path, default=ROOT, help="the project checkout to drill (default: this one)")
     parser.add_argument("--only", default="", help="comma-separated drill numbers (1-based)")
-    args = parser.parse_args()
+    benchmark.add_options(parser, f"drills {SMOKE_DRILLS} only (no training run)")
+    args = parser.parse_args(argv)
+    run = benchmark.start("fault_drills", args, ROOT)
+    if args.smoke and not args.only:
+        args.only = SMOKE_DRILLS
     chosen = {int(n) for n in args.only.split(",") if n.strip()}
     checkout = args.checkout.resolve()
     print(f"checkout: {checkout}")
     print("| # | drill | held | seen | s |\n|---|---|---|---|---|")
     held_count = ran = 0
+    rows = []
     with tempfile.TemporaryDirectory(prefix="drills-") as tmp:
         drills = Drills(checkout, Path(tmp))
         for i, (name, drill) in enumerate(DRILLS, 1):
@@ -329,9 +329,14 @@ def main() -> None:
             mark = "n/a" if held is None else ("yes" if held else "**no**")
             ran += held is not None
             held_count += bool(held)
-            print(f"| {i} | {name} | {mark} | {seen} | {time.perf_counter() - started:.0f} |", flush=True)
+            seconds = time.perf_counter() - started
+            rows.append({"number": i, "drill": name, "held": held, "seen": seen, "seconds": round(seconds, 1)})
+            print(f"| {i} | {name} | {mark} | {seen} | {seconds:.0f} |", flush=True)
     print(f"\n{held_count} of {ran} drills held")
+    run.write({"checkout": str(checkout), "checkout_revision": git_revision(checkout), "ran": ran,
+               "held": held_count, "drills": rows})
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,33 +1,36 @@
 """Quick-Thoughts training throughput per encoder on this machine.
 
+    python benchmarks/train_throughput.py --threads 1      # the figures of docs/results.md (1 thread: a shared machine)
+    python benchmarks/train_throughput.py [--batches 20] [--batch-size 100] [--encoders bow,gru,...] [--output PATH]
+    python benchmarks/train_throughput.py --smoke          # bow on a tiny generated corpus, in seconds
+
 For every encoder config it prints: sentences/s through Lightning, sentences/s of the same model on the
 same batches in a bare PyTorch loop (Adam, clipping), Lightning's overhead in %, the FLOPs of one
 training step (torch's FlopCounterMode) and the achieved FLOP/s as a fraction of this CPU's float32
-matmul peak, measured in the same run.
-
-    python benchmarks/train_throughput.py [--batches 20] [--batch-size 100] [--encoders bow,gru,...]
+matmul peak, measured in the same run. The figures and the machine go to a JSON record (``--output``, default
+``logs/benchmarks/train_throughput/<time>.json``).
 """
 from __future__ import annotations
 
 import argparse
 import os
-import sys
+import tempfile
 import time
 from pathlib import Path
 
+import lightning as L
+import torch
+from omegaconf import OmegaConf
+from torch.utils.data import DataLoader, Subset
+from torch.utils.flop_counter import FlopCounterMode
+
+from sentence_lab.datamodules.contiguous import ContiguousChunks
+from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
+from sentence_lab.tools import benchmark
+from sentence_lab.training.module import SentenceModel
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("PROJECT_ROOT", str(ROOT))
-
-import lightning as L  # noqa: E402
-import torch  # noqa: E402
-from omegaconf import OmegaConf  # noqa: E402
-from torch.utils.data import DataLoader, Subset  # noqa: E402
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
-
-from sentence_lab.datamodules.contiguous import ContiguousChunks  # noqa: E402
-from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus  # noqa: E402
-from sentence_lab.training.module import SentenceModel  # noqa: E402
 
 ENCODERS = ("bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv")
 
@@ -44,9 +47,11 @@ def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
     return 2 * n**3 / best
 
 
-def make_model(encoder: str, vocab) -> SentenceModel:
+def make_model(encoder: str, vocab, random_init: bool = False) -> SentenceModel:
     torch.manual_seed(0)
     enc = OmegaConf.load(ROOT / "conf" / "encoder" / f"{encoder}.yaml")
+    if random_init:  # the smoke run: no GloVe table to load
+        enc.embedding_init = "random"
     obj = OmegaConf.load(ROOT / "conf" / "objective" / "qt.yaml")
     obj.pop("defaults", None)  # the objective's default encoder and data: not constructor arguments
     return SentenceModel(encoder=enc, objective=obj, vocab=vocab,
@@ -115,7 +120,7 @@ def lightning_loop(model: SentenceModel, loader: DataLoader, n: int, warmup: int
     return timer.end - timer.start
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=20, help="timed batches per encoder (at least)")
     parser.add_argument("--min-seconds", type=float, default=3.0,
@@ -126,23 +131,32 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads (default: torch's choice); use 1 when another job holds a core, "
                              "since OpenMP threads waiting on a busy core make every op slow")
-    args = parser.parse_args()
+    benchmark.add_options(parser, "the bow encoder, randomly initialised, 3 batches of 8 from a tiny generated "
+                                  "corpus, a 256^3 matmul for the peak")
+    args = parser.parse_args(argv)
+    run = benchmark.start("train_throughput", args, ROOT)
+    if args.smoke:
+        args.encoders, args.batches, args.warmup, args.batch_size, args.min_seconds = "bow", 3, 1, 8, 0.0
     if args.threads:
         torch.set_num_threads(args.threads)
     # Both loops run as the default trainer config does (deterministic=True sets this for Lightning).
     torch.use_deterministic_algorithms(True)
 
-    vocab, splits, _ = load_corpus(ROOT / "assets/books/train", ROOT / "assets/books/valid", CorpusSettings(),
-                                   ROOT / ".cache" / "corpus")
+    with tempfile.TemporaryDirectory(prefix="train_throughput_") as tmp:
+        books = benchmark.tiny_corpus(Path(tmp) / "corpus") if args.smoke else ROOT / "assets" / "books"
+        cache = Path(tmp) / "cache" if args.smoke else ROOT / ".cache" / "corpus"
+        vocab, splits, _ = load_corpus(books / "train", books / "valid", CorpusSettings(), cache)
     chunks = ContiguousChunks(splits["train"], args.batch_size)
-    peak = matmul_peak()
+    peak = matmul_peak(256, 2) if args.smoke else matmul_peak()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; float32 matmul peak "
-          f"{peak / 1e9:.1f} GFLOP/s; QT batches of {args.batch_size} consecutive book sentences, "
+          f"{peak / 1e9:.1f} GFLOP/s; QT batches of {args.batch_size} consecutive "
+          f"{'generated' if args.smoke else 'book'} sentences, "
           f"at least {args.batches} timed (and {args.min_seconds:.0f} s) after {args.warmup} warm-up")
     print(f"{'encoder':<12} {'params':>8} {'Lightning s/s':>14} {'bare s/s':>10} {'overhead':>9} "
           f"{'GFLOP/step':>11} {'GFLOP/s':>8} {'of peak':>8}")
+    rows = []
     for name in args.encoders.split(","):
-        probe = make_model(name, vocab)
+        probe = make_model(name, vocab, args.smoke)
         start = time.perf_counter()
         flops = step_flops(probe, chunks[0])
         step_seconds = time.perf_counter() - start
@@ -150,15 +164,22 @@ def main() -> None:
         n = args.warmup + timed
         loader = DataLoader(Subset(chunks, [i % len(chunks) for i in range(n)]), batch_size=None, shuffle=False)
         sentences = timed * args.batch_size
-        bare = bare_loop(make_model(name, vocab), loader, args.warmup)
-        model = make_model(name, vocab)
+        bare = bare_loop(make_model(name, vocab, args.smoke), loader, args.warmup)
+        model = make_model(name, vocab, args.smoke)
         params = sum(p.numel() for p in model.parameters())
         light = lightning_loop(model, loader, n, args.warmup)
         achieved = flops * timed / bare
+        rows.append({"encoder": name, "parameters": params, "timed_batches": timed, "sentences": sentences,
+                     "lightning_sentences_per_second": sentences / light, "bare_sentences_per_second": sentences / bare,
+                     "lightning_overhead": (light - bare) / bare, "flops_per_step": flops,
+                     "achieved_flops_per_second": achieved, "share_of_peak": achieved / peak})
         print(f"{name:<12} {params / 1e6:>7.2f}M {sentences / light:>14.1f} {sentences / bare:>10.1f} "
               f"{100 * (light - bare) / bare:>8.1f}% {flops / 1e9:>11.2f} {achieved / 1e9:>8.1f} "
               f"{100 * achieved / peak:>7.1f}%")
+    run.write({"matmul_peak_flops": peak, "threads": torch.get_num_threads(), "batch_size": args.batch_size,
+               "warmup": args.warmup, "encoders": rows})
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -9,12 +9,14 @@ and ``bow_glove``.
     python benchmarks/training_pays_off.py --run-dir <run> --probing            # X-Probe tasks as well
     SENTENCE_DATA=../shared/data python benchmarks/training_pays_off.py --seeds 1234,1,2 --generated --sst2
     python benchmarks/training_pays_off.py --summarize <run> <run> <run> --generated --sst2   # runs already made
+    python benchmarks/training_pays_off.py --smoke      # 3 steps on a tiny generated corpus, 2 tiny generated tasks
 
 Everything after ``--`` is passed to ``train.py``. Scores use ``evaluate.py`` (prototype protocol,
 vocabulary expansion on for checkpoints); correlations are shown x100 so one mean covers all tasks.
 The table and the means are printed and written to ``<run dir>/pays_off.md`` (+ ``.json``). With ``--seeds``
 (or ``--summarize``), a table per seed (each against its own epoch 0: a seed draws its own initial weights) and per
-task the means over seeds.
+task the means over seeds. Every score and mean also goes to a JSON record with the machine, versions and revision
+(``--output``, default ``logs/benchmarks/training_pays_off/<time>.json``).
 """
 from __future__ import annotations
 
@@ -23,22 +25,28 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
 
+import yaml
+
+from sentence_lab.evaluation.results import read_results
+from sentence_lab.tools import benchmark
+from sentence_lab.tools.report import read_scalars
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import yaml  # noqa: E402
-
-from sentence_lab.evaluation.results import read_results  # noqa: E402
-from sentence_lab.tools.report import read_scalars  # noqa: E402
 
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14",
          "STS15", "STS16"]
 PROBING = ["Length", "WordContent", "Depth", "BigramShift", "Tense", "SubjNumber", "ObjNumber", "OddManOut",
            "CoordinationInversion"]
+SMOKE_TASKS = "TREC,STS12"
+# The smoke run's recipe: the default objective (Quick-Thoughts, BiLSTM-max) at 2 x 16 units for 3 steps.
+SMOKE_OVERRIDES = ["encoder.hidden_dim=16", "data.batch_size=8", "data.preprocess_workers=0", "trainer.max_steps=3",
+                   "trainer.max_epochs=1", "++trainer.val_check_interval=1", "++trainer.limit_val_batches=1",
+                   "trainer.num_sanity_val_steps=0", "logger=none", "test_after_fit=false"]
 
 
 def run(cmd: list[str], log: Path) -> float:
@@ -53,8 +61,9 @@ def run(cmd: list[str], log: Path) -> float:
 DIAGNOSTICS = "+callbacks.diagnostics._target_=sentence_lab.training.diagnostics.VectorDiagnostics"
 
 
-def train(minutes: float | None, overrides: list[str], keep_suite: bool = False, diagnostics: bool = False) -> Path:
-    run_dir = ROOT / "logs" / "pays_off" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+def train(minutes: float | None, overrides: list[str], keep_suite: bool = False, diagnostics: bool = False,
+          runs: Path = ROOT / "logs" / "pays_off") -> Path:
+    run_dir = runs / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     run_dir.mkdir(parents=True)
     budget = [f"trainer.max_time=00:00:{int(minutes):02d}:{int(minutes % 1 * 60):02d}"] if minutes else []
     # The per-epoch evaluation suite is left out: its time would count against the training budget, and this
@@ -220,7 +229,7 @@ def seed_tables(runs: dict[int, dict[str, dict[str, dict]]], tasks: list[str]) -
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=None, help="training budget (trainer.max_time)")
     parser.add_argument("--run-dir", type=Path, default=None, help="evaluate this run instead of training")
@@ -240,20 +249,44 @@ def main() -> None:
     parser.add_argument("--reuse-from", type=Path, default=None,
                         help="copy the epoch-0 and bow_glove results of this earlier run (same model at init: same "
                              "encoder, vocabulary and seed) instead of evaluating them again")
+    benchmark.add_options(parser, f"the default recipe at 2 x 16 units for 3 steps on a tiny generated corpus, "
+                                  f"scored on {SMOKE_TASKS} of a tiny generated SentEval tree")
     parser.add_argument("overrides", nargs="*", help="train.py overrides (after --)")
-    args = parser.parse_args()
-    if not os.environ.get("SENTENCE_DATA"):
-        raise SystemExit("set SENTENCE_DATA to the data root (e.g. ../shared/data): the tasks are read from there")
-    if args.summarize is not None or args.seeds:
-        dirs = ([d.resolve() for d in args.summarize] if args.summarize is not None else
-                [train(args.minutes, [*args.overrides, f"seed={s}"], args.keep_suite, args.diagnostics)
-                 for s in args.seeds.split(",")])
-        runs = {run_seed(d): measure(d, args) for d in dirs}
-        print(seed_tables(runs, args.tasks.split(",")))
-        return
-    run_dir = args.run_dir.resolve() if args.run_dir else train(args.minutes, args.overrides, args.keep_suite,
-                                                                     args.diagnostics)
-    measure(run_dir, args)
+    args = parser.parse_args(argv)
+    run = benchmark.start("training_pays_off", args, ROOT)
+    with tempfile.TemporaryDirectory(prefix="pays_off_smoke_") as tmp:
+        runs = ROOT / "logs" / "pays_off"
+        if args.smoke:  # everything in a temporary folder; the subprocesses read the tiny tree
+            os.environ["SENTENCE_DATA"] = str(benchmark.tiny_senteval(Path(tmp) / "data"))
+            corpus = benchmark.tiny_corpus(Path(tmp) / "corpus")
+            args.overrides = [f"data.train_dir={corpus / 'train'}", f"data.valid_dir={corpus / 'valid'}",
+                              f"paths.cache_dir={Path(tmp) / 'cache'}", *SMOKE_OVERRIDES, *args.overrides]
+            args.tasks = SMOKE_TASKS if args.tasks == ",".join(TASKS) else args.tasks
+            runs = Path(tmp) / "runs"
+        if not os.environ.get("SENTENCE_DATA"):
+            raise SystemExit("set SENTENCE_DATA to the data root (e.g. ../shared/data): the tasks are read from there")
+        if args.summarize is not None or args.seeds:
+            dirs = ([d.resolve() for d in args.summarize] if args.summarize is not None else
+                    [train(args.minutes, [*args.overrides, f"seed={s}"], args.keep_suite, args.diagnostics, runs)
+                     for s in args.seeds.split(",")])
+            measured = {run_seed(d): (d, measure(d, args)) for d in dirs}
+            print(seed_tables({seed: m for seed, (_, m) in measured.items()}, args.tasks.split(",")))
+            run.write({"runs": {seed: record_of(d, m) for seed, (d, m) in measured.items()}},
+                      data=os.environ["SENTENCE_DATA"])
+            return 0
+        run_dir = args.run_dir.resolve() if args.run_dir else train(args.minutes, args.overrides, args.keep_suite,
+                                                                         args.diagnostics, runs)
+        run.write(record_of(run_dir, measure(run_dir, args)), data=os.environ["SENTENCE_DATA"])
+    return 0
+
+
+def record_of(run_dir: Path, measured: dict[str, dict[str, dict]]) -> dict:
+    """What the JSON record keeps of one measured run: its folder, the means (``pays_off.json``), every score (x100
+    for correlations, as the table) and the training summary's lines."""
+    scores = {label: {column: {task: score(doc, task) for task in doc["results"]} for column, doc in columns.items()}
+              for label, columns in measured.items()}
+    return {"run_dir": str(run_dir), "summaries": json.loads((run_dir / "pays_off.json").read_text()),
+            "scores": scores, "training": [line[2:] for line in training_summary(run_dir)]}
 
 
 def run_seed(run_dir: Path) -> int:
@@ -262,4 +295,4 @@ def run_seed(run_dir: Path) -> int:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -10,8 +10,9 @@ A fused kernel still computes every padded position, and a batch of contiguous b
 tokens on average, the longest 50) is mostly padding. So a large batch runs in length buckets: its
 sentences sorted by length, cut into groups of about ``bucket_rows``, each group trimmed to its own
 longest sentence. Every sentence gets the states it gets alone; the cost follows the real tokens
-(``benchmarks/rnn_buckets.py`` measures it). A batch whose lengths are alike already (evaluation's length-sorted
-batches) runs whole.
+(measured when the buckets came in: ``docs/changelog.md``, "The recurrent encoders run a batch in length buckets";
+``benchmarks/train_throughput.py`` times whole training steps). A batch whose lengths are alike already
+(evaluation's length-sorted batches) runs whole.
 """
 from __future__ import annotations
 

@@ -439,7 +439,7 @@ class FitResult:
     ndev: np.ndarray  # [G]
     nepoch: np.ndarray  # [G, L] epochs trained when the member stopped
     nclasses: int
-    work: dict | None = None  # what the training read and computed (benchmarks/highdim_probes.py)
+    work: dict | None = None  # what the training read and computed (benchmarks/eval_speed.py --high-dim)
 
     def dev_accuracy(self) -> np.ndarray:
         """SentEval's ``clf.score(devX, devy)`` (a fraction) per member, ``[G, L]``."""

@@ -10,7 +10,7 @@ gradient while the rows are still in the core's cache. Loops are register-blocke
 vectorised by LLVM; groups (or, when there are fewer groups than threads, parts of a group's rows) run on
 separate threads. Two-class probes with cross-entropy compute one column per member (``z1 - z0``), half the
 products. A step then costs about the time to read its rows plus the time of its arithmetic: within a core
-the two hardly overlap (``benchmarks/highdim_probes.py`` reports both rates).
+the two hardly overlap (``benchmarks/eval_speed.py --high-dim`` reports both rates).
 
 The maths is the torch path's: ``tests/evaluation/test_probe_kernels.py`` checks the kernels against autograd,
 and the SentEval-transcription tests run both paths. Only the summation order inside the dot products differs

@@ -23,8 +23,11 @@ def _run(folder: Path, objective: str, anisotropy: list[float]) -> Path:
 def test_show_prints_each_runs_table_and_plots_them_together(tmp_path, capsys):
     a = _run(tmp_path / "a", "skipthought", [0.9, 0.99, 0.991])
     b = _run(tmp_path / "b", "autoencoder", [0.9, 0.5, 0.4])
-    assert decoder_diagnostics.main(["--show", str(a), str(b)]) == 0
+    record = tmp_path / "record.json"
+    assert decoder_diagnostics.main(["--show", str(a), str(b), "--output", str(record)]) == 0
     out = capsys.readouterr().out
     assert "objective=skipthought" in out and "objective=autoencoder" in out
     assert "| 25 | 0.990 |" in out and "| 50 | 0.400 |" in out
     assert (a / "diagnostics.png").stat().st_size > 10_000 and (b / "diagnostics.md").is_file()
+    runs = json.loads(record.read_text())["results"]["runs"]
+    assert [r["records"][-1]["anisotropy"] for r in runs] == [0.991, 0.4]

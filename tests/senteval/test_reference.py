@@ -2,7 +2,7 @@
 outputs (``../shared/docs/senteval-reference-scores.json``: SentEval's code at 5d6dc11 on the same vectors), per seed,
 for the prototype and the full parameter sets. The batcher lowercases and averages GloVe 6B 50d vectors, zeros for a
 sentence with no known word (the reference's ``bow_glove``). A quick subset runs here: every regime once;
-``benchmarks/senteval_bow.py`` runs SentEval's bow.py itself on every task.
+``benchmarks/check_reference_scores.py`` checks every task and seed of the file through the engine.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import senteval
 
 pytestmark = pytest.mark.real_data
 
-# every regime but nested CV (MR..MPQA: minutes here; benchmarks/senteval_bow.py runs them): k-fold then test, pair
-# features with train/dev/test, cosine STS, and the full parameter set
+# every regime but nested CV (MR..MPQA: minutes here; benchmarks/check_reference_scores.py runs them): k-fold then
+# test, pair features with train/dev/test, cosine STS, and the full parameter set
 CASES = [("prototype", "1111", "TREC"), ("prototype", "1113", "SICKEntailment"), ("prototype", "1111", "STS14"),
          ("full_subset", "1111", "TREC")]
 

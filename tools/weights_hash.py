@@ -1,7 +1,9 @@
 """The SHA-256 of a checkpoint's weights (its state dict: every tensor's name, dtype, shape and bytes, keys sorted),
 so two runs can be compared whatever else their checkpoints record (paths, times, loop state).
 
-    python benchmarks/weights_hash.py logs/train/runs/<a>/checkpoints/last.ckpt logs/train/runs/<b>/checkpoints/last.ckpt
+    python -m sentence_lab.tools.weights_hash logs/train/runs/<a>/checkpoints/last.ckpt <b>/checkpoints/last.ckpt
+
+Prints one hash per checkpoint and, for two or more, ``all equal`` or ``DIFFERENT``.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ def _tensors(state: dict, prefix: str = "") -> dict[str, torch.Tensor]:
     return out
 
 
-def weights_hash(path: Path) -> str:
+def weights_hash(path: Path | str) -> str:
     state = _tensors(torch.load(path, map_location="cpu", weights_only=False)["state_dict"])
     digest = hashlib.sha256()
     for name in sorted(state):
@@ -33,15 +35,17 @@ def weights_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def main() -> None:
-    if len(sys.argv) < 2:
+def main(argv: list[str] | None = None) -> int:
+    paths = list(sys.argv[1:] if argv is None else argv)
+    if not paths:
         raise SystemExit(__doc__)
-    hashes = [(weights_hash(Path(p)), p) for p in sys.argv[1:]]
+    hashes = [(weights_hash(Path(p)), p) for p in paths]
     for value, path in hashes:
         print(f"{value}  {path}")
     if len(hashes) > 1:
         print("all equal" if len({v for v, _ in hashes}) == 1 else "DIFFERENT")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Every lasting benchmark runs end to end: ``python benchmarks/<name>.py --smoke`` in a subprocess (from the repository
+root, SENTENCE_DATA unset: tiny inputs made by the benchmark itself) exits 0 and writes its JSON record with the
+machine, versions, revision, command and what it measured. And every script under ``benchmarks/`` follows the one
+interface: a smoke case here, a docstring opening with what it measures and its command, ``--smoke`` and ``--output``
+from ``sentence_lab.tools.benchmark``, no ``sys.path`` edits, a line in ``docs/development.md``."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.extras import missing_extra
+from sentence_lab.tools.benchmark import RECORD_KEYS
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+TIMEOUT = 600  # seconds: a smoke run takes seconds on an idle machine; the margin is for a busy one
+# Smoke runs whose work is a few seconds at most: the rest (a training run, evaluate.py in subprocesses, MTEB) are
+# marked slow.
+FAST = {"check_reference_scores", "compare_senteval"}
+
+# (benchmark, extra options, keys its record's "results" must hold, optional extra it needs)
+CASES = [
+    ("train_throughput", [], {"matmul_peak_flops", "encoders"}, None),
+    ("objective_speed", [], {"objectives", "sentences"}, None),
+    ("eval_speed", [], {"suite"}, None),
+    ("eval_speed", ["--high-dim"], {"high_dim"}, None),
+    ("probing_gen_speed", [], {"cases", "corpus_documents"}, None),
+    ("check_reference_scores", [], {"rows", "compared", "equal"}, None),
+    ("compare_senteval", [], {"ours", "scores_within_tolerance", "speed_up"}, None),
+    ("fault_drills", [], {"drills", "held", "ran"}, None),
+    ("interop_check", [], {"largest_relative_difference", "mteb_exported", "mteb_wrapper"}, ("mteb",
+                                                                                           "sentence-transformers")),
+    ("training_pays_off", [], {"run_dir", "summaries", "scores"}, None),
+    ("decoder_diagnostics", [], {"runs", "plot"}, None),
+]
+
+
+def _case(name, options, keys, extras):
+    marks = [] if name in FAST else [pytest.mark.slow]
+    return pytest.param(name, options, keys, extras, marks=marks, id=" ".join([name, *options]))
+
+
+def run_smoke(name: str, options: list[str], output: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "SENTENCE_DATA"}
+    cmd = [sys.executable, f"benchmarks/{name}.py", "--smoke", *options, "--output", str(output)]
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("name,options,keys,extras", [_case(*c) for c in CASES])
+def test_smoke_run_writes_its_record(name, options, keys, extras, tmp_path):
+    for extra in extras or ():
+        if missing_extra(extra):
+            pytest.skip(missing_extra(extra))
+    output = tmp_path / "record.json"
+    done = run_smoke(name, options, output)
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    record = json.loads(output.read_text())
+    assert set(RECORD_KEYS) <= set(record), set(RECORD_KEYS) - set(record)
+    assert record["benchmark"] == name and record["smoke"] is True
+    assert f"benchmarks/{name}.py --smoke" in record["command"]
+    assert {"platform", "processor", "cpu_count"} <= set(record["machine"])
+    assert {"python", "torch", "numpy"} <= set(record["versions"])
+    assert keys <= set(record["results"]), keys - set(record["results"])
+    assert f"record: {output}" in done.stdout
+
+
+def test_every_benchmark_follows_the_interface():
+    scripts = sorted(p.stem for p in BENCHMARKS.glob("*.py"))
+    assert scripts == sorted({c[0] for c in CASES}), "a benchmark without a smoke case here, or a case without one"
+    development = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    for name in scripts:
+        source = (BENCHMARKS / f"{name}.py").read_text(encoding="utf-8")
+        docstring = re.match(r'"""(.*?)"""', source, re.S)
+        assert docstring, f"{name}: no module docstring"
+        assert f"python benchmarks/{name}.py" in docstring.group(1), f"{name}: its docstring gives no command"
+        assert "benchmark.add_options(" in source and "benchmark.start(" in source, f"{name}: not the shared interface"
+        assert "sys.path.insert" not in source and "sys.path.append" not in source, f"{name}: edits sys.path"
+        assert f"python benchmarks/{name}.py" in development, f"docs/development.md does not list {name}"

@@ -1,0 +1,215 @@
+"""What every script under ``benchmarks/`` shares: the ``--smoke`` / ``--output`` options, the JSON record of a
+run (what it measured, with the machine, Python and library versions, git revision and the exact command) and the
+tiny inputs of the smoke runs (an ordered corpus, a SentEval data tree), made here so that no smoke run needs
+``SENTENCE_DATA`` or the network.
+
+    from sentence_lab.tools import benchmark
+
+    parser = argparse.ArgumentParser(...)
+    benchmark.add_options(parser, "what the smoke run does")
+    args = parser.parse_args()
+    run = benchmark.start("eval_speed", args, ROOT)
+    ...
+    run.write({"tasks": rows})          # prints and returns the record's path
+
+``tests/benchmarks/test_smoke.py`` runs each benchmark's ``--smoke`` and reads its record.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import random
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from sentence_lab.evaluation.results import git_revision, library_versions
+
+RECORD_KEYS = ("benchmark", "command", "cwd", "smoke", "started", "seconds", "machine", "python", "versions",
+               "git_revision", "results")
+
+
+def add_options(parser: argparse.ArgumentParser, smoke: str = "a tiny input made here, end to end in seconds") -> None:
+    """``--smoke`` (what the smoke run does: ``smoke``) and ``--output`` (the JSON record)."""
+    parser.add_argument("--smoke", action="store_true", help=f"smoke run: {smoke}")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="the JSON record of this run (default: logs/benchmarks/<benchmark>/<time>.json)")
+
+
+def machine() -> dict[str, Any]:
+    """Platform, processor, CPU count (and the CPUs this process may use), load average."""
+    processor = platform.processor()
+    try:  # platform.processor() is empty on most Linux systems: the model name of /proc/cpuinfo instead
+        processor = processor or next(line.split(":", 1)[1].strip() for line in
+                                      Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    out = {"platform": platform.platform(), "machine": platform.machine(), "processor": processor,
+           "cpu_count": os.cpu_count()}
+    if hasattr(os, "sched_getaffinity"):
+        out["cpus_usable"] = len(os.sched_getaffinity(0))
+    if hasattr(os, "getloadavg"):
+        out["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def versions(*extra: str) -> dict[str, str]:
+    """:func:`library_versions` and those of ``extra`` distributions that are installed."""
+    out = library_versions()
+    for name in extra:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+@dataclass
+class Run:
+    """One run of a benchmark: where its record goes and what it records besides its figures."""
+
+    name: str
+    output: Path
+    smoke: bool
+    started: str = field(default_factory=lambda: datetime.datetime.now().astimezone().isoformat(timespec="seconds"))
+    clock: float = field(default_factory=time.perf_counter)
+
+    def record(self, results: Any, libraries: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
+        return {"benchmark": self.name, "command": shlex.join(getattr(sys, "orig_argv", [sys.executable, *sys.argv])),
+                "cwd": os.getcwd(), "smoke": self.smoke, "started": self.started,
+                "seconds": round(time.perf_counter() - self.clock, 2), "machine": machine(),
+                "python": platform.python_version(), "versions": versions(*libraries),
+                "git_revision": git_revision(), **extra, "results": results}
+
+    def write(self, results: Any, libraries: tuple[str, ...] = (), **extra: Any) -> Path:
+        """Write the record (``results``: what was measured, JSON-able; ``libraries``: more distributions whose
+        versions matter; ``extra``: more top-level fields) and print its path."""
+        self.output.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(self.record(results, libraries, **extra), indent=1, default=str)
+        tmp = self.output.with_name(self.output.name + ".part")
+        tmp.write_text(text + "\n")
+        tmp.replace(self.output)
+        print(f"record: {self.output}", flush=True)
+        return self.output
+
+
+def start(name: str, args: argparse.Namespace, root: Path) -> Run:
+    """A run of benchmark ``name`` with the options of :func:`add_options`; the default record is
+    ``<root>/logs/benchmarks/<name>/<time>[-smoke].json``."""
+    smoke = bool(getattr(args, "smoke", False))
+    output = getattr(args, "output", None)
+    if output is None:
+        stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        output = Path(root) / "logs" / "benchmarks" / name / f"{stamp}{'-smoke' if smoke else ''}.json"
+    return Run(name, Path(output), smoke)
+
+
+# ---- the smoke runs' inputs ---------------------------------------------------------------------------------------
+
+WORDS = ("the cat dog man woman saw ran walked house tree river old young red blue quickly slowly and but with "
+         "under over a an is was were sat stood").split()
+POSITIVE, NEGATIVE = "good great fine nice happy".split(), "bad awful poor sad ugly".split()
+
+
+def _sentence(rng: random.Random, extra: list[str] | None = None, lo: int = 3, hi: int = 9) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(lo, hi))] + ([rng.choice(extra)] if extra else [])
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+def _similar(rng: random.Random, sentence: str) -> str:
+    """``sentence`` with one more word: close, but not the same (no tied cosines of 1)."""
+    words = sentence.split()
+    words.insert(rng.randint(0, len(words)), rng.choice(WORDS))
+    return " ".join(words)
+
+
+def write_corpus(folder: Path, n_docs: int, sentences: int, seed: int) -> Path:
+    """``n_docs`` documents of ``sentences`` random short sentences each (one paragraph per document)."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    for d in range(n_docs):
+        text = " ".join(_sentence(rng).capitalize() + "." for _ in range(sentences))
+        (folder / f"doc{d:02d}.txt").write_text(text + "\n", encoding="utf-8")
+    return folder
+
+
+def tiny_corpus(root: Path, sentences: int = 40) -> Path:
+    """``root/train`` (3 documents) and ``root/valid`` (1), the layout ``data.train_dir`` / ``data.valid_dir`` read."""
+    write_corpus(root / "train", 3, sentences, 0)
+    write_corpus(root / "valid", 1, max(8, sentences // 2), 1)
+    return root
+
+
+def _write(path: Path, lines: list[str], encoding: str = "utf-8") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(("\n".join(lines) + "\n").encode(encoding))
+
+
+def tiny_senteval(root: Path, n: int = 40, seed: int = 0) -> Path:
+    """A data root in SentEval's layout (``root/senteval/<TASK>``) with a few dozen made-up examples of MR, TREC,
+    SST2, MRPC, SICK, STSBenchmark and STS12-16: every regime once (nested CV, k-fold then test, train/dev/test,
+    relatedness, cosine). Labels follow cue words, so the scores are above chance. Returns ``root``."""
+    rng = random.Random(seed)
+    se = root / "senteval"
+    _write(se / "MR" / "rt-polarity.pos", [_sentence(rng, POSITIVE) for _ in range(n)], "latin-1")
+    _write(se / "MR" / "rt-polarity.neg", [_sentence(rng, NEGATIVE) for _ in range(n)], "latin-1")
+    for split, size in (("train", n), ("dev", n // 2), ("test", n // 2)):
+        _write(se / "SST" / "binary" / f"sentiment-{split}",
+               [f"{_sentence(rng, POSITIVE if i % 2 else NEGATIVE)} \t{i % 2}" for i in range(size)])
+    coarse, cues = ["DESC", "HUM", "LOC"], [["why"], ["who"], ["where"]]
+    for name, size in (("train_5500.label", 2 * n), ("TREC_10.label", n // 2)):
+        _write(se / "TREC" / name, [f"{coarse[i % 3]}:x {_sentence(rng, cues[i % 3])} ?" for i in range(size)],
+               "latin-1")
+    for name, size in (("msr_paraphrase_train.txt", n), ("msr_paraphrase_test.txt", n // 2)):
+        lines = ["\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String"]
+        for i in range(size):
+            a = _sentence(rng, POSITIVE)
+            lines.append(f"{i % 2}\t{i}\t{i + 1000}\t{a}\t{a if i % 2 else _sentence(rng, NEGATIVE)}")
+        _write(se / "MRPC" / name, lines)
+    judgments = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
+    for name, size in (("SICK_train.txt", n), ("SICK_trial.txt", n // 2), ("SICK_test_annotated.txt", n // 2)):
+        lines = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"]
+        for i in range(size):
+            a = _sentence(rng, POSITIVE)
+            b = a if i % 3 == 2 else _sentence(rng, NEGATIVE if i % 3 == 0 else None)
+            lines.append(f"{i}\t{a}\t{b}\t{1 + 2 * (i % 3) + rng.random() * 0.9:.1f}\t{judgments[i % 3]}")
+        _write(se / "SICK" / name, lines)
+    for split, size in (("train", n), ("dev", n // 2), ("test", n // 2)):
+        lines = []
+        for i in range(size):
+            a = _sentence(rng, POSITIVE)
+            b = _similar(rng, a) if i % 2 else _sentence(rng, NEGATIVE)
+            lines.append(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{(4.5 if i % 2 else 1.0) + rng.random() * 0.5:.3f}"
+                         f"\t{a}\t{b}")
+        _write(se / "STS" / "STSBenchmark" / f"sts-{split}.csv", lines)
+    from sentence_lab.evaluation.tasks.sts import STS_DATASETS
+
+    for year, names in STS_DATASETS.items():
+        for name in names:
+            pairs = [(_sentence(rng, POSITIVE), i % 2) for i in range(8)]
+            pairs = [(a, _similar(rng, a) if same else _sentence(rng, NEGATIVE), same) for a, same in pairs]
+            _write(se / "STS" / f"{year}-en-test" / f"STS.input.{name}.txt", [f"{a}\t{b}" for a, b, _ in pairs])
+            _write(se / "STS" / f"{year}-en-test" / f"STS.gs.{name}.txt",
+                   [f"{(5.0 if same else 1.0) - rng.random():.2f}" for _, _, same in pairs])
+    return root
+
+
+def use_senteval_checkout(folder: Path | str) -> Path:
+    """Make ``import senteval`` find SentEval's own package in ``folder`` (a checkout or copy holding ``senteval/``)
+    instead of this project's SentEval API: the one place a benchmark reaches code outside the installed project
+    (``compare_senteval.py``, ``eval_speed.py --high-dim --reference``). Returns the folder."""
+    folder = Path(folder).resolve()
+    if not (folder / "senteval").is_dir():
+        raise SystemExit(f"{folder} holds no senteval/ package: --reference names a SentEval checkout")
+    for name in [m for m in sys.modules if m == "senteval" or m.startswith("senteval.")]:
+        del sys.modules[name]  # this project's senteval, if imported already
+    sys.path.insert(0, str(folder))
+    return folder
