@@ -20,7 +20,7 @@ Members never mix: every row of the products, every softmax and every optimiser 
 members of different hidden widths (the probing paper's grid) train as one stack per width. A member that stopped
 keeps its best weights (a copy); a group leaves the model when all its members stopped, and a member when it
 stopped in every group (until then it steps with its group, unused). Results equal SentEval's one-by-one training
-up to float rounding (summation order inside the products): ``tests/evaluation/senteval_transcription.py`` is the
+up to float rounding (summation order inside the products): ``tests/helpers/senteval_transcription.py`` is the
 reference. Dropout > 0 draws its masks from its own
 generator, so with dropout the two agree in distribution only.
 

@@ -62,7 +62,7 @@ def test_an_exported_model_runs_in_mteb_as_a_sentence_transformers_model(tiny_co
 
     from sentence_lab.tools.export_st import main as export_main
     from sentence_lab.training.run import fit
-    from train_config import compose_objective_cfg
+    from helpers.train_config import compose_objective_cfg
 
     cfg = compose_objective_cfg("qt", tiny_corpus, tiny_pairs, tmp_path / "run",
                                 ["encoder=bilstm_max", "encoder.hidden_dim=16", "trainer.max_steps=2",

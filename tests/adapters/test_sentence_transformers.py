@@ -20,7 +20,7 @@ from sentence_transformers import SentenceTransformer  # noqa: E402
 from sentence_lab.adapters.trained import load_checkpoint_encoder  # noqa: E402
 from sentence_lab.tools.export_st import main as export_main  # noqa: E402
 from sentence_lab.training.run import fit  # noqa: E402
-from train_config import compose_objective_cfg  # noqa: E402
+from helpers.train_config import compose_objective_cfg  # noqa: E402
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

@@ -12,7 +12,7 @@ from omegaconf import OmegaConf, open_dict
 
 from sentence_lab.encoders.base import SentenceEncoder, is_trainable
 from sentence_lab.text import SPECIALS, Vocab
-from train_config import compose_train_cfg
+from helpers.train_config import compose_train_cfg
 from sentence_lab.training.run import fit
 
 PAGE = "adding-an-encoder.md"

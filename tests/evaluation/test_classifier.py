@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from senteval_transcription import train_member
-from synthetic import linear_data
+from helpers.senteval_transcription import train_member
+from helpers.synthetic import linear_data
 from torch import nn
 
 from sentence_lab.evaluation.classifier import BatchPlan, EarlyStopping, Group, MaskedOptimizer, StackedProbe, fit_members

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 from hydra import compose, initialize_config_dir
-from train_config import sweep_command
+from helpers.train_config import sweep_command
 
 from helpers.extras import needs_extra
 

@@ -12,7 +12,7 @@ from helpers.recipes import compose_commands, conf_with, follow
 from omegaconf import OmegaConf, open_dict
 
 from sentence_lab.objectives.contract import SENTENCES
-from train_config import compose_train_cfg
+from helpers.train_config import compose_train_cfg
 from sentence_lab.training.run import fit
 
 PAGE = "adding-an-objective.md"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sentence_lab.tools.report import Run, build_report, correlation_matrix, find_runs, main
-from train_config import sweep_command
+from helpers.train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.run import fit, train
 
 from helpers.weight_snapshots import EncoderAndDecoderSnapshots
-from train_config import compose_objective_cfg, compose_train_cfg
+from helpers.train_config import compose_objective_cfg, compose_train_cfg
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

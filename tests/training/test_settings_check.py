@@ -5,7 +5,7 @@ import pytest
 
 from sentence_lab.training.settings_check import SettingsError, check_settings
 
-from train_config import compose_train_cfg
+from helpers.train_config import compose_train_cfg
 
 
 @pytest.mark.parametrize("override, message", [

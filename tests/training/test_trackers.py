@@ -9,7 +9,7 @@ import pytest
 
 from helpers.extras import missing_extra
 from helpers.wandb_log import config, history
-from train_config import compose_train_cfg
+from helpers.train_config import compose_train_cfg
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

@@ -16,7 +16,7 @@ from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.run import check_encoder_config, fit
 
 from helpers.extras import require_extra
-from train_config import compose_any_cfg, compose_train_cfg, is_text_encoder_config
+from helpers.train_config import compose_any_cfg, compose_train_cfg, is_text_encoder_config
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

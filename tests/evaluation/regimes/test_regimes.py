@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from senteval_transcription import RelatednessPytorch, train_member
+from helpers.senteval_transcription import RelatednessPytorch, train_member
 from sklearn.model_selection import StratifiedKFold
 
 from sentence_lab.evaluation import regimes

@@ -7,7 +7,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _compose(overrides: list[str], out: Path) -> DictConfig:
@@ -68,7 +68,7 @@ def is_text_encoder_config(name: str) -> bool:
     sentence-transformers, precomputed vectors, callables (evaluation-only)."""
     import yaml
 
-    conf = Path(__file__).resolve().parents[1] / "conf" / "encoder"
+    conf = Path(__file__).resolve().parents[2] / "conf" / "encoder"
     data = yaml.safe_load((conf / f"{name}.yaml").read_text()) or {}
     target = data.get("_target_")
     if target is None:  # a config that extends another (minilm -> sentence_transformers)
@@ -82,7 +82,7 @@ def sweep_command(tiny_corpus: Path, senteval_root: Path, tmp_path: Path, tasks:
     ``tasks`` with a fast protocol, the sweep written to ``tmp_path / "sweep"``."""
     import sys
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     return [sys.executable, str(root / "train.py"), *overrides, "encoder.embed_dim=16", "encoder.embedding_init=random",
             "trainer.val_check_interval=1.0", "print_config=false",
             f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
