@@ -223,11 +223,11 @@ def compute_seconds_at_shape(works: list[dict], flops: float, peak: float, secon
 def run_regime(spec, X: dict, y: dict, params, nclasses: int | None):
     from sentence_lab.evaluation import regimes
 
-    if spec.regime == "nested_cv":
+    if spec.regime == "nested":
         return regimes.nested_cv(X["all"], y["all"], params, nclasses)
-    if spec.regime == "kfold_then_test":
+    if spec.regime == "kfold":
         return regimes.kfold_then_test(X["train"], y["train"], X["test"], y["test"], params, nclasses)
-    if spec.regime == "train_dev_test":
+    if spec.regime == "split":
         return regimes.train_dev_test(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params,
                                       nclasses)
     return regimes.relatedness(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params)
@@ -244,12 +244,12 @@ def run_senteval(spec, X: dict, y: dict, params, nclasses: int | None) -> dict:
               "classifier": {"nhid": params.nhid, "optim": params.optim, "batch_size": params.batch_size,
                              "tenacity": params.tenacity, "epoch_size": params.epoch_size,
                              "max_epoch": params.max_epoch, "dropout": params.dropout}}
-    if spec.regime == "nested_cv":
+    if spec.regime == "nested":
         dev, test = InnerKFoldClassifier(X["all"], y["all"], config).run()
-    elif spec.regime == "kfold_then_test":
+    elif spec.regime == "kfold":
         dev, test, _ = KFoldClassifier({"X": X["train"], "y": y["train"]}, {"X": X["test"], "y": y["test"]},
                                        config).run()
-    elif spec.regime == "train_dev_test":
+    elif spec.regime == "split":
         dev, test = SplitClassifier({"train": X["train"], "valid": X["dev"], "test": X["test"]},
                                     {"train": y["train"], "valid": y["dev"], "test": y["test"]}, config).run()
     else:
@@ -332,7 +332,7 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
     for task in loaded:
         spec = task.spec
         X = {k: features(s, projection.embed, spec.features) for k, s in task.data.splits.items()}
-        y = {k: (s.y.astype(np.float64) if spec.regime == "relatedness" else s.y) for k, s in task.data.splits.items()}
+        y = {k: (s.y.astype(np.float64) if spec.regime == "regression" else s.y) for k, s in task.data.splits.items()}
         works.clear()
         t0 = time.perf_counter()
         ours = run_regime(spec, X, y, params, task.data.nclasses)

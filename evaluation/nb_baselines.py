@@ -53,16 +53,16 @@ class NBTfidfBaseline:
         """SentEval's result keys (``devacc``, ``acc`` in %, ``ndev``, ``ntest``) plus the chosen ``alpha``."""
         if getattr(params, "dev_only", False):
             raise ValueError(f"{self.describe()['name']} has no dev-only mode: it is a fixed baseline, not a model to select")
-        if spec.features is not None or spec.regime not in ("train_dev_test", "kfold_then_test", "nested_cv"):
+        if spec.features is not None or spec.regime not in ("split", "kfold", "nested"):
             raise ValueError(f"{self.describe()['name']} classifies single sentences; {spec.name} is a "
                              f"{'pair' if spec.features else spec.regime} task")
         s = data.splits
-        if spec.regime == "train_dev_test":
+        if spec.regime == "split":
             alpha, devacc = self._best_alpha(s["train"].a, s["train"].y, s["dev"].a, s["dev"].y)
             model = _pipeline(self.ngram_max, alpha).fit(s["train"].a, s["train"].y)
             return {"devacc": round(devacc, 2), "acc": round(_accuracy(model, s["test"].a, s["test"].y), 2),
                     "ndev": len(s["dev"]), "ntest": len(s["test"]), "alpha": alpha}
-        if spec.regime == "kfold_then_test":
+        if spec.regime == "kfold":
             alpha, devacc = self._kfold_alpha(s["train"].a, s["train"].y, params.kfold, params.seed)
             model = _pipeline(self.ngram_max, alpha).fit(s["train"].a, s["train"].y)
             return {"devacc": round(devacc, 2), "acc": round(_accuracy(model, s["test"].a, s["test"].y), 2),

@@ -24,7 +24,7 @@ Embed = Callable[[list[str]], np.ndarray]
 
 def applies(spec, params: ProtocolParams) -> bool:
     """Controls and MDL are for the probing tasks (single sentences, train/dev/test), scored on their test split."""
-    return (params.controls or params.mdl) and spec.family == "probing" and spec.regime == "train_dev_test" \
+    return (params.controls or params.mdl) and spec.family == "probing" and spec.regime == "split" \
         and not params.dev_only and params.backend == "pytorch"
 
 

@@ -131,7 +131,7 @@ class SE:
         embed = feeding.lookup(feeding.encode_with_batcher(spec.name, data, self.params, self.batcher))
         # STS12-16 are scored by cosine; SICK-R and STS-B get their cosine per split too (SimCSE's fork's keys)
         cosine = (cosine_summary(data.splits, embed, similarity, pvalues=True)
-                  if spec.regime in ("cosine", "relatedness") else None)
+                  if spec.regime in ("cosine", "regression") else None)
         raw = cosine if spec.regime == "cosine" else REGIMES[spec.regime](spec, data, embed,
                                                                           task_params(spec, self.protocol))
         self.results = senteval_result(spec, raw, cosine)

@@ -25,7 +25,7 @@ def senteval_result(spec: TaskSpec, result: dict, cosine: dict | None = None) ->
         out = {name: value for name, value in result.items() if name != "pooled"}
         out["all"] = {corr: {**out["all"][corr], "all": result["pooled"][corr]} for corr in ("pearson", "spearman")}
         return out
-    keys = KEYS.get(spec.name) or KEYS["relatedness" if spec.regime == "relatedness" else "accuracy"]
+    keys = KEYS.get(spec.name) or KEYS["relatedness" if spec.regime == "regression" else "accuracy"]
     out = {key: result[key] for key in keys}
     if cosine is not None:
         out.update({split: cosine[split] for split in ("train", "dev", "test") if split in cosine})

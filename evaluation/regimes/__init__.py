@@ -3,10 +3,10 @@
 ==================  =====================  ======================================  ==========================
 regime              module                 SentEval                                tasks
 ==================  =====================  ======================================  ==========================
-``nested_cv``       :mod:`.nested`         ``InnerKFoldClassifier``                MR, CR, SUBJ, MPQA
-``kfold_then_test`` :mod:`.kfold`          ``KFoldClassifier``                     TREC, MRPC
-``train_dev_test``  :mod:`.split`          ``SplitClassifier``                     SST, SICK-E, SNLI, probing
-``relatedness``     :mod:`.regression`     ``RelatednessPytorch``                  SICK-R, STS-B
+``nested``          :mod:`.nested`         ``InnerKFoldClassifier``                MR, CR, SUBJ, MPQA
+``kfold``           :mod:`.kfold`          ``KFoldClassifier``                     TREC, MRPC
+``split``           :mod:`.split`          ``SplitClassifier``                     SST, SICK-E, SNLI, probing
+``regression``      :mod:`.regression`     ``RelatednessPytorch``                  SICK-R, STS-B
 ``cosine``          :mod:`.cosine`         ``STSEval``                             STS12-16
 ==================  =====================  ======================================  ==========================
 
@@ -32,7 +32,7 @@ from .nested import nested_cv, nested_folds
 from .regression import relatedness, tai_target
 from .split import train_dev_test
 
-MODULES = {"nested_cv": nested, "kfold_then_test": kfold, "train_dev_test": split, "relatedness": regression,
+MODULES = {"nested": nested, "kfold": kfold, "split": split, "regression": regression,
            "cosine": cosine}
 
 RegimeRun = Callable[..., dict]  # (spec, data, embed, params) -> SentEval's result dict
@@ -57,9 +57,9 @@ def task_params(spec, params: ProtocolParams) -> ProtocolParams:
 
 def dev_view(spec, data: TaskData) -> TaskData:
     """The task without its test split (nested-CV tasks keep their one pool: only CV folds are scored)."""
-    if spec.regime == "nested_cv":
+    if spec.regime == "nested":
         return data
-    if "dev" not in data.splits and spec.regime in ("cosine", "train_dev_test", "relatedness"):
+    if "dev" not in data.splits and spec.regime in ("cosine", "split", "regression"):
         raise NoDevSplit(f"{spec.name} has no dev split: nothing to score in dev-only mode")
     return TaskData(splits={k: v for k, v in data.splits.items() if k != "test"}, nclasses=data.nclasses,
                     info={**data.info, "dev_only": True})

@@ -11,7 +11,7 @@ from .base import TaskData
 
 Family = Literal["transfer", "relatedness", "similarity", "probing"]
 # SentEval's evaluation regimes: each is the module of the same name under evaluation/regimes/
-Regime = Literal["nested_cv", "kfold_then_test", "train_dev_test", "relatedness", "cosine"]
+Regime = Literal["nested", "kfold", "split", "regression", "cosine"]
 FAMILIES: tuple[str, ...] = get_args(Family)
 REGIME_NAMES: tuple[str, ...] = get_args(Regime)
 
@@ -41,23 +41,23 @@ _COS = ("test.pearson", "test.spearman")
 _STS = ("all.pearson.mean", "all.pearson.wmean", "all.spearman.mean", "all.spearman.wmean", "pooled.spearman")
 
 _TABLE = [
-    TaskSpec("MR", "transfer", binary.load_mr, "nested_cv", _ACC, "acc"),
-    TaskSpec("CR", "transfer", binary.load_cr, "nested_cv", _ACC, "acc"),
-    TaskSpec("SUBJ", "transfer", binary.load_subj, "nested_cv", _ACC, "acc"),
-    TaskSpec("MPQA", "transfer", binary.load_mpqa, "nested_cv", _ACC, "acc"),
-    TaskSpec("SST2", "transfer", sst.load_sst2, "train_dev_test", _ACC, "acc"),
-    TaskSpec("SST5", "transfer", sst.load_sst5, "train_dev_test", _ACC, "acc"),
-    TaskSpec("TREC", "transfer", trec.load_trec, "kfold_then_test", _ACC, "acc"),
-    TaskSpec("MRPC", "transfer", mrpc.load_mrpc, "kfold_then_test", _ACC + ("f1",), "acc", features="absdiff_prod"),
-    TaskSpec("SICKEntailment", "transfer", sick.load_sick_entailment, "train_dev_test", _ACC, "acc",
+    TaskSpec("MR", "transfer", binary.load_mr, "nested", _ACC, "acc"),
+    TaskSpec("CR", "transfer", binary.load_cr, "nested", _ACC, "acc"),
+    TaskSpec("SUBJ", "transfer", binary.load_subj, "nested", _ACC, "acc"),
+    TaskSpec("MPQA", "transfer", binary.load_mpqa, "nested", _ACC, "acc"),
+    TaskSpec("SST2", "transfer", sst.load_sst2, "split", _ACC, "acc"),
+    TaskSpec("SST5", "transfer", sst.load_sst5, "split", _ACC, "acc"),
+    TaskSpec("TREC", "transfer", trec.load_trec, "kfold", _ACC, "acc"),
+    TaskSpec("MRPC", "transfer", mrpc.load_mrpc, "kfold", _ACC + ("f1",), "acc", features="absdiff_prod"),
+    TaskSpec("SICKEntailment", "transfer", sick.load_sick_entailment, "split", _ACC, "acc",
              features="absdiff_prod"),
     # SentEval's snli.py: noreg (one L2 value, 1e-9), and the classifier's max_epoch 15 and epoch_size 1
-    TaskSpec("SNLI", "transfer", snli.load_snli, "train_dev_test", _ACC, "acc", features="snli",
+    TaskSpec("SNLI", "transfer", snli.load_snli, "split", _ACC, "acc", features="snli",
              params_override=MappingProxyType({"l2_grid": (1e-9,), "max_epoch": 15, "epoch_size": 1}),
              note="no L2 search (SentEval's noreg); max_epoch 15, epoch_size 1 (SentEval's snli.py)"),
-    TaskSpec("SICKRelatedness", "relatedness", sick.load_sick_relatedness, "relatedness", _REL, "pearson",
+    TaskSpec("SICKRelatedness", "relatedness", sick.load_sick_relatedness, "regression", _REL, "pearson",
              features="absdiff_prod"),
-    TaskSpec("STSBenchmark", "relatedness", sts.load_sts_benchmark, "relatedness", _REL, "pearson",
+    TaskSpec("STSBenchmark", "relatedness", sts.load_sts_benchmark, "regression", _REL, "pearson",
              features="absdiff_prod"),
     *[TaskSpec(name, "similarity", getattr(sts, f"load_{name.lower()}"), "cosine", _STS, "all.pearson.mean")
       for name in ("STS12", "STS13", "STS14", "STS15", "STS16")],
@@ -66,7 +66,7 @@ _TABLE = [
              note="cosine, no trained regressor (SimCSE protocol)"),
     TaskSpec("SICKRelatednessCosine", "similarity", sick.load_sick_relatedness_cosine, "cosine", _COS,
              "test.spearman", note="cosine, no trained regressor (SimCSE protocol)"),
-    *[TaskSpec(name, "probing", probing.LOADERS[name], "train_dev_test", _ACC, "acc",
+    *[TaskSpec(name, "probing", probing.LOADERS[name], "split", _ACC, "acc",
                params_override=MappingProxyType({"nhid": 0, "nhid_grid": None}) if name == "WordContent"
                else MappingProxyType({}),
                note="nhid forced to 0 (SentEval): a logistic probe, also under the MLP grid" if name == "WordContent"

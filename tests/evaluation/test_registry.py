@@ -21,8 +21,8 @@ def test_every_regime_name_is_a_regime_module_and_every_task_uses_one():
 def test_a_family_or_regime_that_does_not_exist_is_refused_when_the_task_is_declared():
     with pytest.raises(ValueError, match="family 'sts' is not one of"):
         TaskSpec("X", "sts", _loader, "cosine", ("acc",), "acc")
-    with pytest.raises(ValueError, match="regime 'nested' is not one of"):
-        TaskSpec("X", "transfer", _loader, "nested", ("acc",), "acc")
+    with pytest.raises(ValueError, match="regime 'nested_cv' is not one of"):
+        TaskSpec("X", "transfer", _loader, "nested_cv", ("acc",), "acc")
 
 
 def test_the_similarity_group_is_the_similarity_family_on_senteval_data():
