@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
+
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 FOLDERS = ["text", "encoders", "objectives", "datamodules", "training", "evaluation", "adapters", "tools", "cli"]
@@ -88,8 +90,6 @@ import numpy as np
 import senteval
 import text  # the client's own text.py and tools/ come first on its path
 import tools
-
-pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
 assert text.MINE and tools.MINE
 

@@ -24,6 +24,7 @@ def test_there_are_recipes():
     assert {"qt", "nli", "skipthought", "autoencoder", "nmt", "jbi", "jpa"} <= set(RECIPES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_a_shipped_recipe_stops_on_steps_or_epochs_never_on_the_clock(recipe):
     trainer = composed_trainer(recipe)

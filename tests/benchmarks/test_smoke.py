@@ -52,6 +52,7 @@ def run_smoke(name: str, options: list[str], output: Path) -> subprocess.Complet
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,options,keys,extras", [_case(*c) for c in CASES])
 def test_smoke_run_writes_its_record(name, options, keys, extras, tmp_path):
     for extra in extras or ():

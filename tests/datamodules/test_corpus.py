@@ -62,6 +62,7 @@ def test_chunk_padding_keeps_every_token_in_order():
     assert batch["lengths"].tolist() == [3, 1, 2]
 
 
+@pytest.mark.slow
 def test_vocab_sources_remap_the_same_cached_tokens(tiny_corpus, tmp_path):
     from sentence_lab.text import UNK_ID
     from sentence_lab.text.glove import glove_words

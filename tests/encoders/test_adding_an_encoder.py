@@ -40,6 +40,7 @@ def test_the_module_keeps_the_encoder_contract(recipe):
     assert torch.allclose(out[1], torch.cat([word, word]))
 
 
+@pytest.mark.slow
 def test_train_py_trains_it(recipe, tiny_corpus, tmp_path):
     _, config, _ = recipe
     cfg = compose_train_cfg(tiny_corpus, tmp_path, ["encoder=bow", "trainer.max_epochs=1", "logger=none",

@@ -66,6 +66,7 @@ def test_padding_never_changes_a_sentence(trainable_config_name, vocab, build_en
             torch.testing.assert_close(batched[i], alone, atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow
 def test_gradients_reach_tuned_embeddings(trainable_config_name, vocab, build_encoder) -> None:
     encoder = build_encoder(trainable_config_name, ["freeze_embeddings=false"])
     tokens, lengths = pad_batch(_sentences(len(vocab)))

@@ -26,6 +26,7 @@ def test_fit_recovers_a_known_linear_map_and_reports_no_residual():
         fit_linear_map(source[:3], source[:3] @ true_map)
 
 
+@pytest.mark.slow
 def test_a_table_equal_to_glove_gives_the_identity_map_and_oov_words_their_exact_glove_vector():
     index, vectors = load_glove()
     words = ["the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "far", "river", "old", "man"] * 1
@@ -41,6 +42,7 @@ def test_a_table_equal_to_glove_gives_the_identity_map_and_oov_words_their_exact
     np.testing.assert_array_equal(got[1].numpy(), vectors[index["cat"]])  # trained rows are untouched
 
 
+@pytest.mark.slow
 def test_encode_gives_an_oov_word_its_expanded_vector_not_unk():
     index, _ = load_glove()
     vocab = Vocab(list(SPECIALS) + list(index)[:300])

@@ -42,6 +42,7 @@ def test_gradients_flow_to_both_directions():
     assert rnn.weight_ih_l0.grad.abs().sum() > 0 and rnn.weight_ih_l0_reverse.grad.abs().sum() > 0
 
 
+@pytest.mark.slow
 def test_buckets_give_the_gradients_of_the_whole_batch():
     torch.manual_seed(0)
     lengths = torch.tensor([6, 2, 5, 1, 6, 3, 4, 2])

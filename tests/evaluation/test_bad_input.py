@@ -1,6 +1,7 @@
 """Bad input: one line naming the cause and the fix, and nothing already written is lost."""
 import json
 
+import pytest
 import numpy as np
 
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
@@ -49,6 +50,7 @@ def test_constant_features_in_relatedness_are_an_error_not_a_score(senteval_root
     assert "SICKRelatedness" not in doc["results"] and "STS13" in doc["results"]
 
 
+@pytest.mark.slow
 def test_missing_data_dir_or_no_requested_task_exits_non_zero(tmp_path):
     proc = _evaluate(tmp_path / "nowhere", "tasks=[MR,STS13]", cwd=tmp_path)
     assert proc.returncode == 2 and "does not exist" in proc.stderr and "SENTENCE_DATA" in proc.stderr
@@ -57,6 +59,7 @@ def test_missing_data_dir_or_no_requested_task_exits_non_zero(tmp_path):
     assert proc.returncode == 2 and "no data for any requested task" in proc.stderr
 
 
+@pytest.mark.slow
 def test_resume_keeps_finished_tasks_and_refuses_another_encoder(senteval_root, tmp_path):
     out = tmp_path / "r.json"
     assert _evaluate(senteval_root, "tasks=[STS13]", f"results_file={out}", cwd=tmp_path).returncode == 0

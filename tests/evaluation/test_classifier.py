@@ -85,6 +85,7 @@ def test_members_leave_the_model_when_stopped_in_every_group(nclasses, nhid, pro
     _compare(res, X, y, groups, l2, params, nclasses, torch.float64, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nclasses", [2, 3])
 def test_one_group_split_between_threads_equals_senteval(nclasses, monkeypatch):
     # One group on two threads: the fused kernel splits each step's rows in two and sums the parts.

@@ -22,6 +22,7 @@ def _evaluate(data_root: Path, *overrides: str, cwd: Path) -> subprocess.Complet
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_bow_glove_writes_results(senteval_root, tmp_path):
     out = tmp_path / "res" / "results.json"
     proc = _evaluate(senteval_root, "encoder=bow_glove", "tasks=[MR,STS14,SICKRelatedness,TopConstituents]",
@@ -42,6 +43,7 @@ def test_cli_bow_glove_writes_results(senteval_root, tmp_path):
     assert "| MR |" in md and "| MR |" in proc.stdout
 
 
+@pytest.mark.slow
 def test_cli_default_results_file_in_run_dir(senteval_root, tmp_path):
     proc = _evaluate(senteval_root, "tasks=STS13", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -49,12 +51,14 @@ def test_cli_default_results_file_in_run_dir(senteval_root, tmp_path):
     assert len(found) == 1 and "STS13" in json.loads(found[0].read_text())["results"]
 
 
+@pytest.mark.slow
 def test_cli_unknown_task_lists_valid_names(senteval_root, tmp_path):
     proc = _evaluate(senteval_root, "tasks=[MR,Bogus]", cwd=tmp_path)
     assert proc.returncode == 2
     assert "Bogus" in proc.stderr and "CoordinationInversion" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_cli_full_config_and_mlp_key(senteval_root, tmp_path):
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, "tasks=STS13", "evaluation=full", "evaluation.classifier.nhid=50",
@@ -64,6 +68,7 @@ def test_cli_full_config_and_mlp_key(senteval_root, tmp_path):
     assert (protocol["name"], protocol["kfold"], protocol["optim"], protocol["nhid"]) == ("full", 10, "adam", 50)
 
 
+@pytest.mark.slow
 @pytest.mark.real_data
 def test_real_data_counts():
     root = os.environ.get("SENTENCE_DATA")
@@ -86,6 +91,7 @@ def test_real_data_counts():
         assert TASKS[task].loader(root).n == total, task
 
 
+@pytest.mark.slow
 def test_cli_untrained_neural_encoder(senteval_root, tmp_path):
     pytest.importorskip("sentence_lab.training.module")
     out = tmp_path / "r.json"
@@ -96,6 +102,7 @@ def test_cli_untrained_neural_encoder(senteval_root, tmp_path):
     assert enc["source"] == "untrained" and "random init" in enc["untrained"] and enc["output_dim"] == 8
 
 
+@pytest.mark.slow
 def test_cli_checkpoint(senteval_root, tmp_path):
     module = pytest.importorskip("sentence_lab.training.module")
     import torch
@@ -122,6 +129,7 @@ def test_cli_checkpoint(senteval_root, tmp_path):
     assert bad.returncode == 2 and "checkpoint not found" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
     module = pytest.importorskip("sentence_lab.training.module")
     import numpy as np
@@ -153,6 +161,7 @@ def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
     assert np.allclose(joined, np.concatenate([p.encode(["good film"]) for p in parts], axis=1))
 
 
+@pytest.mark.slow
 def test_cli_results_file_is_merged_not_replaced_and_another_encoder_is_refused(senteval_root, tmp_path):
     out = tmp_path / "res" / "results.json"
     fast = ["evaluation.kfold=2", "evaluation.max_epoch=2", "evaluation.l2_grid=[1e-3]", f"results_file={out}"]
@@ -169,6 +178,7 @@ def test_cli_results_file_is_merged_not_replaced_and_another_encoder_is_refused(
     assert forced.returncode == 0 and set(json.loads(out.read_text())["results"]) == {"STS15"}
 
 
+@pytest.mark.slow
 def test_cli_text_file_as_checkpoint_is_one_line(senteval_root, tmp_path):
     fake = tmp_path / "notes.txt"
     fake.write_text("not a checkpoint\n")
@@ -176,6 +186,7 @@ def test_cli_text_file_as_checkpoint_is_one_line(senteval_root, tmp_path):
     assert proc.returncode == 2 and "not a checkpoint" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_stopped_evaluation_exits_128_plus_the_signal_with_one_line_and_keeps_its_tasks(signum, code, senteval_root,
                                                                                          tmp_path):

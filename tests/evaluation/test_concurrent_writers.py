@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sentence_lab.evaluation.results import ResultsWriter
 from sentence_lab.training.sweeps import FAILED_JOBS
 
@@ -44,6 +46,7 @@ def test_a_claimed_task_is_replaced_and_another_encoders_file_is_not_merged(tmp_
     assert set(json.loads(path.read_text())["results"]) == {"SUBJ"}
 
 
+@pytest.mark.slow
 def test_two_evaluate_runs_started_together_on_one_results_file_keep_all_tasks(senteval_root, tmp_path):
     out = tmp_path / "results.json"
     env = {**os.environ, "SENTENCE_DATA": str(senteval_root), "PROJECT_ROOT": str(tmp_path), "OMP_NUM_THREADS": "1"}

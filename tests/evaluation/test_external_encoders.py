@@ -60,6 +60,7 @@ def test_length_encoder_is_the_token_count():
     assert LengthEncoder().encode(["a b c", "one"]).tolist() == [[3 - 16.5], [1 - 16.5]]
 
 
+@pytest.mark.slow
 def test_evaluate_with_precomputed_vectors_and_a_missing_task(senteval_root, tmp_path):
     """The suite on vectors from a file; a task whose sentences are absent fails alone, with the count."""
     from sentence_lab.evaluation.runner import load_tasks
@@ -125,6 +126,7 @@ def test_sentence_transformers_path_offline(tiny_sentence_transformer):
     assert np.allclose(out[1], hidden.mean(0).numpy(), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_sentence_transformers_through_evaluate(senteval_root, tmp_path, tiny_sentence_transformer):
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, "encoder=sentence_transformers",

@@ -5,6 +5,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 from hydra import compose, initialize_config_dir
 from helpers.train_config import sweep_command
@@ -14,6 +15,7 @@ from helpers.extras import needs_extra
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 @needs_extra("sweeps-optuna")
 def test_optuna_runs_two_trials_maximising_the_mean_probing_accuracy(tiny_corpus, senteval_root, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
@@ -29,6 +31,7 @@ def test_optuna_runs_two_trials_maximising_the_mean_probing_accuracy(tiny_corpus
     assert sorted(p.name for p in sweep.iterdir() if p.name.isdigit()) == ["0", "1"]
 
 
+@pytest.mark.slow
 @needs_extra("sweeps-slurm")
 @needs_extra("sweeps-joblib")
 def test_slurm_and_joblib_launchers_compose():

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -31,6 +32,7 @@ def _losses(run: Path) -> dict[int, float]:
     return {e.step: e.value for e in acc.Scalars("train/loss_step")}
 
 
+@pytest.mark.slow
 def test_kill_9_mid_epoch_then_resume_equals_the_straight_run(tiny_corpus, senteval_root, tmp_path):
     cache = tmp_path / "cache"
     straight, killed, resumed = tmp_path / "straight", tmp_path / "killed", tmp_path / "resumed"

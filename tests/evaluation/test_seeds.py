@@ -42,6 +42,7 @@ def test_protocol_rejects_what_would_fail_later():
         ProtocolParams(kfold=1)
 
 
+@pytest.mark.slow
 def test_cli_seed_reaches_the_classifiers_and_a_bad_optimiser_stops_before_encoding(senteval_root, tmp_path):
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, "tasks=[TREC]", "seed=7", "evaluation.kfold=2", "evaluation.max_epoch=4",

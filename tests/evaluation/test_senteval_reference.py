@@ -29,6 +29,7 @@ def _reference() -> dict:
     return json.loads(reference.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.real_data
 @pytest.mark.parametrize("task,seed", CASES)
 def test_bow_glove_gives_sentevals_own_scores(task, seed, tmp_path):

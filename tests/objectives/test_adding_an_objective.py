@@ -54,6 +54,7 @@ def test_the_loss_is_the_pages_equation_by_hand(recipe):
     assert out["next_acc"].item() == 0.0  # sentence 2 scores higher than the true next one
 
 
+@pytest.mark.slow
 def test_train_py_trains_it(recipe, tiny_corpus, tmp_path):
     _, config = recipe
     cfg = compose_train_cfg(tiny_corpus, tmp_path, ["encoder=bow", "trainer.max_epochs=2", "logger=none",

@@ -126,6 +126,7 @@ def _multiset(samples) -> list[tuple[str, ...]]:
     return sorted(tuple(s) for s in samples)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["MR", "TREC", "SICKRelatedness", "SICKEntailment", "STS14", "Length"])
 def test_batches_and_samples_are_sentevals(task, task_path, client):
     down = task_path / "downstream"
@@ -145,6 +146,7 @@ def test_batches_and_samples_are_sentevals(task, task_path, client):
     assert _multiset(samples) == _multiset(expected_samples)
 
 
+@pytest.mark.slow
 def test_result_keys_are_sentevals(task_path, client):
     results = make_se(task_path, client).eval(["MR", "TREC", "SICKRelatedness", "SICKEntailment", "STS14", "Length"])
     for task in ("MR", "TREC", "SICKEntailment", "Length"):
@@ -175,6 +177,7 @@ def test_sts_similarity_from_params(task_path, client):
     assert result["images"]["pearson"][0] != pytest.approx(cosine["images"]["pearson"][0])
 
 
+@pytest.mark.slow
 def test_sklearn_path_runs_logistic_regression(task_path, client):
     torch_path = make_se(task_path, client).eval("TREC")
     sklearn_path = make_se(task_path, client, usepytorch=False).eval("TREC")
@@ -240,6 +243,7 @@ def test_defaults_are_sentevals(task_path, client):
     assert se.params.anything_a_client_stashes is None
 
 
+@pytest.mark.slow
 def test_import_pays_for_no_training_stack():
     code = ("import sys, senteval; bad = [m for m in sys.modules if m.split('.')[0] in "
             "('lightning', 'hydra', 'omegaconf', 'training', 'objectives', 'datamodules', 'encoders')]; print(bad)")
@@ -263,6 +267,7 @@ def test_shadowing_another_senteval_warns(tmp_path):
     assert senteval.IMPLEMENTATION == "sentence-lab"
 
 
+@pytest.mark.slow
 def test_simcse_forks_keys_and_names(task_path, client):
     """What SimCSE's evaluation.py reads: STS12-16's all.spearman.all (every pair pooled), STS-B / SICK-R cosine per
     split (results['SICKRelatedness']['test']['spearman']), and its -finetune names for SentEval's supervised tasks."""
@@ -288,6 +293,7 @@ def test_simcse_forks_keys_and_names(task_path, client):
         se.eval("STSBenchmark-fix")
 
 
+@pytest.mark.slow
 def test_params_are_read_at_every_eval(task_path, client):
     """SentEval reads seed, kfold and the classifier from params at each eval: a client may change them between."""
     se = make_se(task_path, client)

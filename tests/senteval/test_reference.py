@@ -57,6 +57,7 @@ def batcher(params, batch):
     return np.vstack(embeddings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which,seed,task", CASES)
 def test_bow_client_gives_sentevals_own_outputs(which, seed, task):
     ref = reference()[which]

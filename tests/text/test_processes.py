@@ -24,6 +24,7 @@ def test_a_worker_that_dies_is_one_error_not_a_pool_that_replaces_it_forever():
         list(ordered_map(die, range(4), workers=2))
 
 
+@pytest.mark.slow
 def test_workers_start_inside_a_joblib_loky_worker():
     """A loky worker's default start method is 'loky', which a spawned child cannot set: with multiprocessing.Pool
     every child died at start-up and was replaced forever (the joblib sweep that never ended)."""

@@ -96,6 +96,7 @@ def book_text() -> list[str]:
     return _sample(sentences)
 
 
+@pytest.mark.slow
 @pytest.mark.real_data
 @pytest.mark.parametrize("name", FAMILIES)
 def test_task_text_is_a_fixed_point_after_a_single_pass(task_text, name):
@@ -104,6 +105,7 @@ def test_task_text_is_a_fixed_point_after_a_single_pass(task_text, name):
     assert moved == []
 
 
+@pytest.mark.slow
 def test_book_text_is_a_fixed_point(book_text):
     tokenizer = Tokenizer("treebank")
     moved = [s for s in book_text if tokenizer(" ".join(tokenizer(s))) != tokenizer(s)]
@@ -120,6 +122,7 @@ def glove() -> frozenset[str]:
     return frozenset(glove_words())
 
 
+@pytest.mark.slow
 @pytest.mark.real_data
 def test_glove_knows_more_task_tokens_than_with_moses_or_whitespace(task_text, glove):
     treebank, moses, whitespace = Tokenizer("treebank"), Tokenizer("moses"), Tokenizer("whitespace")

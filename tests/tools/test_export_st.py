@@ -1,15 +1,17 @@
 """tools.export_st without the sentence-transformers extra: one line naming the install command."""
 from __future__ import annotations
 
-import pytest
 import subprocess
 import sys
+
+import pytest
+
+pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
 CODE = """import sys
 sys.modules["sentence_transformers"] = None  # as if the extra were not installed
 from sentence_lab.tools.export_st import main
 
-pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 main(["ckpt_path=run", "out=exported"])
 """
 

@@ -81,6 +81,7 @@ def test_no_run_is_a_one_line_error(tmp_path, capsys):
     assert "no run under" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_two_job_multirun_then_report(tiny_corpus, senteval_root, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     sweep = tmp_path / "sweep"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from sentence_lab.tools.weights_hash import main, weights_hash
@@ -25,6 +26,7 @@ def test_the_hash_reads_the_weights_alone(tmp_path, capsys):
     assert capsys.readouterr().out.endswith("DIFFERENT\n")
 
 
+@pytest.mark.slow
 def test_it_runs_as_a_module(tmp_path):
     a = _checkpoint(tmp_path / "a.ckpt", 1.0)
     done = subprocess.run([sys.executable, "-m", "sentence_lab.tools.weights_hash", a], capture_output=True, text=True,

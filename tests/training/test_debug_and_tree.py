@@ -17,6 +17,7 @@ def test_debug_configs_compose_on_cpu_without_the_suite(name, key, value, tiny_c
     assert cfg.callbacks.eval_suite is None
 
 
+@pytest.mark.slow
 def test_overfit_debug_run_drives_the_loss_down(tiny_corpus, tmp_path):
     cfg = compose_train_cfg(tiny_corpus, tmp_path, ["debug=overfit", "encoder=bow",
                                                    "logger=none", "trainer.max_epochs=15", "model.optimizer.lr=0.05",

@@ -46,6 +46,7 @@ def test_maxpool_winner_share_counts_the_positions_that_win_a_dimension():
     assert maxpool_winner_share(states, torch.tensor([4, 3])) == pytest.approx((1 / 4 + 1) / 2)
 
 
+@pytest.mark.slow
 def test_the_callback_measures_a_decoding_objective_at_its_steps(tiny_corpus, tmp_path):
     cfg = compose_train_cfg(tiny_corpus, tmp_path, [
         "objective=skipthought", "encoder=bilstm_max", "encoder.embed_dim=16", "encoder.hidden_dim=8",
@@ -106,6 +107,7 @@ QUIET = ["logger=none", "~callbacks.eval_suite", "~callbacks.rich_progress_bar",
          "trainer.max_steps=3", "trainer.max_epochs=5", "trainer.max_time=null", "++trainer.val_check_interval=1.0"]
 
 
+@pytest.mark.slow
 def test_pairs_are_measured_on_their_source_side(tiny_corpus, tiny_pairs, tmp_path):
     """NMT's batches are pairs: the vectors are the source sentences' and the gap is measured on the pairs."""
     cfg = compose_objective_cfg("nmt", tiny_corpus, tiny_pairs, tmp_path, [

@@ -29,6 +29,7 @@ def _train_cfg(tiny_corpus: Path, out: Path, overrides: list[str]):
                                                "trainer.val_check_interval=1.0", *overrides])
 
 
+@pytest.mark.slow
 def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root, tmp_path, monkeypatch):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -121,6 +122,7 @@ def test_construction_reads_no_data_and_rejects_unknown_tasks(tmp_path):
                                   output_dir=str(tmp_path)), EvalSuiteCallback)
 
 
+@pytest.mark.slow
 def test_scores_match_the_runner_every_time_and_state_is_restored(senteval_root, hash_encoder, tmp_path):
     cb = EvalSuiteCallback(tasks=["Length", "MR", "STS13"], data_dir=senteval_root, params=FAST,
                           output_dir=tmp_path / "se")
@@ -246,6 +248,7 @@ def test_a_fresh_machine_gets_the_shipped_probing_set(hash_encoder, tmp_path):
     assert mr.missing
 
 
+@pytest.mark.slow
 def test_logger_many_gets_the_curves_and_final_and_best_scores_into_csv_and_tensorboard(tiny_corpus, senteval_root,
                                                                                        tmp_path):
     """logger=many (TensorBoard and CSV): each per-epoch score and the final and best scores, read back from the

@@ -39,6 +39,7 @@ def test_an_old_node_from_a_config_file_is_merged_into_the_new_key():
     assert list(cfg.callbacks) == ["eval_suite"]
 
 
+@pytest.mark.slow
 def test_train_py_takes_the_old_key_on_its_command_line():
     done = subprocess.run([sys.executable, str(ROOT / "train.py"), "callbacks.senteval.tasks=[Length]",
                            "--cfg", "job"],

@@ -1,6 +1,8 @@
 """Dev-only mode: model selection that never encodes or scores a test sentence."""
 import dataclasses
 
+import pytest
+
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import ResultsWriter
 from sentence_lab.evaluation.runner import load_tasks, run_tasks
@@ -9,6 +11,7 @@ FAST = ProtocolParams(kfold=2, max_epoch=6, l2_grid=(1e-3,), dev_only=True)
 TASKS = ["MR", "TREC", "SST2", "Length", "SICKRelatedness", "STSBenchmarkCosine", "STS13"]
 
 
+@pytest.mark.slow
 def test_no_test_sentence_is_encoded_and_dev_scores_are_reported(senteval_root, hash_encoder, tmp_path):
     loaded = load_tasks(TASKS, senteval_root)
     test_only = set()

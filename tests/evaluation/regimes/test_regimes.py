@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 import numpy as np
 from helpers.senteval_transcription import RelatednessPytorch, train_member
 from sklearn.model_selection import StratifiedKFold
@@ -105,6 +106,7 @@ def _senteval_kfold(X, y, folds, params, nclasses):
     return max(scores), regs[int(np.argmax(scores))]
 
 
+@pytest.mark.slow
 def test_nested_cv_equals_senteval():
     X, y = _blobs(90, sep=0.8, seed=4)
     p = ProtocolParams(kfold=3, max_epoch=10, batch_size=16)
@@ -155,6 +157,7 @@ def test_train_dev_test():
     assert train_dev_test(Xs[:120], ys[:120], Xs[120:160], ys[120:160], Xs[160:], ys[160:], FAST, 2)["acc"] == 100
 
 
+@pytest.mark.slow
 def test_relatedness_learns_and_matches_reference_loop():
     rs = np.random.RandomState(0)
     n, d = 160, 6

@@ -31,6 +31,7 @@ def _senteval(X, s, tr, dv, te, seed, dtype):
     return devpr, yhat, ref.nepoch
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, d, lo", [(150, 6, 1.0),  # 2 full minibatches and one of 22
                                       (128, 4, 0.0),  # full minibatches only; STS-B's 0..5 scale
                                       (40, 3, 1.0)])  # one minibatch smaller than 64
@@ -44,6 +45,7 @@ def test_equals_senteval_in_float32(n, d, lo, probe_path):
     assert abs(ours["pearson"] - pearsonr(yhat, s[te])[0]) < 1e-5
 
 
+@pytest.mark.slow
 def test_equals_senteval_in_float64(probe_path):
     X, s = _data(210, 5, seed=3)
     tr, dv, te = slice(0, 150), slice(150, 180), slice(180, 210)

@@ -105,6 +105,7 @@ def _data(n: int, nclasses: int, seed: int, dim: int = 30) -> tuple[np.ndarray, 
     return X, y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nclasses", [2, 3])
 def test_nested_cv_is_sentevals_inner_kfold(nclasses):
     X, y = _data(120, nclasses, 0)
@@ -114,6 +115,7 @@ def test_nested_cv_is_sentevals_inner_kfold(nclasses):
     assert got["ndev"] == got["ntest"] == 120
 
 
+@pytest.mark.slow
 def test_kfold_then_test_is_sentevals_kfold_classifier():
     X, y = _data(150, 3, 1)
     Xt, yt = _data(60, 3, 2)
@@ -132,6 +134,7 @@ def test_train_dev_test_is_sentevals_split_classifier(noreg):
     assert (got["devacc"], got["acc"]) == expected
 
 
+@pytest.mark.slow
 def test_dev_only_skips_the_test_split():
     X, y = _data(120, 2, 8)
     out = regimes.kfold_then_test(X, y, None, None, SKLEARN, 2)

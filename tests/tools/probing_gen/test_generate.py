@@ -30,6 +30,7 @@ def surface_set(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_meta_counts_match_the_files_and_classes_are_balanced(surface_set):
     meta = json.loads((surface_set / "meta.json").read_text())
     assert meta["tagger_parser"] is None and meta["source"]["documents"] == 2

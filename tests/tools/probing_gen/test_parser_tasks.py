@@ -39,6 +39,7 @@ def parsed_set(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_target_words_never_cross_splits(parsed_set):
     """Re-parse the written sentences: the word that decides the label is in one split only (paper 003, 2)."""
     for name, read in (("past_present.txt", tense_item),
