@@ -75,11 +75,12 @@ def load(spec: TaskSpec, task_path: Path, probing: str) -> TaskData:
     try:
         return check_splits(spec.name, spec.loader(task_path, source="senteval"))
     except MissingTaskData as senteval_missing:
+        missing_path = senteval_missing.path  # the name is unbound once the except clause ends
         try:
             data = check_splits(spec.name, spec.loader(task_path, source="xprobe"))
         except MissingTaskData:
             raise senteval_missing from None
-    log.warning("%s: no %s in SentEval's layout; X-Probe's files are used (%s)", spec.name, senteval_missing.path,
+    log.warning("%s: no %s in SentEval's layout; X-Probe's files are used (%s)", spec.name, missing_path,
                 data.info.get("split", "xprobe"))
     return data
 

@@ -5,6 +5,7 @@ The expected batches come from transcriptions of SentEval's task modules (``bina
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import subprocess
 import sys
@@ -14,8 +15,10 @@ import numpy as np
 import pytest
 
 import senteval
-from senteval.engine import TaskNotAvailable
+from senteval.engine import TaskNotAvailable, load
 from senteval.params import ParamsError
+from sentence_lab.evaluation.tasks.base import MissingTaskData, Split, TaskData
+from sentence_lab.evaluation.tasks.registry import TASKS
 
 PROTOTYPE = {"nhid": 0, "optim": "rmsprop", "batch_size": 128, "tenacity": 3, "epoch_size": 2}
 
@@ -303,3 +306,18 @@ def test_params_are_read_at_every_eval(task_path, client):
     second = se.eval("TREC")
     assert se.protocol.kfold == 2 and se.protocol.seed == 5
     assert first != second
+
+
+def test_a_probing_task_missing_in_sentevals_layout_falls_back_to_xprobe_with_a_warning(tmp_path, caplog):
+    """``load`` names the missing SentEval file in its warning (the except clause's name must outlive the clause)."""
+    def loader(path, source):
+        if source == "senteval":
+            raise MissingTaskData("Length", path / "sentence_length.txt")
+        return TaskData(splits={name: Split(a=["a b", "c"], y=np.array([0, 1])) for name in ("train", "dev", "test")},
+                        nclasses=2, info={"split": "xprobe"})
+
+    spec = dataclasses.replace(TASKS["Length"], loader=loader)
+    with caplog.at_level("WARNING"):
+        data = load(spec, tmp_path, "auto")
+    assert data.info["split"] == "xprobe"
+    assert f"no {tmp_path / 'sentence_length.txt'} in SentEval's layout" in caplog.text
