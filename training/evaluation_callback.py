@@ -138,22 +138,22 @@ class EvalSuiteCallback(Callback):
                                       encode_batch_size=self.encode_batch_size)
         missing = [t for t in self._loaded if t.missing]
         if len(missing) == len(self._loaded):
-            log.warning("SentEval callback: no task data under %s (set paths.data_dir or SENTENCE_DATA): training goes "
+            log.warning("evaluation suite: no task data under %s (set paths.data_dir or SENTENCE_DATA): training goes "
                         "on without evaluation", self.data_dir)
         elif missing:
-            log.warning("SentEval callback: no data for %s under %s: skipped (%s)",
+            log.warning("evaluation suite: no data for %s under %s: skipped (%s)",
                         ", ".join(t.spec.name for t in missing), self.data_dir, missing[0].error)
         for task in self._loaded:
             if task.error is not None and not task.missing:
-                log.warning("SentEval callback: %s: skipped", task.error)
+                log.warning("evaluation suite: %s: skipped", task.error)
         if self.max_examples_per_split is not None:
             for task in self._loaded:
                 if task.data is not None:
                     task.data = subsample(task.data, self.max_examples_per_split, self.subsample_seed)
-            log.warning("SentEval callback: max_examples_per_split=%d: %s", self.max_examples_per_split,
+            log.warning("evaluation suite: max_examples_per_split=%d: %s", self.max_examples_per_split,
                         SUBSAMPLE_NOTE)
         ready = [t.spec.name for t in self._loaded if t.data is not None]
-        log.info("SentEval callback: %d tasks loaded in %.1fs (%s); evaluating every %d epoch(s)", len(ready),
+        log.info("evaluation suite: %d tasks loaded in %.1fs (%s); evaluating every %d epoch(s)", len(ready),
                  time.perf_counter() - t0, ", ".join(ready) or "none", self.every_n_epochs)
 
     def teardown(self, trainer, pl_module, stage: str) -> None:
@@ -169,7 +169,7 @@ class EvalSuiteCallback(Callback):
             return True  # no task data at all: said once at setup (the same answer on every rank)
         if trainer.fast_dev_run:
             if not self._told_fast_dev_run:
-                log.info("SentEval callback: not evaluating under fast_dev_run")
+                log.info("evaluation suite: not evaluating under fast_dev_run")
                 self._told_fast_dev_run = True
             return True
         return False
@@ -179,7 +179,7 @@ class EvalSuiteCallback(Callback):
             try:
                 self.evaluate(trainer, pl_module, epoch, train_seconds)
             except Exception as err:  # noqa: BLE001 - evaluation must never stop training
-                log.error("SentEval callback: evaluation at epoch %d failed: %s: %s", epoch,
+                log.error("evaluation suite: evaluation at epoch %d failed: %s: %s", epoch,
                           type(err).__name__, err, exc_info=log.isEnabledFor(logging.DEBUG))
         if trainer.world_size > 1:
             trainer.strategy.barrier("eval_suite")
@@ -235,7 +235,7 @@ class EvalSuiteCallback(Callback):
                     if hasattr(logger, "save"):  # a file-backed logger (CSV) writes on save
                         logger.save()
             except Exception as err:  # noqa: BLE001
-                log.error("SentEval callback: final scores to %s failed: %s", type(logger).__name__, err)
+                log.error("evaluation suite: final scores to %s failed: %s", type(logger).__name__, err)
 
     def _open_epoch_results(self, trainer, pl_module, epoch: int, out_dir: Path) -> ResultsWriter:
         """The writer of ``epoch_NNN.json``, its header written (a file already there is replaced)."""
@@ -268,7 +268,7 @@ class EvalSuiteCallback(Callback):
             doc = self._suite.run_into(writer, pl_module, budget_seconds=self.time_budget_s)
         except Exception as err:  # noqa: BLE001 - e.g. NaN embeddings (EncoderOutputError): keep training
             writer.update(aborted=f"{type(err).__name__}: {err}")
-            log.error("SentEval callback: epoch %d: %s: %s (partial results in %s)", epoch, type(err).__name__,
+            log.error("evaluation suite: epoch %d: %s: %s (partial results in %s)", epoch, type(err).__name__,
                       err, writer.path)
             doc = writer.doc
         finally:
@@ -295,11 +295,11 @@ class EvalSuiteCallback(Callback):
                 try:
                     logger.log_metrics(metrics, step=epoch)
                 except Exception as err:  # noqa: BLE001
-                    log.error("SentEval callback: logging to %s failed: %s", type(logger).__name__, err)
+                    log.error("evaluation suite: logging to %s failed: %s", type(logger).__name__, err)
         for name, message in doc.get("errors", {}).items():
-            log.error("SentEval callback: epoch %d: %s", epoch, message)
+            log.error("evaluation suite: epoch %d: %s", epoch, message)
         shown = ", ".join(f"{name} {s:.2f}" if s is not None else f"{name} n/a" for name, s in scores.items())
-        log.info("SentEval epoch %d (%.0f s%s): %s -> %s", epoch, seconds,
+        log.info("evaluation suite, epoch %d (%.0f s%s): %s -> %s", epoch, seconds,
                  f", {100 * cost['eval_share_of_epoch']:.0f}% of the epoch's training" if train_seconds else "",
                  shown or "no results", writer.path)
         return doc
