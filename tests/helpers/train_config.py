@@ -13,7 +13,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def _compose(overrides: list[str], out: Path) -> DictConfig:
     # The per-epoch evaluation suite is on by default and would read the real tasks (CI sets SENTENCE_DATA):
     # off unless a test configures it.
-    if not any(o.startswith(("callbacks.eval_suite", "callbacks=none", "~callbacks.eval_suite", "debug=")) for o in overrides):
+    selects_callbacks = [o for o in overrides if o.startswith("callbacks=")]
+    suite_absent = bool(selects_callbacks) and "default" not in selects_callbacks[-1]
+    if not suite_absent and not any(o.startswith(("callbacks.eval_suite", "~callbacks.eval_suite", "debug="))
+                                    for o in overrides):
         overrides = ["~callbacks.eval_suite", *overrides]
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("train", overrides=overrides, return_hydra_config=True)
