@@ -21,7 +21,8 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import InputModule
 
 from sentence_lab.encoders.embedding import WordEmbedding
-from sentence_lab.text import Vocab, pad_batch
+from sentence_lab.text import Vocab
+from sentence_lab.text.padding import pad_batch
 from sentence_lab.training.module import SentenceModel
 
 CONFIG_FILE = "sentence_lab.json"

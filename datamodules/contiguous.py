@@ -32,7 +32,7 @@ class ContiguousChunks(Dataset):
         lengths = np.diff(offsets[start : stop + 1])  # >= 1: the corpus keeps no empty sentence
         # One vectorised fill: row-major order of the mask is the order of the flat ids.
         grid = np.zeros((stop - start, int(lengths.max())), dtype=np.int64)
-        grid[np.arange(grid.shape[1])[None, :] < lengths[:, None]] = self.corpus.ids[offsets[start] : offsets[stop]]
+        grid[np.arange(grid.shape[1])[None, :] < lengths[:, None]] = self.corpus.span(start, stop)
         tokens, lengths_t = torch.from_numpy(grid), torch.from_numpy(lengths.astype(np.int64))
         doc_ids = torch.from_numpy(self.corpus.doc_ids[start:stop].astype(np.int64))
         return {"tokens": tokens, "lengths": lengths_t, "doc_ids": doc_ids}

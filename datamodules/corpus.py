@@ -1,36 +1,48 @@
-"""Plain-text documents -> sentences -> token ids, in document order, cached on disk."""
+"""A corpus for training: its files prepared once (``text.corpus_prep``) into a cached folder of memory-mapped
+arrays, shared by every process and rank, and a vocabulary chosen from its word counts."""
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import os
+import shutil
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
+from filelock import FileLock
 
-from sentence_lab.text import SPECIALS, UNK_ID, Tokenizer, Vocab
-from sentence_lab.text.documents import list_documents, read_document, split_sentences
+from sentence_lab.text import SPECIALS, UNK_ID, Vocab
+from sentence_lab.text.corpus_formats import check_format, list_corpus_files
+from sentence_lab.text.corpus_prep import PreparedCorpusBroken, TokenRules, open_prepared, prepare_corpus
 from sentence_lab.text.glove import glove_words
-from sentence_lab.text.processes import ordered_map
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 VOCAB_SOURCES = ("corpus", "glove", "corpus+glove")
+SPLITS = ("train", "valid")
+
+
+class CorpusPreparationFailed(OSError):
+    """Preparing the corpus stopped (a full disk); nothing it wrote is left for a later run to trust."""
 
 
 @dataclass(frozen=True)
 class CorpusSettings:
-    """Everything that changes the tokenised corpus (the cache key) and the vocabulary drawn from it.
+    """Everything that changes the prepared corpus (the cache key) and the vocabulary drawn from it.
 
-    The cache holds ids over *every* word type of the training documents; ``vocab_source``,
+    The cache holds ids over *every* word type of the training files; ``vocab_source``,
     ``vocab_size`` and ``min_count`` pick the model's vocabulary afterwards by a cheap re-mapping:
     ``corpus`` (the most frequent training words), ``glove`` (GloVe 6B's 400k words: no training
     word it knows is lost) or ``corpus+glove`` (the corpus vocabulary, then the other GloVe words).
+    ``corpus_format`` says how the files are read (``text.corpus_formats``), ``text_field`` which field or column
+    holds the text in ``jsonl`` and ``parquet`` files.
     """
 
     tokenizer: str = "treebank"
@@ -40,6 +52,8 @@ class CorpusSettings:
     vocab_size: int = 20000
     min_count: int = 1
     vocab_source: str = "corpus"
+    corpus_format: str = "documents"
+    text_field: str = "text"
 
     def __post_init__(self) -> None:
         if self.min_tokens < 1 or self.max_tokens < self.min_tokens:
@@ -47,63 +61,68 @@ class CorpusSettings:
                              "need 1 <= data.min_tokens <= data.max_tokens")
         if self.vocab_source not in VOCAB_SOURCES:
             raise ValueError(f"unknown data.vocab_source {self.vocab_source!r}: use one of {VOCAB_SOURCES}")
+        check_format(self.corpus_format)
 
-    def tokenization(self) -> dict:
-        """The settings that change the cached token ids (the vocabulary is chosen afterwards)."""
-        return {"tokenizer": self.tokenizer, "lowercase": self.lowercase, "min_tokens": self.min_tokens,
-                "max_tokens": self.max_tokens}
+    def token_rules(self) -> TokenRules:
+        """The settings that change the prepared token ids (the vocabulary is chosen afterwards)."""
+        return TokenRules(self.tokenizer, self.lowercase, self.min_tokens, self.max_tokens, self.corpus_format,
+                          self.text_field)
 
 
 @dataclass
 class TokenizedCorpus:
-    """Sentences as one flat id array with offsets; ``doc_ids`` gives each sentence's document."""
+    """Sentences as one flat array of word ids with offsets; ``doc_ids`` gives each sentence's document.
 
-    ids: np.ndarray  # int32 [total tokens]
+    The arrays may be memory-mapped (a prepared corpus: every DataLoader worker and rank shares its pages);
+    ``vocab_map``, when set, turns the stored ids into vocabulary ids as each span is read, so no process holds a
+    re-mapped copy of the corpus.
+    """
+
+    word_ids: np.ndarray  # int32 [total tokens]
     offsets: np.ndarray  # int64 [n_sentences + 1]
     doc_ids: np.ndarray  # int32 [n_sentences]
+    vocab_map: np.ndarray | None = None  # int32 [stored word types]
 
     def __len__(self) -> int:
         return len(self.doc_ids)
 
+    def span(self, start: int, stop: int) -> np.ndarray:
+        """The vocabulary ids of sentences ``[start, stop)``, concatenated."""
+        ids = np.asarray(self.word_ids[self.offsets[start] : self.offsets[stop]])
+        return self.vocab_map[ids] if self.vocab_map is not None else ids
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Every token's vocabulary id (a copy when re-mapped: for small corpora and tests)."""
+        return self.span(0, len(self))
+
     def sentence(self, i: int) -> np.ndarray:
-        return self.ids[self.offsets[i] : self.offsets[i + 1]]
+        return self.span(i, i + 1)
+
+    def head(self, n: int) -> "TokenizedCorpus":
+        """The first ``n`` sentences (views, no copy)."""
+        n = min(n, len(self))
+        return TokenizedCorpus(self.word_ids[: self.offsets[n]], self.offsets[: n + 1], self.doc_ids[:n],
+                               self.vocab_map)
+
+    def token_counts(self, size: int, chunk: int = 1 << 24) -> np.ndarray:
+        """How often each vocabulary id ``< size`` occurs, counted chunk by chunk over the stored ids."""
+        stored = np.zeros(0, dtype=np.int64)
+        for start in range(0, len(self.word_ids), chunk):
+            part = np.bincount(np.asarray(self.word_ids[start : start + chunk]))
+            if len(part) > len(stored):
+                part[: len(stored)] += stored
+                stored = part
+            else:
+                stored[: len(part)] += part
+        if self.vocab_map is None:
+            return np.pad(stored, (0, max(0, size - len(stored))))[:size].astype(np.int64)
+        ids = self.vocab_map[: len(stored)]
+        return np.bincount(ids, weights=stored, minlength=size)[:size].round().astype(np.int64)
 
     @property
     def n_documents(self) -> int:
         return int(self.doc_ids.max()) + 1 if len(self.doc_ids) else 0
-
-    @classmethod
-    def from_sentences(cls, documents: list[list[list[int]]]) -> "TokenizedCorpus":
-        lengths = [len(s) for doc in documents for s in doc]
-        ids = np.fromiter((t for doc in documents for s in doc for t in s), dtype=np.int32, count=sum(lengths))
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        doc_ids = np.repeat(np.arange(len(documents), dtype=np.int32), [len(d) for d in documents])
-        return cls(ids, offsets, doc_ids)
-
-
-
-
-def tokenize_document(path: Path, tokenizer: Tokenizer, min_tokens: int, max_tokens: int) -> list[list[str]]:
-    text = read_document(path)
-    out = []
-    for sentence in split_sentences(text):
-        tokens = tokenizer(sentence)
-        if len(tokens) >= min_tokens:
-            out.append(tokens[:max_tokens])
-    return out
-
-
-def _tokenize_job(args: tuple[str, dict, int, int]) -> list[list[str]]:
-    path, tok, lo, hi = args
-    return tokenize_document(Path(path), Tokenizer(**tok), lo, hi)
-
-
-def tokenize_documents(paths: list[Path], settings: CorpusSettings, workers: int = 0) -> list[list[list[str]]]:
-    """Tokenise documents, in parallel processes when ``workers > 1``; order is kept."""
-    tok = {"kind": settings.tokenizer, "lowercase": settings.lowercase}
-    jobs = [(str(p), tok, settings.min_tokens, settings.max_tokens) for p in paths]
-    return list(ordered_map(_tokenize_job, jobs, workers))
 
 
 def file_fingerprint(paths: Iterable[Path]) -> list[list]:
@@ -114,48 +133,53 @@ def file_fingerprint(paths: Iterable[Path]) -> list[list]:
 def cache_key(train_files: list[Path], valid_files: list[Path], settings: CorpusSettings) -> str:
     blob = json.dumps(
         {"v": CACHE_VERSION, "train": file_fingerprint(train_files), "valid": file_fingerprint(valid_files),
-         "settings": settings.tokenization()},
+         "settings": settings.token_rules().__dict__},
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _save(path: Path, words: list[str], counts: np.ndarray, splits: dict[str, TokenizedCorpus]) -> None:
-    arrays = {"words": np.array(words, dtype=object), "counts": counts}
-    for name, corpus in splits.items():
-        arrays[f"{name}_ids"] = corpus.ids
-        arrays[f"{name}_offsets"] = corpus.offsets
-        arrays[f"{name}_doc_ids"] = corpus.doc_ids
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{os.getpid()}.npz")
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
-    os.replace(tmp, path)
+def _prepare(folder: Path, files: dict[str, list[Path]], settings: CorpusSettings, workers: int) -> None:
+    """Prepare into a temporary folder beside ``folder`` and rename it into place; a failure leaves neither."""
+    for stale in folder.parent.glob(f"{folder.name}.tmp-*"):  # an interrupted preparation's; we hold the lock
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
+    log.info("Preparing %d train and %d valid files into %s", len(files["train"]), len(files["valid"]), folder)
+    try:
+        manifest = prepare_corpus(files, settings.token_rules(), tmp, workers, key=folder.name)
+        os.replace(tmp, folder)
+    except OSError as err:
+        if err.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise CorpusPreparationFailed(f"no space left on the disk of {folder.parent} while preparing the corpus: "
+                                          "free space there or set data.cache_dir to a folder on a larger disk") from None
+        raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    log.info("Prepared %s tokens at %s tokens/s", f"{manifest['splits']['train']['tokens']:,}",
+             f"{manifest['tokens_per_second']:,}")
 
 
-def _load(path: Path, names: Iterable[str]) -> tuple[list[str], np.ndarray, dict[str, TokenizedCorpus]]:
-    with np.load(path, allow_pickle=True) as z:
-        words, counts = list(z["words"]), z["counts"]
-        splits = {n: TokenizedCorpus(z[f"{n}_ids"], z[f"{n}_offsets"], z[f"{n}_doc_ids"]) for n in names}
-    return words, counts, splits
-
-
-def _tokenize_all(train_files: list[Path], valid_files: list[Path], settings: CorpusSettings,
-                  workers: int) -> tuple[list[str], np.ndarray, dict[str, TokenizedCorpus]]:
-    """Every word type of the training documents (most frequent first, ids from 1; 0 is "not a
-    training word"), their counts, and both splits as ids over that full list."""
-    train_tokens = tokenize_documents(train_files, settings, workers)
-    valid_tokens = tokenize_documents(valid_files, settings, workers)
-    counter: Counter = Counter()
-    for doc in train_tokens:
-        for sentence in doc:
-            counter.update(sentence)
-    words = sorted(counter, key=lambda w: (-counter[w], w))
-    index = {w: i + 1 for i, w in enumerate(words)}
-    counts = np.array([0] + [counter[w] for w in words], dtype=np.int64)
-    splits = {name: TokenizedCorpus.from_sentences([[[index.get(t, 0) for t in s] for s in d] for d in docs])
-              for name, docs in (("train", train_tokens), ("valid", valid_tokens))}
-    return ["<not-in-train>"] + words, counts, splits
+def open_or_prepare(folder: Path, files: dict[str, list[Path]], settings: CorpusSettings,
+                    workers: int = 0) -> tuple[list[str], np.ndarray, dict, bool]:
+    """Open the prepared corpus in ``folder``, preparing it first when it is missing. Processes that start together
+    (DDP ranks, sweep jobs) take a file lock: one prepares, the others wait and open its result. A folder that does
+    not load is named in a warning, set aside (``.broken-<time>``) and prepared again."""
+    try:
+        return (*open_prepared(folder, SPLITS), True)
+    except PreparedCorpusBroken:
+        pass
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{folder}.lock"):
+        if folder.exists():
+            try:
+                return (*open_prepared(folder, SPLITS), True)
+            except PreparedCorpusBroken as err:
+                aside = folder.with_name(f"{folder.name}.broken-{datetime.now():%Y%m%d-%H%M%S}")
+                os.replace(folder, aside)
+                log.warning("the prepared corpus does not load (%s): set aside as %s and prepared again", err,
+                            aside.name)
+        _prepare(folder, files, settings, workers)
+    return (*open_prepared(folder, SPLITS), False)
 
 
 def choose_vocab(words: list[str], counts: np.ndarray, settings: CorpusSettings) -> Vocab:
@@ -171,25 +195,17 @@ def choose_vocab(words: list[str], counts: np.ndarray, settings: CorpusSettings)
     return Vocab(head.itos + [w for w in glove if w not in known])
 
 
-def remap(corpus: TokenizedCorpus, mapping: np.ndarray) -> TokenizedCorpus:
-    """The same sentences with every id ``i`` replaced by ``mapping[i]``."""
-    return TokenizedCorpus(mapping[corpus.ids].astype(np.int32), corpus.offsets, corpus.doc_ids)
-
-
 def load_corpus(train_dir: str | Path, valid_dir: str | Path, settings: CorpusSettings, cache_dir: str | Path,
                 workers: int = 0) -> tuple[Vocab, dict[str, TokenizedCorpus], bool]:
     """Return (vocabulary chosen from train, {"train", "valid"} corpora over it, whether the cache was hit)."""
-    train_files, valid_files = list_documents(train_dir), list_documents(valid_dir)
-    path = Path(cache_dir) / f"corpus-{cache_key(train_files, valid_files, settings)}.npz"
-    hit = path.exists()
+    files = {"train": list_corpus_files(train_dir, settings.corpus_format),
+             "valid": list_corpus_files(valid_dir, settings.corpus_format)}
+    folder = Path(cache_dir) / f"corpus-{cache_key(files['train'], files['valid'], settings)}"
+    words, counts, splits, hit = open_or_prepare(folder, files, settings, workers)
     if hit:
-        words, counts, splits = _load(path, ("train", "valid"))
-        log.info("Loaded tokenised corpus from %s", path)
-    else:
-        log.info("Processing %d train and %d valid documents (cached afterwards in %s)",
-                 len(train_files), len(valid_files), path)
-        words, counts, splits = _tokenize_all(train_files, valid_files, settings, workers)
-        _save(path, words, counts, splits)
+        log.info("Opened the prepared corpus %s", folder)
     vocab = choose_vocab(words, counts, settings)
-    mapping = np.array([UNK_ID] + [vocab.stoi.get(w, UNK_ID) for w in words[1:]], dtype=np.int32)
-    return vocab, {name: remap(corpus, mapping) for name, corpus in splits.items()}, hit
+    stoi = vocab.stoi
+    mapping = np.fromiter((stoi.get(w, UNK_ID) for w in words), dtype=np.int32, count=len(words))
+    mapping[0] = UNK_ID
+    return vocab, {name: TokenizedCorpus(s.ids, s.offsets, s.doc_ids, mapping) for name, s in splits.items()}, hit

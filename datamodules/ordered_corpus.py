@@ -17,10 +17,11 @@ log = logging.getLogger(__name__)
 
 
 class OrderedCorpusDataModule(ResumableBatches):
-    """Sentences of ``train_dir``/``valid_dir`` documents as contiguous batches.
+    """Sentences of ``train_dir``/``valid_dir`` files as contiguous batches.
 
-    The vocabulary is built on the training documents; the processed corpus is cached in
-    ``cache_dir`` under a key made of the files and every setting, so a second run starts at once.
+    The files (``corpus_format``: ``documents``, ``lines``, ``jsonl`` or ``parquet``; ``text.corpus_formats``) are
+    prepared once into ``cache_dir`` under a key made of the files and every setting, as memory-mapped arrays, so a
+    later run starts in seconds whatever the corpus's size; the vocabulary is chosen from the training words.
     Yields ``SENTENCES`` batches over one vocabulary, ``source`` (see ``objectives.contract``).
     """
 
@@ -30,13 +31,14 @@ class OrderedCorpusDataModule(ResumableBatches):
                  tokenizer: str = "treebank", lowercase: bool = True, min_tokens: int = 1,
                  max_tokens: int = 50, vocab_size: int = 20000, min_count: int = 1,
                  max_train_sentences: int | None = None, seed: int = 1234, num_workers: int = 0,
-                 preprocess_workers: int | None = None, vocab_source: str = "corpus") -> None:
+                 preprocess_workers: int | None = None, vocab_source: str = "corpus",
+                 corpus_format: str = "documents", text_field: str = "text") -> None:
         super().__init__()
         self.train_dir, self.valid_dir, self.cache_dir = train_dir, valid_dir, cache_dir
         self.batch_size, self.seed, self.num_workers = batch_size, seed, num_workers
         self.max_train_sentences = max_train_sentences
         self.settings = CorpusSettings(tokenizer, lowercase, min_tokens, max_tokens, vocab_size, min_count,
-                                       vocab_source)
+                                       vocab_source, corpus_format, text_field)
         self.preprocess_workers = preprocess_workers if preprocess_workers is not None else min(4, os.cpu_count() or 1)
         self.vocab: Vocab | None = None
         self.splits: dict[str, TokenizedCorpus] = {}
@@ -59,7 +61,7 @@ class OrderedCorpusDataModule(ResumableBatches):
         self.vocab, self.splits, hit = load_corpus(self.train_dir, self.valid_dir, self.settings,
                                                    self.cache_dir, self.preprocess_workers)
         if self.max_train_sentences:
-            self.splits["train"] = _head(self.splits["train"], self.max_train_sentences)
+            self.splits["train"] = self.splits["train"].head(self.max_train_sentences)
         log.info("Corpus%s: %d train sentences in %d documents, %d valid sentences, vocabulary %d",
                  " (cached)" if hit else "", len(self.splits["train"]), self.splits["train"].n_documents,
                  len(self.splits["valid"]), len(self.vocab))
@@ -69,7 +71,7 @@ class OrderedCorpusDataModule(ResumableBatches):
         """How often each vocabulary id occurs in the training sentences, ``</s>`` once per sentence (what a
         decoder's ``output_bias: log_unigram`` starts from)."""
         train = self.splits["train"]
-        counts = np.bincount(np.asarray(train.ids), minlength=len(self.vocab)).astype(np.int64)
+        counts = train.token_counts(len(self.vocab))
         counts[EOS_ID] += len(train)
         return {"source": counts}
 
@@ -88,7 +90,3 @@ class OrderedCorpusDataModule(ResumableBatches):
     def val_dataloader(self) -> DataLoader:
         return self._loader("valid", shuffle=False)
 
-
-def _head(corpus: TokenizedCorpus, n: int) -> TokenizedCorpus:
-    n = min(n, len(corpus))
-    return TokenizedCorpus(corpus.ids[: corpus.offsets[n]], corpus.offsets[: n + 1], corpus.doc_ids[:n])

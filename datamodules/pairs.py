@@ -19,7 +19,8 @@ from sentence_lab.datamodules.corpus import file_fingerprint
 from sentence_lab.datamodules.pair_readers import read_pairs
 from sentence_lab.datamodules.resumable import ResumableBatches, SkippingDataLoader
 from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
-from sentence_lab.text import EOS_ID, Tokenizer, Vocab, pad_batch
+from sentence_lab.text import EOS_ID, Tokenizer, Vocab
+from sentence_lab.text.padding import pad_batch
 from sentence_lab.text.config_values import plain
 
 log = logging.getLogger(__name__)

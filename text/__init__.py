@@ -1,5 +1,6 @@
-"""The text layer data, encoders and evaluation share: tokenizers, vocabularies, pre-trained vectors."""
+"""The text layer data, encoders and evaluation share: tokenizers, vocabularies, pre-trained vectors. It imports
+no torch (``text.padding`` does), so corpus-preparation workers start light."""
 from sentence_lab.text.tokenizer import Tokenizer
-from sentence_lab.text.vocab import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, Vocab, pad_batch
+from sentence_lab.text.vocab import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, Vocab
 
-__all__ = ["Tokenizer", "Vocab", "pad_batch", "SPECIALS", "PAD_ID", "UNK_ID", "BOS_ID", "EOS_ID"]
+__all__ = ["Tokenizer", "Vocab", "SPECIALS", "PAD_ID", "UNK_ID", "BOS_ID", "EOS_ID"]

@@ -1,11 +1,9 @@
-"""Vocabularies (index <-> word) and padding: the part of a model that travels inside its checkpoint."""
+"""Vocabularies (index <-> word): the part of a model that travels inside its checkpoint."""
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
-
-import torch
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
 SPECIALS = (PAD, UNK, BOS, EOS)
@@ -47,17 +45,3 @@ class Vocab:
     def encode(self, tokens: Sequence[str]) -> list[int]:
         get = self.stoi.get
         return [get(t, UNK_ID) for t in tokens]
-
-
-def pad_batch(sequences: Sequence[Sequence[int]], max_len: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-pad id lists with ``PAD_ID``; returns tokens ``[B, T]`` and lengths ``[B]``.
-
-    Empty sequences get length 1 (one ``<unk>``) so every encoder sees at least one token.
-    """
-    seqs = [list(s[:max_len]) if max_len else list(s) for s in sequences]
-    seqs = [s if s else [UNK_ID] for s in seqs]
-    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
-    tokens = torch.full((len(seqs), int(lengths.max()) if seqs else 0), PAD_ID, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        tokens[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-    return tokens, lengths

@@ -18,7 +18,8 @@ from sentence_lab.encoders.expansion import expand_embeddings
 from sentence_lab.objectives.contract import (CollectsCorpusMetrics, EvaluatesDifferently, LearnsFromUnigramCounts,
                                            batch_size)
 from sentence_lab.objectives.metrics import RunningMeans
-from sentence_lab.text import SPECIALS, UNK_ID, Tokenizer, Vocab, pad_batch
+from sentence_lab.text import SPECIALS, UNK_ID, Tokenizer, Vocab
+from sentence_lab.text.padding import pad_batch
 from sentence_lab.text.config_values import plain
 
 log = logging.getLogger(__name__)

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -18,7 +20,7 @@ def test_corpus_keeps_document_order_and_is_cached(tiny_corpus, tmp_path):
     np.testing.assert_array_equal(splits2["valid"].offsets, splits["valid"].offsets)
     # Another setting is another cache entry.
     _, _, hit3 = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", CorpusSettings(max_tokens=7), tmp_path)
-    assert not hit3 and len(list(tmp_path.glob("corpus-*.npz"))) == 2
+    assert not hit3 and len([p for p in tmp_path.glob("corpus-*") if p.is_dir()]) == 2
 
 
 def test_missing_corpus_folder_names_the_setting(tmp_path):
@@ -153,3 +155,59 @@ def test_a_corpus_smaller_than_ten_batches_is_warned_about_with_the_numbers(tiny
     dm.setup("fit")
     n = len(dm.splits["train"])
     assert n < 160 and f"has {n} sentences, fewer than 10 batches of 16 (160)" in caplog.text
+
+
+def test_a_broken_prepared_corpus_is_set_aside_and_prepared_again(tiny_corpus, tmp_path, caplog):
+    settings = CorpusSettings(max_tokens=6)
+    _, first, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", settings, tmp_path)
+    expected = first["train"].ids.copy()
+    del first
+    folder = next(p for p in tmp_path.glob("corpus-*") if p.is_dir())
+    ids = folder / "train.ids.npy"
+    ids.write_bytes(ids.read_bytes()[: ids.stat().st_size // 3])
+    with caplog.at_level("WARNING"):
+        _, again, hit = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", settings, tmp_path)
+    assert not hit and np.array_equal(again["train"].ids, expected)
+    assert str(folder) in caplog.text and "set aside" in caplog.text
+    assert len(list(tmp_path.glob(f"{folder.name}.broken-*"))) == 1
+
+
+def test_a_full_disk_leaves_nothing_a_later_run_would_trust(tiny_corpus, tmp_path, monkeypatch):
+    import errno
+
+    from sentence_lab.datamodules import corpus as corpus_module
+    from sentence_lab.text import corpus_prep
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(corpus_prep, "atomic_write_text", full)
+    with pytest.raises(corpus_module.CorpusPreparationFailed, match=f"no space left on the disk of {tmp_path}"):
+        load_corpus(tiny_corpus / "train", tiny_corpus / "valid", CorpusSettings(), tmp_path)
+    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_the_corpus_is_memory_mapped_and_remapped_per_span(tiny_corpus, tmp_path):
+    vocab, splits, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", CorpusSettings(vocab_size=8), tmp_path)
+    train = splits["train"]
+    assert isinstance(train.word_ids, np.memmap) and train.vocab_map is not None
+    assert train.ids.max() < len(vocab) and (train.ids == 1).any()  # words past the 8-word vocabulary are <unk>
+    head = train.head(5)
+    assert np.array_equal(head.ids, train.ids[: train.offsets[5]])
+    assert np.array_equal(train.token_counts(len(vocab)), np.bincount(train.ids, minlength=len(vocab)))
+
+
+def _load_in_process(args: tuple[str, str]) -> list[int]:
+    root, cache = args
+    _, splits, _ = load_corpus(Path(root) / "train", Path(root) / "valid", CorpusSettings(), cache)
+    return splits["train"].ids[:50].tolist()
+
+
+@pytest.mark.slow
+def test_processes_starting_together_prepare_once(tiny_corpus, tmp_path):
+    from sentence_lab.text.processes import ordered_map
+
+    results = list(ordered_map(_load_in_process, [(str(tiny_corpus), str(tmp_path))] * 2, workers=2))
+    assert results[0] == results[1]
+    assert len([p for p in tmp_path.glob("corpus-*") if p.is_dir()]) == 1
+    assert not list(tmp_path.glob("*.tmp-*"))

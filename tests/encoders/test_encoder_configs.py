@@ -5,7 +5,8 @@ import pytest
 import torch
 from hydra.utils import instantiate
 
-from sentence_lab.text import PAD_ID, pad_batch
+from sentence_lab.text import PAD_ID
+from sentence_lab.text.padding import pad_batch
 from sentence_lab.encoders.base import SentenceEncoder
 
 EXPECTED_TRAINABLE = {"bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv"}

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from sentence_lab.text import pad_batch
+from sentence_lab.text.padding import pad_batch
 from sentence_lab.encoders.gru import GRUEncoder, xavier_gru_
 
 

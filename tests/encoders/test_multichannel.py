@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sentence_lab.text import pad_batch
+from sentence_lab.text.padding import pad_batch
 from sentence_lab.encoders.multichannel import MultiChannelEncoder
 
 from conftest import compose_encoder

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
-from pathlib import Path
 
 from lightning.pytorch.trainer import call
+
+from sentence_lab.cli.train import main
 
 DELAY_S = float(os.environ.get("SLOW_RANK_DELAY_S", "0"))
 STOP_AT_STEP = int(os.environ.get("STOP_RANK_AT_STEP", "-1"))
@@ -34,7 +34,4 @@ def _misbehaving_rank_one(trainer, hook_name: str, *args, **kwargs):
 call._call_callback_hooks = _misbehaving_rank_one
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # train.py, beside the packages
-    import train  # noqa: E402
-
-    train.main()
+    main()

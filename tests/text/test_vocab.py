@@ -3,7 +3,8 @@ from collections import Counter
 import pytest
 import torch
 
-from sentence_lab.text import PAD_ID, SPECIALS, UNK_ID, Tokenizer, Vocab, pad_batch
+from sentence_lab.text import PAD_ID, SPECIALS, UNK_ID, Tokenizer, Vocab
+from sentence_lab.text.padding import pad_batch
 
 
 def test_moses_tokenizer_splits_punctuation_and_lowercases():
