@@ -38,6 +38,19 @@ def test_fast_dev_run_every_objective_with_every_encoder(objective, encoder, tin
     assert emb.shape == (2, model.output_dim)
 
 
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_every_objective_trains_in_bf16_mixed_precision(objective, tiny_corpus, tiny_pairs, tmp_path):
+    """``trainer.precision=bf16-mixed`` (the GPU setting, run here on the CPU): a finite loss, float32 vectors."""
+    overrides = ["encoder=bilstm_max", "encoder.hidden_dim=16", "++trainer.fast_dev_run=true",
+                 "trainer.precision=bf16-mixed", *QUIET, *small(objective)] + (["objective.k=3"] if objective == "jbi" else [])
+    cfg = compose_objective_cfg(objective, tiny_corpus, tiny_pairs, tmp_path, overrides)
+    trainer, model = fit(cfg)
+    loss = trainer.callback_metrics["train/loss_epoch"]
+    assert trainer.precision == "bf16-mixed" and torch.isfinite(loss)
+    emb = model.encode(["The old man saw the river.", "A dog ran"])
+    assert emb.dtype.name == "float32" and emb.shape == (2, model.output_dim)
+
+
 def test_nli_run_writes_test_results_of_the_best_checkpoint(tiny_corpus, tiny_pairs, tmp_path):
     cfg = compose_objective_cfg("nli", tiny_corpus, tiny_pairs, tmp_path,
                                 ["encoder=bow", "trainer.max_epochs=2", *QUIET])
