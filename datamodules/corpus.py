@@ -82,6 +82,25 @@ class TokenizedCorpus:
     offsets: np.ndarray  # int64 [n_sentences + 1]
     doc_ids: np.ndarray  # int32 [n_sentences]
     vocab_map: np.ndarray | None = None  # int32 [stored word types]
+    source: tuple[str, str] | None = None  # (prepared folder, split) the arrays are mapped from
+
+    def __getstate__(self) -> dict:
+        """A memory-mapped corpus pickles as where it lives (for spawned DataLoader workers and ranks), not as
+        a copy of its arrays."""
+        if self.source is None:
+            return dict(self.__dict__)
+        return {"source": self.source, "sentences": len(self), "vocab_map": self.vocab_map}
+
+    def __setstate__(self, state: dict) -> None:
+        if "word_ids" in state:
+            self.__dict__.update(state)
+            return
+        folder, split = state["source"]
+        ids, offsets, doc_ids = (np.load(Path(folder) / f"{split}.{part}.npy", mmap_mode="r", allow_pickle=False)
+                                 for part in ("ids", "offsets", "doc_ids"))
+        n = state["sentences"]
+        self.__dict__.update(word_ids=ids[: offsets[n]], offsets=offsets[: n + 1], doc_ids=doc_ids[:n],
+                             vocab_map=state["vocab_map"], source=state["source"])
 
     def __len__(self) -> int:
         return len(self.doc_ids)
@@ -103,7 +122,7 @@ class TokenizedCorpus:
         """The first ``n`` sentences (views, no copy)."""
         n = min(n, len(self))
         return TokenizedCorpus(self.word_ids[: self.offsets[n]], self.offsets[: n + 1], self.doc_ids[:n],
-                               self.vocab_map)
+                               self.vocab_map, self.source)
 
     def token_counts(self, size: int, chunk: int = 1 << 24) -> np.ndarray:
         """How often each vocabulary id ``< size`` occurs, counted chunk by chunk over the stored ids."""
@@ -208,4 +227,5 @@ def load_corpus(train_dir: str | Path, valid_dir: str | Path, settings: CorpusSe
     stoi = vocab.stoi
     mapping = np.fromiter((stoi.get(w, UNK_ID) for w in words), dtype=np.int32, count=len(words))
     mapping[0] = UNK_ID
-    return vocab, {name: TokenizedCorpus(s.ids, s.offsets, s.doc_ids, mapping) for name, s in splits.items()}, hit
+    return vocab, {name: TokenizedCorpus(s.ids, s.offsets, s.doc_ids, mapping, (str(folder), name))
+                   for name, s in splits.items()}, hit

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import torch
 from lightning import LightningDataModule
 from torch.utils.data import DataLoader
 
@@ -17,9 +18,11 @@ log = logging.getLogger(__name__)
 
 class SkippingDataLoader(DataLoader):
     """A DataLoader whose first iteration starts ``skip_batches`` batches in (a constructor argument, so that
-    Lightning's re-instantiation of loaders, e.g. with a distributed sampler, keeps it)."""
+    Lightning's re-instantiation of loaders, e.g. with a distributed sampler, keeps it). Batches go to pinned
+    memory when a GPU is present (faster copies to it), unless ``pin_memory`` says otherwise."""
 
     def __init__(self, *args: Any, skip_batches: int = 0, **kwargs: Any) -> None:
+        kwargs.setdefault("pin_memory", torch.cuda.is_available())
         super().__init__(*args, **kwargs)
         self.skip_batches = int(skip_batches)
 

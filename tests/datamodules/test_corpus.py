@@ -197,6 +197,21 @@ def test_the_corpus_is_memory_mapped_and_remapped_per_span(tiny_corpus, tmp_path
     assert np.array_equal(train.token_counts(len(vocab)), np.bincount(train.ids, minlength=len(vocab)))
 
 
+def test_a_memory_mapped_corpus_pickles_as_its_location(tiny_corpus, tmp_path):
+    import pickle
+
+    _, splits, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", CorpusSettings(vocab_size=8), tmp_path)
+    train = splits["train"]
+    assert len(pickle.dumps(train)) < 1000 + train.vocab_map.nbytes < train.word_ids.nbytes + train.vocab_map.nbytes
+    head = train.head(7)
+    blob = pickle.dumps(head)
+    back = pickle.loads(blob)
+    assert isinstance(back.word_ids, np.memmap) and len(back) == 7
+    assert np.array_equal(back.ids, head.ids) and np.array_equal(back.doc_ids, head.doc_ids)
+    plain = TokenizedCorpus(np.arange(4, 10, dtype=np.int32), np.array([0, 3, 4, 6]), np.zeros(3, dtype=np.int32))
+    assert np.array_equal(pickle.loads(pickle.dumps(plain)).ids, plain.ids)
+
+
 def _load_in_process(args: tuple[str, str]) -> list[int]:
     root, cache = args
     _, splits, _ = load_corpus(Path(root) / "train", Path(root) / "valid", CorpusSettings(), cache)
