@@ -509,6 +509,7 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     else:
         model = StackedProbe.init(Xt.shape[1], nclasses, int(params.nhid), (G, L), params.seed,
                                   float(params.dropout), dtype, dev)
+    model.fused = model.fused and params.fused_kernels
     if not model.fused:  # the torch path's products read the bias's column of ones with the rows: [X | 1]
         Xt = torch.cat([Xt, Xt.new_ones(len(Xt), 1)], 1)
     Xd = Xt if Xdev is None else as_t(Xdev).to(dtype).contiguous()  # dev rows are only multiplied: no ones column

@@ -33,6 +33,9 @@ class ProtocolParams:
     seed: int = 1111
     l2_grid: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
     device: str = "auto"  # auto -> cuda if available else cpu
+    # The fused CPU kernels of a linear probe (evaluation.probe_kernels) where they apply; false forces the torch
+    # path a GPU takes, on any device (same scores, tested against SentEval's code on both paths).
+    fused_kernels: bool = True
     # Several classifier seeds: every classifier task runs once per seed; results keep each seed's scores and
     # report their mean and sd (None: ``seed`` alone, SentEval's single run).
     seeds: tuple[int, ...] | None = None

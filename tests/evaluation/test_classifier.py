@@ -58,6 +58,17 @@ def test_engine_equals_senteval_in_float64(optim, nhid, probe_path):
 
 
 @pytest.mark.parametrize("optim", ["rmsprop", "adam"])
+def test_the_protocol_switch_forces_the_torch_path_and_still_equals_senteval(optim):
+    X, y = linear_data(nclasses=3)
+    X = X.astype(np.float64)
+    params = ProtocolParams(optim=optim, batch_size=30, max_epoch=24, fused_kernels=False)
+    l2 = [1e-5, 1e-3, 1e-1]
+    res = fit_members(X, y, _groups(len(y)), l2, params, 3, dtype=torch.float64)
+    assert not res.work["fused"]
+    _compare(res, X, y, _groups(len(y)), l2, params, 3, torch.float64, atol=1e-12)
+
+
+@pytest.mark.parametrize("optim", ["rmsprop", "adam"])
 def test_engine_equals_senteval_in_float32(optim, probe_path):
     X, y = linear_data(nclasses=2)
     params = ProtocolParams(optim=optim, batch_size=32, tenacity=1, epoch_size=1, max_epoch=30)
