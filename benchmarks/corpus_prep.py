@@ -3,7 +3,7 @@ the start-up of a run on the prepared corpus.
 
     python benchmarks/corpus_prep.py                                  # SENTENCE_DATA's Gutenberg, x1, 1 and 2 workers
     python benchmarks/corpus_prep.py --copies 1,3,10 --workers 1,2    # the scale-up: a generated corpus per size
-    python benchmarks/corpus_prep.py --corpus DIR [--output PATH]
+    python benchmarks/corpus_prep.py --corpus DIR [--ddp-steps 20] [--output PATH]   # + a 2-rank DDP run's peak
     python benchmarks/corpus_prep.py --smoke                          # a shipped book's start, in seconds
 
 Each case runs ``load_corpus`` (what ``train.py`` runs on a cache miss) in a fresh process, with ``workers``
@@ -77,6 +77,27 @@ def run_child(train: Path, valid: Path, cache: Path, workers: int) -> dict:
     return {**result, "peak_pss_mb": peak}
 
 
+def ddp_peak(corpus: Path, cache: Path, steps: int) -> dict:
+    """Peak PSS of a 2-rank ``trainer=ddp_cpu`` run of the default model for ``steps`` steps on the prepared corpus
+    (no evaluation suite, no logger), and its wall seconds."""
+    with tempfile.TemporaryDirectory() as logs:
+        cmd = [sys.executable, str(ROOT / "train.py"), "trainer=ddp_cpu", f"data.train_dir={corpus / 'train'}",
+               f"data.valid_dir={corpus / 'valid'}", f"data.cache_dir={cache}", f"trainer.max_steps={steps}",
+               "++trainer.limit_val_batches=2", "trainer.num_sanity_val_steps=0", "~callbacks.eval_suite",
+               "logger=none", "test_after_fit=false", "print_config=false", "data.vocab_size=50000",
+               f"paths.log_dir={logs}"]
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        peak = 0.0
+        while proc.poll() is None:
+            peak = max(peak, tree_pss_mb(proc.pid))
+            time.sleep(0.2)
+        err = proc.stderr.read()
+        if proc.returncode != 0:
+            raise SystemExit(f"the DDP run failed:\n{err[-2000:]}")
+    return {"ddp_steps": steps, "ddp_peak_pss_mb": round(peak), "ddp_seconds": round(time.perf_counter() - started, 1)}
+
+
 def make_copies(corpus: Path, copies: int, out: Path, share: float = 0.1) -> Path:
     """``copies`` copies of ``corpus/train`` (new documents) beside its ``valid``; on copy ``c >= 1`` the word types
     whose hash falls in ``share`` get the suffix ``q<c>``."""
@@ -101,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a folder with train/ and valid/ documents")
     parser.add_argument("--copies", default="1", help="scale-ups to measure, e.g. 1,3,10 (1: the corpus itself)")
     parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--ddp-steps", type=int, default=0,
+                        help="also a 2-rank DDP run of this many steps on each prepared corpus: its peak PSS")
     benchmark.add_options(parser, "the start of one shipped book (assets/books), x2, one worker")
     args = parser.parse_args(argv)
     run = benchmark.start("corpus_prep", args, ROOT)
@@ -120,16 +143,18 @@ def main(argv: list[str] | None = None) -> int:
                 cache = Path(tmp) / f"cache-{copies}-{workers}"
                 built = run_child(corpus / "train", corpus / "valid", cache, workers)
                 opened = run_child(corpus / "train", corpus / "valid", cache, workers)
+                ddp = ddp_peak(corpus, cache, args.ddp_steps) if args.ddp_steps and workers == 1 else {}
                 shutil.rmtree(cache)
                 case = {"copies": copies, "workers": workers, "tokens": built["tokens"],
                         "vocabulary_types": built["vocabulary"], "seconds": round(built["seconds"], 2),
                         "tokens_per_second": round(built["tokens"] / built["seconds"]),
                         "peak_pss_mb": round(built["peak_pss_mb"]), "startup_seconds": round(opened["seconds"], 2),
-                        "startup_peak_pss_mb": round(opened["peak_pss_mb"])}
+                        "startup_peak_pss_mb": round(opened["peak_pss_mb"]), **ddp}
                 cases.append(case)
                 print(f"{copies:>6} {workers:>7} {case['tokens']:>12,} {case['vocabulary_types']:>9,} "
                       f"{case['seconds']:>8.1f} {case['tokens_per_second']:>9,} {case['peak_pss_mb']:>11,} "
-                      f"{case['startup_seconds']:>10.2f}")
+                      f"{case['startup_seconds']:>10.2f}" + (f"  DDP x2, {ddp['ddp_steps']} steps: peak PSS "
+                                                              f"{ddp['ddp_peak_pss_mb']:,} MB" if ddp else ""))
             if copies != 1:
                 shutil.rmtree(corpus)
     run.write({"corpus": str(args.corpus), "cases": cases})
