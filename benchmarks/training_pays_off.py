@@ -170,6 +170,11 @@ def measure(run_dir: Path, args: argparse.Namespace) -> dict[str, dict[str, dict
     out = run_dir / "pays_off"
     out.mkdir(exist_ok=True)
     if args.reuse_from:
+        seeds = [yaml.safe_load((d / ".hydra" / "config.yaml").read_text()).get("seed")
+                 for d in (run_dir, args.reuse_from) if (d / ".hydra" / "config.yaml").is_file()]
+        if len(seeds) == 2 and seeds[0] != seeds[1]:
+            raise SystemExit(f"--reuse-from {args.reuse_from}: that run's seed is {seeds[1]}, this one's {seeds[0]}; "
+                             "epoch 0 differs per seed: drop --reuse-from")
         for earlier in (args.reuse_from / "pays_off").glob("*.json"):
             if earlier.name.startswith(("init_", "bow_glove_")) and not (out / earlier.name).exists():
                 (out / earlier.name).write_bytes(earlier.read_bytes())
