@@ -172,6 +172,19 @@ def test_a_broken_prepared_corpus_is_set_aside_and_prepared_again(tiny_corpus, t
     assert len(list(tmp_path.glob(f"{folder.name}.broken-*"))) == 1
 
 
+def test_an_interrupted_preparation_is_restarted_cleanly(tiny_corpus, tmp_path):
+    from sentence_lab.datamodules.corpus import cache_key
+    from sentence_lab.text.corpus_formats import list_corpus_files
+
+    key = cache_key(list_corpus_files(tiny_corpus / "train"), list_corpus_files(tiny_corpus / "valid"), CorpusSettings())
+    stale = tmp_path / f"corpus-{key}.tmp-99999"  # a killed preparation's half-written folder: no manifest
+    stale.mkdir()
+    (stale / "train-0000000.ids").write_bytes(b"\0" * 64)
+    _, splits, hit = load_corpus(tiny_corpus / "train", tiny_corpus / "valid", CorpusSettings(), tmp_path)
+    assert not hit and len(splits["train"]) > 0 and not stale.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == [f"corpus-{key}"]
+
+
 def test_a_full_disk_leaves_nothing_a_later_run_would_trust(tiny_corpus, tmp_path, monkeypatch):
     import errno
 
