@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import pyarrow.parquet as pq
+import torch
 
 
 
@@ -41,8 +43,6 @@ def load_embeddings_file(path: str | Path, sentences: str | Path | None = None) 
                 raise ValueError(f"{path}: a .npz needs arrays 'sentences' and 'vectors', found {list(data.keys())}")
             texts, vectors = [str(s) for s in data["sentences"]], np.asarray(data["vectors"])
     elif path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
         table = pq.read_table(path)
         if "sentence" not in table.column_names or "vector" not in table.column_names:
             raise ValueError(f"{path}: a .parquet needs columns 'sentence' and 'vector', found {table.column_names}")
@@ -154,7 +154,6 @@ class SentenceTransformerEncoder:
         except ImportError:
             raise ImportError("encoder=sentence_transformers needs the sentence-transformers package: pip install -r "
                               "requirements-minilm.txt") from None
-        import torch
 
         self.model_name = str(model)
         location = _model_location(model)

@@ -5,6 +5,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 
 GLOVE_DIM = 50
 
@@ -22,8 +23,6 @@ def _glove_root() -> Path:
 @lru_cache(maxsize=1)
 def glove_words() -> tuple[str, ...]:
     """GloVe 6B's 400k words, in the package's row order (most frequent first)."""
-    import pyarrow.parquet as pq
-
     return tuple(pq.read_table(_glove_root() / "glove_6B_index.parquet").column("index").to_pylist())
 
 

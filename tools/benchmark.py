@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sentence_lab.evaluation.results import git_revision, library_versions
+from sentence_lab.evaluation.tasks.sts import STS_DATASETS
 
 RECORD_KEYS = ("benchmark", "command", "cwd", "smoke", "started", "seconds", "machine", "python", "versions",
                "git_revision", "results")
@@ -190,8 +191,6 @@ def tiny_senteval(root: Path, n: int = 40, seed: int = 0) -> Path:
             lines.append(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{(4.5 if i % 2 else 1.0) + rng.random() * 0.5:.3f}"
                          f"\t{a}\t{b}")
         _write(se / "STS" / "STSBenchmark" / f"sts-{split}.csv", lines)
-    from sentence_lab.evaluation.tasks.sts import STS_DATASETS
-
     for year, names in STS_DATASETS.items():
         for name in names:
             pairs = [(_sentence(rng, POSITIVE), i % 2) for i in range(8)]

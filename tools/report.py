@@ -25,9 +25,13 @@ import logging
 import os
 import sys
 from dataclasses import dataclass, field
+from itertools import permutations
 from pathlib import Path
 
 import numpy as np
+import yaml
+from scipy.stats import rankdata, spearmanr
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from sentence_lab.adapters.trained import load_checkpoint_encoder
 from sentence_lab.evaluation.results import probe_details, read_results
@@ -94,8 +98,6 @@ def read_scalars(run_dir: Path) -> dict[str, list[tuple[int, float]]]:
     events = sorted(run_dir.glob("tensorboard/**/events.out.tfevents.*"))
     if not events:
         return read_csv_scalars(run_dir)
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
     points: dict[str, dict[int, float]] = {}
     for path in events:
         acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
@@ -106,8 +108,6 @@ def read_scalars(run_dir: Path) -> dict[str, list[tuple[int, float]]]:
 
 
 def _read_config(run_dir: Path) -> dict | None:
-    import yaml
-
     try:
         return yaml.safe_load((run_dir / ".hydra" / "config.yaml").read_text()) or {}
     except (OSError, yaml.YAMLError):
@@ -120,8 +120,6 @@ def is_training_run(cfg: dict | None) -> bool:
 
 
 def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
-    import yaml
-
     cfg = (_read_config(run_dir) or {}) if cfg is None else cfg
     hydra_file = run_dir / ".hydra" / "hydra.yaml"
     choices = {}
@@ -273,6 +271,8 @@ def sts_table(runs: list[Run], sts: StsConvention) -> str:
 
 # ---- figures ----------------------------------------------------------------------------------------
 def _pyplot():
+    """pyplot on the file-only backend: chosen here, when a figure is drawn, because importing this module must not
+    switch the backend of a process that imports it (a notebook's, a test's)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -353,10 +353,6 @@ def plot_probing_measures(runs: list[Run], path: Path) -> bool:
 def spearman_with_p(a: list[float], b: list[float]) -> tuple[float, float]:
     """Spearman's rho and its two-sided p-value: exact over every permutation for up to 8 runs (scipy's
     t-approximation calls rho = 1 on 3 runs "p = 0"; the exact value is 1/3), scipy's beyond."""
-    from itertools import permutations
-
-    from scipy.stats import rankdata, spearmanr
-
     rho = float(spearmanr(a, b).statistic)
     if len(a) > 8:
         return rho, float(spearmanr(a, b).pvalue)

@@ -4,7 +4,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import rich.syntax
+import rich.tree
 from omegaconf import DictConfig, OmegaConf
+from rich.console import Console
 
 from sentence_lab.text.files import atomic_write_text
 
@@ -13,10 +16,6 @@ FIRST = ("data", "encoder", "objective", "model", "trainer", "callbacks", "logge
 
 def config_tree(cfg: DictConfig, save_to: Path | None = None, show: bool = True) -> str:
     """Render ``cfg`` (resolved) as a rich tree, most-read groups first; print it and/or save it as text."""
-    import rich.syntax
-    import rich.tree
-    from rich.console import Console
-
     tree = rich.tree.Tree("CONFIG", guide_style="dim")
     order = [k for k in FIRST if k in cfg] + [k for k in cfg if k not in FIRST]
     for key in order:

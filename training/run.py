@@ -9,6 +9,7 @@ from typing import Any
 
 import lightning as L
 from lightning.pytorch.loggers import WandbLogger
+from hydra.core.hydra_config import HydraConfig
 from hydra.utils import get_class, instantiate
 from lightning.pytorch.callbacks import EarlyStopping, Timer
 from lightning.pytorch.trainer.states import TrainerStatus
@@ -66,8 +67,6 @@ def objective_spec(cfg: DictConfig) -> ObjectiveSpec:
 
 def config_choice(cfg: DictConfig, group: str) -> str:
     """The config name chosen for ``group`` (``nli`` for ``objective=nli``), for messages."""
-    from hydra.core.hydra_config import HydraConfig
-
     if HydraConfig.initialized():
         choice = HydraConfig.get().runtime.choices.get(group)
         if choice:

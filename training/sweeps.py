@@ -11,7 +11,9 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from sentence_lab.training.errors import RunInterrupted, one_line, report
@@ -101,9 +103,6 @@ def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
     in the run's log (``show_traceback=true`` raises it as Python would) and exit code 1; a run stopped by a signal
     exits 128 + N. In a multirun a failed job is also written to ``<job dir>/error.txt`` and the sweep's
     ``failed_jobs.jsonl``, and the next job runs; a signal stops the sweep too."""
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
     hydra_cfg = HydraConfig.get() if HydraConfig.initialized() else None
     multirun = hydra_cfg is not None and hydra_cfg.mode == RunMode.MULTIRUN
     if multirun:

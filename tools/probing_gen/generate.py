@@ -7,6 +7,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from .parser import Parsed, load_parser
 from .sampling import Reservoirs
 from .settings import ALL_TASKS, PARSED_TASKS, TAGGED_TASKS, GenSettings
@@ -39,8 +41,6 @@ class _Progress:
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         if enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), transient=False)
 
