@@ -19,7 +19,7 @@ from filelock import FileLock
 
 from sentence_lab.text import SPECIALS, UNK_ID, Vocab
 from sentence_lab.text.corpus_formats import check_format, list_corpus_files
-from sentence_lab.text.corpus_prep import PreparedCorpusBroken, TokenRules, open_prepared, prepare_corpus
+from sentence_lab.text.corpus_prep import PreparedCorpusBroken, TokenRules, open_prepared, open_split, prepare_corpus
 from sentence_lab.text.glove import glove_words
 
 log = logging.getLogger(__name__)
@@ -96,10 +96,9 @@ class TokenizedCorpus:
             self.__dict__.update(state)
             return
         folder, split = state["source"]
-        ids, offsets, doc_ids = (np.load(Path(folder) / f"{split}.{part}.npy", mmap_mode="r", allow_pickle=False)
-                                 for part in ("ids", "offsets", "doc_ids"))
-        n = state["sentences"]
-        self.__dict__.update(word_ids=ids[: offsets[n]], offsets=offsets[: n + 1], doc_ids=doc_ids[:n],
+        arrays, n = open_split(Path(folder), split), state["sentences"]
+        self.__dict__.update(word_ids=arrays.ids[: arrays.offsets[n]], offsets=arrays.offsets[: n + 1],
+                             doc_ids=arrays.doc_ids[:n],
                              vocab_map=state["vocab_map"], source=state["source"])
 
     def __len__(self) -> int:
@@ -226,6 +225,5 @@ def load_corpus(train_dir: str | Path, valid_dir: str | Path, settings: CorpusSe
     vocab = choose_vocab(words, counts, settings)
     stoi = vocab.stoi
     mapping = np.fromiter((stoi.get(w, UNK_ID) for w in words), dtype=np.int32, count=len(words))
-    mapping[0] = UNK_ID
     return vocab, {name: TokenizedCorpus(s.ids, s.offsets, s.doc_ids, mapping, (str(folder), name))
                    for name, s in splits.items()}, hit

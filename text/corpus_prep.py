@@ -213,15 +213,14 @@ def prepare_corpus(splits: dict[str, list[Path]], rules: TokenRules, folder: Pat
             jobs[split] = _tokenize_split(files, rules, folder, split, workers,
                                           on_train_file if split == "train" else on_file)
     words, counts, final = table.ranked()
-    lookup = {w: i for i, w in enumerate(words)}
-    lookup.pop(NOT_IN_TRAIN)
+    index = table.index
     sizes = {}
     for split, done in jobs.items():
         if split == "train":
             sizes[split] = _write_split(folder, split, done, lambda k, r: final[local_maps[k]])
         else:
             sizes[split] = _write_split(folder, split, done, lambda k, r: np.fromiter(
-                (lookup.get(w, 0) for w in r.words), dtype=np.int32, count=len(r.words)))
+                (final[index[w]] if w in index else 0 for w in r.words), dtype=np.int32, count=len(r.words)))
     np.save(folder / "counts.npy", counts)
     atomic_write_text(folder / "words.json", json.dumps(words, ensure_ascii=False))
     seconds = time.perf_counter() - started
@@ -241,6 +240,12 @@ class PreparedSplit:
     doc_ids: np.ndarray
 
 
+def open_split(folder: Path, name: str) -> PreparedSplit:
+    """One split's three arrays, memory-mapped read-only (not checked: ``open_prepared`` checks them)."""
+    return PreparedSplit(*(np.load(folder / f"{name}.{part}.npy", mmap_mode="r", allow_pickle=False)
+                           for part in ("ids", "offsets", "doc_ids")))
+
+
 def open_prepared(folder: Path, split_names: Iterable[str]) -> tuple[list[str], np.ndarray, dict[str, PreparedSplit]]:
     """``(words, counts, splits)`` of a prepared corpus, each array memory-mapped; raises ``PreparedCorpusBroken``
     naming the folder when the manifest is missing or of another format, or an array does not match it."""
@@ -256,13 +261,13 @@ def open_prepared(folder: Path, split_names: Iterable[str]) -> tuple[list[str], 
         splits = {}
         for name in split_names:
             size = manifest["splits"][name]
-            arrays = [np.load(folder / f"{name}.{part}.npy", mmap_mode="r", allow_pickle=False)
-                      for part in ("ids", "offsets", "doc_ids")]
+            split = open_split(folder, name)
+            arrays = [split.ids, split.offsets, split.doc_ids]
             expected = (size["tokens"], size["sentences"] + 1, size["sentences"])
             if tuple(len(a) for a in arrays) != expected or int(arrays[1][-1]) != size["tokens"]:
                 raise PreparedCorpusBroken(f"{name} arrays of {tuple(len(a) for a in arrays)}, the manifest says "
                                            f"{expected}")
-            splits[name] = PreparedSplit(*arrays)
+            splits[name] = split
     except PreparedCorpusBroken as err:
         raise PreparedCorpusBroken(f"{folder}: {err}") from None
     except (OSError, ValueError, KeyError, TypeError) as err:
