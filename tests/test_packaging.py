@@ -82,6 +82,48 @@ def test_the_installed_wheel_sits_beside_packages_named_evaluate_and_adapters(wh
     assert done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
+
+NEIGHBOURS = os.environ.get("SENTENCE_LAB_NEIGHBOURS_PYTHON")
+BOTH_SIDES = """
+import sys
+import torch
+import transformers
+import adapters, evaluate, senteval, sentence_lab.cli.evaluate, sentence_lab.evaluation.tasks
+site = sys.prefix
+for module in (adapters, evaluate, senteval, sentence_lab.evaluation.tasks):
+    assert module.__file__.startswith(site), module.__file__
+assert issubclass(evaluate.EvaluationModule, object) and callable(evaluate.load)
+bert = transformers.BertModel(transformers.BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                                      intermediate_size=32, vocab_size=50))
+before = sum(p.numel() for p in bert.parameters())
+adapters.init(bert)
+bert.add_adapter("probe", config="seq_bn")
+assert sum(p.numel() for p in bert.parameters()) > before
+se = senteval.engine.SE({"task_path": sys.argv[1], "usepytorch": True, "kfold": 2,
+                         "classifier": {"nhid": 0, "optim": "adam", "batch_size": 64, "tenacity": 2, "epoch_size": 1}},
+                        lambda params, batch: torch.randn(len(batch), 8).numpy() + [[len(s)] for s in batch],
+                        lambda params, samples: None)
+print("MR", se.eval(["MR"])["MR"]["acc"])
+"""
+
+
+@pytest.mark.skipif(not NEIGHBOURS, reason="SENTENCE_LAB_NEIGHBOURS_PYTHON unset: .ci/run makes that environment "
+                    "(this wheel with requirements-neighbours.txt)")
+def test_the_wheel_beside_the_real_evaluate_and_adapters(senteval_root, tmp_path):
+    """In a fresh environment holding this checkout's wheel, Hugging Face's ``evaluate`` 0.4 and AdapterHub's
+    ``adapters`` 1.3 (with the transformers 4 it pins), each side imports its own package and works: an adapter
+    added to a small BERT, our ``senteval`` scoring MR."""
+    task_path = tmp_path / "data"
+    (task_path / "downstream").mkdir(parents=True)
+    (task_path / "downstream" / "MR").symlink_to(senteval_root / "senteval" / "MR")
+    script = tmp_path / "both_sides.py"
+    script.write_text(BOTH_SIDES)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([NEIGHBOURS, "-I", str(script), str(task_path)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1].startswith("MR ")
+
 CLIENT = '''"""A SentEval client named evaluation.py, as SimCSE's is."""
 import sys
 
