@@ -48,13 +48,16 @@ class GRUDecoder(nn.Module):
     ``condition_norm``: the condition goes through layer normalisation first (Ba et al. 2016 trained
     skip-thought with it), so its norm and any direction shared by every sentence carry nothing the decoder
     can use as a bias. ``word_dropout``: while training, each input word becomes ``<unk>`` with this probability
-    (``objectives.noise.word_dropout``).
+    (``objectives.noise.word_dropout``). ``read_words=False``: every input word is ``<unk>``, in training, validation
+    and greedy decoding alike, so the decoder predicts each target word from the condition and the position alone
+    and cannot act as a language model that ignores the condition.
     """
 
     def __init__(self, vocab_size: int, condition_dim: int, embed_dim: int = 128, hidden_dim: int = 512,
                  condition: str = "both", dropout: float = 0.0, condition_norm: bool = False,
-                 word_dropout: float = 0.0) -> None:
+                 word_dropout: float = 0.0, read_words: bool = True) -> None:
         super().__init__()
+        self.read_words = read_words
         if not 0.0 <= word_dropout < 1.0:
             raise ValueError(f"objective.word_dropout={word_dropout}: use a probability in [0, 1)")
         self.word_dropout = word_dropout
@@ -100,7 +103,9 @@ class GRUDecoder(nn.Module):
         """Summed token cross-entropy of generating ``tokens`` (then ``</s>``), the number of target tokens
         and how many the argmax got right. Padding positions are never projected onto the vocabulary."""
         inputs, targets, target_lengths = decoder_io(clip_vocabulary(tokens, self.vocab_size), lengths)
-        if self.training:
+        if not self.read_words:
+            inputs = inputs.masked_fill((inputs != PAD_ID) & (inputs != BOS_ID), UNK_ID)
+        elif self.training:
             inputs = word_dropout(inputs, self.word_dropout)
         states = self.hidden_states(condition, inputs)
         real = length_mask(target_lengths, targets.shape[1])
@@ -124,6 +129,8 @@ class GRUDecoder(nn.Module):
             hidden, state = self.gru(self._inputs(words, condition), state)
             words = self.output(hidden[:, -1]).argmax(1, keepdim=True)
             out[:, step] = words[:, 0]
+            if not self.read_words:
+                words = torch.full_like(words, UNK_ID)
             ended = (words[:, 0] == EOS_ID) & ~done
             lengths[ended] = step
             done |= ended

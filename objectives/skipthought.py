@@ -32,7 +32,7 @@ class SkipThought(nn.Module):
     in its document contributes no term. Loss: token cross-entropy over the decoder vocabulary (its
     ``decoder_vocab_size`` most frequent words; rarer targets are ``<unk>``), averaged over real target
     tokens (``</s>`` included); padding never counts. Embedding: ``f(s)``. ``condition_norm``,
-    ``word_dropout`` and ``output_bias`` (``zero`` or ``log_unigram``) as in ``GRUDecoder``.
+    ``word_dropout``, ``read_words`` and ``output_bias`` (``zero`` or ``log_unigram``) as in ``GRUDecoder``.
     """
 
     spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(SENTENCES, ("source",), "val/loss", "min", "books")
@@ -41,7 +41,7 @@ class SkipThought(nn.Module):
                  targets: Sequence[str] = ("previous", "next"), decoder_vocab_size: int = 20000,
                  embed_dim: int = 128, hidden_dim: int = 512, condition: str = "input",
                  dropout: float = 0.0, condition_norm: bool = False, output_bias: str = "zero",
-                 word_dropout: float = 0.0) -> None:
+                 word_dropout: float = 0.0, read_words: bool = True) -> None:
         super().__init__()
         self.output_bias = check_output_bias(output_bias)
         unknown = [t for t in targets if t not in NEIGHBOURS]
@@ -51,7 +51,8 @@ class SkipThought(nn.Module):
         self.output_dim = self.f.output_dim
         size = min(decoder_vocab_size, len(vocabs["source"]))
         self.decoders = nn.ModuleDict({t: GRUDecoder(size, self.output_dim, embed_dim, hidden_dim, condition, dropout,
-                                                     condition_norm, word_dropout) for t in targets})
+                                                     condition_norm, word_dropout, read_words)
+                                       for t in targets})
 
     def init_from_unigram_counts(self, counts: Mapping[str, torch.Tensor]) -> None:
         """``output_bias: log_unigram``: every decoder's output bias starts at the log frequencies of the words."""

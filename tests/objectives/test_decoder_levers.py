@@ -11,7 +11,7 @@ from sentence_lab.objectives.decoders import GRUDecoder
 from sentence_lab.objectives.seq2seq import AutoEncoder
 from sentence_lab.objectives.skipthought import SkipThought
 from sentence_lab.encoders.bow import BagOfWordsEncoder
-from sentence_lab.text import BOS_ID, PAD_ID, UNK_ID, Vocab
+from sentence_lab.text import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Vocab
 
 WORDS = ["<pad>", "<unk>", "<s>", "</s>", "the", "cat", "sat", "mat"]
 
@@ -97,3 +97,34 @@ def test_decoder_word_dropout_acts_only_while_training():
     assert not torch.equal(decoder.loss(condition, tokens, lengths)[0], clean)
     with pytest.raises(ValueError, match="word_dropout"):
         GRUDecoder(vocab_size=8, condition_dim=4, word_dropout=1.0)
+
+
+@pytest.mark.parametrize("read_words", [True, False])
+def test_a_decoder_that_reads_no_words_sees_only_unknown_in_training_validation_and_decoding(read_words):
+    torch.manual_seed(0)
+    decoder = GRUDecoder(vocab_size=8, condition_dim=4, embed_dim=3, hidden_dim=5, read_words=read_words)
+    read: list[set[int]] = []
+    decoder.embedding.register_forward_hook(lambda module, args, out: read.append(set(args[0].flatten().tolist())))
+    condition, tokens, lengths = torch.randn(3, 4), torch.randint(4, 8, (3, 6)), torch.tensor([6, 5, 4])
+    decoder.train()
+    decoder.loss(condition, tokens, lengths)
+    decoder.eval()
+    decoder.loss(condition, tokens, lengths)
+    with torch.no_grad():
+        decoder.output.bias.copy_(torch.tensor([-9.0, -9, -9, -9, -9, 9, -9, -9]))  # greedy always says word 5
+    decoder.greedy(condition, max_len=4)
+    words = set().union(*read) - {PAD_ID, BOS_ID}
+    assert (words == {UNK_ID}) if not read_words else (words >= {5} and words - {UNK_ID})
+
+
+def test_a_decoder_that_reads_no_words_predicts_a_word_the_same_whatever_came_before():
+    torch.manual_seed(0)
+    decoder = GRUDecoder(vocab_size=8, condition_dim=4, embed_dim=3, hidden_dim=5, read_words=False).eval()
+    condition, lengths = torch.randn(1, 4), torch.tensor([3])
+    first = decoder.loss(condition, torch.tensor([[4, 5, 6]]), lengths)[0]
+    second = decoder.loss(condition, torch.tensor([[7, 7, 6]]), lengths)[0]
+    states = decoder.hidden_states(condition, torch.tensor([[BOS_ID, UNK_ID, UNK_ID, UNK_ID]]))
+    logp = decoder.output(states[0]).log_softmax(-1)
+    by_hand = lambda words: -sum(float(logp[i, w]) for i, w in enumerate(words))  # noqa: E731
+    assert float(first) == pytest.approx(by_hand([4, 5, 6, EOS_ID]), rel=1e-5)
+    assert float(second) == pytest.approx(by_hand([7, 7, 6, EOS_ID]), rel=1e-5)
