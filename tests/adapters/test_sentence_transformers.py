@@ -26,7 +26,8 @@ pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow
 
 ROOT = Path(__file__).resolve().parents[2]
 QUIET = ["logger=none", "~callbacks.rich_progress_bar", "~callbacks.model_summary", "test_after_fit=false"]
-SMALL = {"gru": ["encoder.hidden_dim=16"], "bilstm_max": ["encoder.hidden_dim=16"],
+SMALL = {"gru": ["encoder.hidden_dim=16"], "bilstm_max": ["encoder.hidden_dim=16"], "bigru": ["encoder.hidden_dim=16"],
+         "bilstm_last": ["encoder.hidden_dim=16"], "gatedconv": ["encoder.channels=16", "encoder.num_layers=2"],
          "mc_bilstm_max": ["encoder.channels.fixed.hidden_dim=16", "encoder.channels.tuned.hidden_dim=16"]}
 # Raw text as users pass it: punctuation, capitals, words outside the training vocabulary (some GloVe knows).
 SENTENCES = ["The old man saw the river.", "A zebra, unseen, crossed the bridge!", "Walked", "\"Why?\" she asked.",
@@ -51,8 +52,10 @@ def largest_relative_difference(ours: np.ndarray, theirs: np.ndarray) -> float:
     return float((np.abs(ours - theirs).max(1) / np.maximum(np.linalg.norm(ours, axis=1), 1e-12)).max())
 
 
+# Every objective's embed, every trainable encoder.
 @pytest.mark.parametrize("objective,encoder", [("qt", "gru"), ("nli", "bilstm_max"), ("autoencoder", "mc_bilstm_max"),
-                                               ("jbi", "bilstm_max"), ("skipthought", "gru")])
+                                               ("jbi", "bilstm_max"), ("skipthought", "gru"), ("jpa", "bow"),
+                                               ("nmt", "bilstm_last"), ("qt", "gatedconv"), ("nli", "bigru")])
 def test_the_exported_folder_encodes_raw_text_as_the_checkpoint(objective, encoder, tiny_corpus, tiny_pairs, tmp_path):
     run = trained_run(objective, encoder, tiny_corpus, tiny_pairs, tmp_path / "run")
     for expansion in (True, False):
