@@ -1,8 +1,9 @@
-"""The generator's run: pass 1 (tokenise, count, spool), pass 2 (surface tasks + the parse sample),
-parse, then the parser tasks; each task is written as soon as it is made, meta.json last."""
+"""The generator's run: pass 1 (the training pipeline's preparation, then the tables), pass 2 (surface tasks + the
+parse sample), parse, then the parser tasks; each task is written as soon as it is made, meta.json last."""
 from __future__ import annotations
 
 import random
+import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -13,7 +14,7 @@ from .parser import Parsed, load_parser
 from .sampling import Reservoirs
 from .settings import ALL_TASKS, PARSED_TASKS, TAGGED_TASKS, GenSettings
 from .somo import odd_man_out
-from .stream import CorpusTables, corpus_documents, read_spool, spool_corpus
+from .stream import CorpusTables, corpus_documents, prepare_tables
 from .surface import BigramShiftTask, LengthTask, WordContentTask
 from .syntax import (PARSED_COORDINATION, ParsedTasks, coordination_candidate, coordination_heuristic,
                      coordination_parsed, coordination_task, proper_noun_test)
@@ -83,13 +84,13 @@ def generate(settings: GenSettings) -> dict:
                 continue  # the heuristic below stands in, named as such
             writer.skip(task, "needs a tagger/parser and parser=none")
     rng = random.Random(settings.seed)
-    spool = out / ".sentences.tmp"
-    tables = CorpusTables(bigrams="OddManOut" in tasks and parser is not None)
+    prepared = out / ".prepared.tmp"
+    shutil.rmtree(prepared, ignore_errors=True)  # a crashed run's
     stages: dict[str, float] = {}
     try:
-        _run(settings, tasks, files, parser, writer, rng, spool, tables, stages, started)
+        _run(settings, tasks, files, parser, writer, rng, prepared, stages, started)
     finally:
-        spool.unlink(missing_ok=True)  # the spooled sentences never outlive the run, even a failed one
+        shutil.rmtree(prepared, ignore_errors=True)  # the prepared corpus never outlives the run, even a failed one
     stages["make_and_write_tasks"] = time.perf_counter() - started - sum(stages.values())
     meta = writer.finish(seconds=time.perf_counter() - started, stages=stages)
     if not meta["tasks"]:
@@ -102,11 +103,12 @@ def generate(settings: GenSettings) -> dict:
 
 
 def _run(settings: GenSettings, tasks: list[str], files: list[Path], parser, writer: ProbingWriter,
-         rng: random.Random, spool: Path, tables: CorpusTables, stages: dict[str, float], started: float) -> None:
+         rng: random.Random, prepared: Path, stages: dict[str, float], started: float) -> None:
+    tables: CorpusTables = prepare_tables(files, prepared, settings.tokenizer_kind, settings.lowercase,
+                                          "OddManOut" in tasks and parser is not None, settings.min_tokens,
+                                          settings.max_tokens, settings.workers, settings.progress)
+    stages["pass1_tokenise_count"] = time.perf_counter() - started
     with _Progress(settings.progress) as progress:
-        spool_corpus(files, spool, tables, settings.min_tokens, settings.max_tokens, settings.tokenizer(),
-                     workers=settings.workers, progress=progress.stage("pass 1: tokenise + count", len(files)))
-        stages["pass1_tokenise_count"] = time.perf_counter() - started
         writer.update_source(sentences=tables.sentences, tokens=tables.tokens, eligible_sentences=tables.eligible,
                              vocabulary=len(tables.unigrams),
                              bigram_table_bytes=tables.bigrams.nbytes if tables.bigrams is not None else None)
@@ -126,7 +128,7 @@ def _run(settings: GenSettings, tasks: list[str], files: list[Path], parser, wri
         coord_sample = Reservoirs(settings.parse_sample, rng) \
             if parser is not None and "CoordinationInversion" in tasks else None
         advance = progress.stage("pass 2: sample", tables.eligible)
-        for tokens in read_spool(spool):
+        for tokens in tables.eligible_sentences():
             for task in surface:
                 task.offer(tokens)
             if parse_sample is not None:

@@ -1,8 +1,10 @@
-"""Pass 1 over the corpus: documents -> sentences -> tokens, streamed once.
+"""Pass 1 over the corpus: the training pipeline's preparation (``text.corpus_prep``: files -> sentences -> token
+ids on disk, in worker processes), read back as the generator's tables.
 
-Every sentence feeds the frequency tables (unigrams; bigrams when OddManOut is asked for); the eligible
-ones (``min_tokens``..``max_tokens``) are spooled to a plain-text file that the later passes read, so
-memory does not grow with the corpus beyond the tables.
+Every sentence feeds the frequency tables (unigrams; bigrams when OddManOut is asked for); the eligible ones
+(``min_tokens``..``max_tokens``) are read from the memory-mapped ids by the later passes, so memory does not grow
+with the corpus beyond the tables. Word ids are numbered in the order words first occur, as the generator's
+tables always were, so its output does not depend on how the pipeline numbers words.
 """
 from __future__ import annotations
 
@@ -12,9 +14,12 @@ from typing import Iterator
 
 import numpy as np
 
-from sentence_lab.text.documents import DOCUMENT_SUFFIXES, list_documents, read_document, split_sentences
-from sentence_lab.text import Tokenizer
-from sentence_lab.text.processes import ordered_map
+from sentence_lab.text.corpus_prep import PreparedSplit, TokenRules, open_prepared, prepare_corpus
+from sentence_lab.text.documents import DOCUMENT_SUFFIXES, list_documents
+
+# Every sentence is prepared whole: the generator chooses its eligible lengths itself.
+_NO_CUT = 2**31 - 1
+_BIGRAM_CHUNK = 1 << 21
 
 
 def corpus_documents(corpus: str | Path, max_documents: int | None = None) -> list[Path]:
@@ -31,18 +36,6 @@ def corpus_documents(corpus: str | Path, max_documents: int | None = None) -> li
     return files[:max_documents] if max_documents else files
 
 
-def _tokenize_document(args: tuple[str, dict]) -> list[list[str]]:
-    path, tokenizer_settings = args
-    tokenizer = Tokenizer(**tokenizer_settings)
-    return [tokens for tokens in (tokenizer(s) for s in split_sentences(read_document(Path(path)))) if tokens]
-
-
-def tokenized_documents(files: list[Path], tokenizer: Tokenizer, workers: int = 1) -> Iterator[list[list[str]]]:
-    """Each document's tokenised sentences, in corpus order; ``workers > 1`` tokenises in processes."""
-    jobs = [(str(p), tokenizer.to_dict()) for p in files]
-    yield from ordered_map(_tokenize_document, jobs, workers)
-
-
 class BigramCounter:
     """Bigram counts over word ids as sorted int64 keys (``left << 32 | right``), merged chunk by chunk."""
 
@@ -57,10 +50,15 @@ class BigramCounter:
         if len(ids) < 2:
             return
         a = np.asarray(ids, dtype=np.int64)
-        self._pending.append((a[:-1] << 32) | a[1:])
-        self._pending_n += len(a) - 1
-        if self._pending_n >= self.chunk:
-            self._merge()
+        self.add_keys((a[:-1] << 32) | a[1:])
+
+    def add_keys(self, keys: np.ndarray) -> None:
+        """Add bigrams already encoded as ``left << 32 | right``."""
+        if len(keys):
+            self._pending.append(np.asarray(keys, dtype=np.int64))
+            self._pending_n += len(keys)
+            if self._pending_n >= self.chunk:
+                self._merge()
 
     def _merge(self) -> None:
         if not self._pending:
@@ -98,47 +96,48 @@ class BigramCounter:
 
 
 class CorpusTables:
-    """Unigram counts, word ids and (optionally) bigram counts of every sentence of the corpus."""
+    """Unigram counts, word ids (first occurrence first) and (optionally) bigram counts of every sentence of a
+    prepared corpus, and its sentences of ``min_tokens``..``max_tokens`` tokens."""
 
-    def __init__(self, bigrams: bool) -> None:
-        self.unigrams: Counter = Counter()
-        self.ids: dict[str, int] = {}
-        self.bigrams = BigramCounter() if bigrams else None
-        self.sentences = 0
-        self.tokens = 0
-        self.eligible = 0
+    def __init__(self, words: list[str], counts: np.ndarray, split: PreparedSplit, bigrams: bool,
+                 min_tokens: int, max_tokens: int) -> None:
+        self.split = split
+        lengths = np.diff(split.offsets)
+        self.sentences, self.tokens = len(lengths), int(split.offsets[-1])
+        self.eligible_rows = np.flatnonzero((lengths >= min_tokens) & (lengths <= max_tokens))
+        self.eligible = len(self.eligible_rows)
+        present, first = np.unique(np.asarray(split.ids), return_index=True)
+        by_first = present[np.argsort(first, kind="stable")]
+        self.words = np.asarray(words, dtype=object)
+        self.ids: dict[str, int] = {words[w]: k for k, w in enumerate(by_first.tolist())}
+        self.unigrams: Counter = Counter({words[w]: int(counts[w]) for w in by_first.tolist()})
+        self.bigrams = self._count_bigrams(by_first) if bigrams else None
 
-    def word_id(self, word: str) -> int:
-        wid = self.ids.get(word)
-        if wid is None:
-            wid = self.ids[word] = len(self.ids)
-        return wid
+    def _count_bigrams(self, by_first: np.ndarray) -> BigramCounter:
+        renumber = np.zeros(len(self.words), dtype=np.int64)
+        renumber[by_first] = np.arange(len(by_first))
+        ids, starts = self.split.ids, np.asarray(self.split.offsets[1:-1])
+        counter = BigramCounter()
+        for lo in range(0, max(len(ids) - 1, 0), _BIGRAM_CHUNK):
+            hi = min(lo + _BIGRAM_CHUNK + 1, len(ids))
+            chunk = renumber[np.asarray(ids[lo:hi])]
+            keys = (chunk[:-1] << 32) | chunk[1:]
+            ends = starts[(starts > lo) & (starts < hi)] - 1 - lo  # a pair across a sentence start is no bigram
+            counter.add_keys(np.delete(keys, ends))
+        return counter.finish()
 
-    def add(self, tokens: list[str]) -> None:
-        self.unigrams.update(tokens)
-        self.sentences += 1
-        self.tokens += len(tokens)
-        if self.bigrams is not None:
-            self.bigrams.add([self.word_id(t) for t in tokens])
-
-
-def spool_corpus(files: list[Path], spool: Path, tables: CorpusTables, min_tokens: int, max_tokens: int,
-                 tokenizer: Tokenizer, workers: int = 1, progress=None) -> None:
-    """Tokenise every document once: count everything, write the eligible sentences to ``spool``."""
-    with open(spool, "w", encoding="utf-8") as out:
-        for sentences in tokenized_documents(files, tokenizer, workers):
-            for tokens in sentences:
-                tables.add(tokens)
-                if min_tokens <= len(tokens) <= max_tokens:
-                    out.write(" ".join(tokens) + "\n")
-                    tables.eligible += 1
-            if progress is not None:
-                progress()
-    if tables.bigrams is not None:
-        tables.bigrams.finish()
+    def eligible_sentences(self) -> Iterator[list[str]]:
+        """The eligible sentences' tokens, in corpus order."""
+        ids, offsets, words = self.split.ids, self.split.offsets, self.words
+        for row in self.eligible_rows.tolist():
+            yield words[np.asarray(ids[offsets[row]:offsets[row + 1]])].tolist()
 
 
-def read_spool(spool: Path) -> Iterator[list[str]]:
-    with open(spool, encoding="utf-8") as f:
-        for line in f:
-            yield line.split()
+def prepare_tables(files: list[Path], folder: Path, tokenizer_kind: str, lowercase: bool, bigrams: bool,
+                   min_tokens: int, max_tokens: int, workers: int = 1, progress: bool = True) -> CorpusTables:
+    """Tokenise every document once, through the training pipeline, into ``folder`` (which must not exist), and
+    read the tables back from it."""
+    rules = TokenRules(tokenizer=tokenizer_kind, lowercase=lowercase, min_tokens=1, max_tokens=_NO_CUT)
+    prepare_corpus({"train": files}, rules, folder, workers=workers, show_progress=progress)
+    words, counts, splits = open_prepared(folder, ["train"])
+    return CorpusTables(words, counts, splits["train"], bigrams, min_tokens, max_tokens)

@@ -8,7 +8,9 @@ import pytest
 from sentence_lab.tools.probing_gen.parser import Parsed
 from sentence_lab.tools.probing_gen.sampling import Reservoirs, balanced_splits, split_by_target
 from sentence_lab.tools.probing_gen.settings import GenSettings
-from sentence_lab.tools.probing_gen.stream import BigramCounter
+from sentence_lab.text.corpus_prep import PreparedSplit
+from sentence_lab.tools.probing_gen import stream
+from sentence_lab.tools.probing_gen.stream import BigramCounter, CorpusTables
 from sentence_lab.tools.probing_gen.surface import length_bin_edges, shift_bigram
 from sentence_lab.tools.probing_gen.syntax import (argument_item, coordination_heuristic, coordination_parsed,
                                            invert_clauses, tense_item, top_constituents)
@@ -137,3 +139,24 @@ def test_bigram_counter_matches_a_plain_count_across_merges():
     assert counter.count(left, right).tolist() == [plain[(a, b)] for a, b in zip(left, right)]
     followers, counts = counter.followers(3)
     assert dict(zip(followers.tolist(), counts.tolist())) == {b: n for (a, b), n in plain.items() if a == 3}
+
+
+def test_corpus_tables_count_as_the_sentences_say(monkeypatch):
+    """Bigrams never span two sentences (also where a sentence starts on a chunk's edge), word ids follow first
+    occurrence, unigrams are the prepared counts, and the eligible sentences come in corpus order."""
+    monkeypatch.setattr(stream, "_BIGRAM_CHUNK", 3)
+    words = ["<not-in-train>", "the", "cat", "sat", "a", "dog"]
+    sentences = [[2, 3], [1, 2, 3, 1], [5], [4, 5, 3], [1, 2]]
+    ids = np.array([w for s in sentences for w in s], dtype=np.int32)
+    offsets = np.cumsum([0] + [len(s) for s in sentences])
+    split = PreparedSplit(ids, offsets, np.zeros(len(sentences), dtype=np.int32))
+    counts = np.bincount(ids, minlength=len(words))
+    tables = CorpusTables(words, counts, split, bigrams=True, min_tokens=2, max_tokens=3)
+    assert list(tables.ids) == ["cat", "sat", "the", "dog", "a"]
+    assert tables.unigrams == Counter(words[w] for w in ids)
+    plain = Counter((words[a], words[b]) for s in sentences for a, b in zip(s[:-1], s[1:]))
+    by_id = {v: k for k, v in tables.ids.items()}
+    keys, found = tables.bigrams.keys, tables.bigrams.counts
+    assert {(by_id[int(k >> 32)], by_id[int(k & 0xFFFFFFFF)]): int(n) for k, n in zip(keys, found)} == plain
+    assert list(tables.eligible_sentences()) == [["cat", "sat"], ["a", "dog", "sat"], ["the", "cat"]]
+    assert (tables.sentences, tables.tokens, tables.eligible) == (5, 12, 3)
