@@ -4,6 +4,7 @@ the start-up of a run on the prepared corpus.
     python benchmarks/corpus_prep.py                                  # SENTENCE_DATA's Gutenberg, x1, 1 and 2 workers
     python benchmarks/corpus_prep.py --copies 1,3,10 --workers 1,2    # the scale-up: a generated corpus per size
     python benchmarks/corpus_prep.py --corpus DIR [--ddp-steps 20] [--output PATH]   # + a 2-rank DDP run's peak
+    python benchmarks/corpus_prep.py --tokenizer-books 40 --copies 0   # only the tokenizer: pieces vs whole text
     python benchmarks/corpus_prep.py --smoke                          # a shipped book's start, in seconds
 
 Each case runs ``load_corpus`` (what ``train.py`` runs on a cache miss) in a fresh process, with ``workers``
@@ -11,7 +12,11 @@ tokenising processes, into an empty cache; the parent samples the proportional s
 once) of that process and its workers every 0.2 s and keeps the peak. ``--copies N`` makes a corpus of N copies of
 the training books as new documents, where on every copy after the first a tenth of the word types carry a copy
 suffix, so the vocabulary grows as a real corpus's does. After each case a second fresh process opens the prepared
-corpus (a cache hit) and the seconds it takes are the start-up. Figures go to a JSON record (``--output``, default
+corpus (a cache hit) and the seconds it takes are the start-up. ``--tokenizer-books N`` first times, in this process
+and side by side, the Treebank tokenizer a remembered piece at a time (``treebank_tokens``, what preparation runs)
+against the Treebank over each whole sentence (``reference_tokens``, its definition) on the lowercased sentences of
+every ``len/N``-th training book: five alternating rounds, the median tokens/s of each and their ratio (the pieces'
+memory starts empty in each round). Figures go to a JSON record (``--output``, default
 ``logs/benchmarks/corpus_prep/<time>.json``).
 """
 from __future__ import annotations
@@ -21,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,7 +34,8 @@ import time
 import zlib
 from pathlib import Path
 
-from sentence_lab.text.documents import list_documents, read_document
+from sentence_lab.text.documents import list_documents, read_document, split_sentences
+from sentence_lab.text.treebank import forget_pieces, reference_tokens, treebank_tokens
 from sentence_lab.tools import benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,6 +122,24 @@ def make_copies(corpus: Path, copies: int, out: Path, share: float = 0.1) -> Pat
     return out
 
 
+def tokenizer_speed(books: list[Path], rounds: int = 5) -> dict:
+    """Tokens/s of ``treebank_tokens`` and ``reference_tokens`` on the same sentences, rounds alternating."""
+    sentences = [s.lower() for book in books for s in split_sentences(read_document(book))]
+    timings: dict[str, list[float]] = {"pieces": [], "whole_text": []}
+    tokens = 0
+    for _ in range(rounds):
+        for name, tokenize in (("pieces", treebank_tokens), ("whole_text", reference_tokens)):
+            if name == "pieces":
+                forget_pieces()
+            started = time.perf_counter()
+            tokens = sum(len(tokenize(s)) for s in sentences)
+            timings[name].append(tokens / (time.perf_counter() - started))
+    medians = {name: statistics.median(values) for name, values in timings.items()}
+    return {"books": len(books), "sentences": len(sentences), "tokens": tokens, "rounds": rounds,
+            "tokens_per_second": {name: round(v) for name, v in medians.items()},
+            "ratio": round(medians["pieces"] / medians["whole_text"], 2)}
+
+
 def main(argv: list[str] | None = None) -> int:
     data = os.environ.get("SENTENCE_DATA", str(ROOT.parent / "shared" / "data"))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -124,10 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--ddp-steps", type=int, default=0,
                         help="also a 2-rank DDP run of this many steps on each prepared corpus: its peak PSS")
+    parser.add_argument("--tokenizer-books", type=int, default=0,
+                        help="first, the tokenizer alone on this many training books, pieces vs whole text")
     benchmark.add_options(parser, "the start of one shipped book (assets/books), x2, one worker")
     args = parser.parse_args(argv)
     run = benchmark.start("corpus_prep", args, ROOT)
     cases = []
+    speed = {}
     print(f"{'copies':>6} {'workers':>7} {'tokens':>12} {'vocab':>9} {'seconds':>8} {'tokens/s':>9} "
           f"{'peak PSS MB':>11} {'start-up s':>10}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -137,7 +165,14 @@ def main(argv: list[str] | None = None) -> int:
                 book = list_documents(ROOT / "assets" / "books" / split)[0]
                 (args.corpus / split).mkdir(parents=True)
                 (args.corpus / split / "book.txt").write_text(read_document(book)[:20000], encoding="utf-8")
-        for copies in (int(c) for c in args.copies.split(",")):
+        if args.tokenizer_books or args.smoke:
+            books = list_documents(args.corpus / "train")
+            books = books[:: max(1, len(books) // max(args.tokenizer_books, 1))][: max(args.tokenizer_books, 1)]
+            speed = tokenizer_speed(books, rounds=1 if args.smoke else 5)
+            print(f"tokenizer on {speed['books']} books ({speed['tokens']:,} tokens), median of {speed['rounds']} "
+                  f"rounds: pieces {speed['tokens_per_second']['pieces']:,} tokens/s, whole text "
+                  f"{speed['tokens_per_second']['whole_text']:,} tokens/s, {speed['ratio']}x")
+        for copies in (int(c) for c in args.copies.split(",") if int(c) > 0):
             corpus = args.corpus if copies == 1 else make_copies(args.corpus, copies, Path(tmp) / f"x{copies}")
             for workers in (int(w) for w in args.workers.split(",")):
                 cache = Path(tmp) / f"cache-{copies}-{workers}"
@@ -157,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
                                                               f"{ddp['ddp_peak_pss_mb']:,} MB" if ddp else ""))
             if copies != 1:
                 shutil.rmtree(corpus)
-    run.write({"corpus": str(args.corpus), "cases": cases})
+    run.write({"corpus": str(args.corpus), "cases": cases, "tokenizer": speed})
     return 0
 
 
