@@ -36,8 +36,8 @@ def test_context_cases_give_the_reference_tokens():
 
 def test_random_strings_of_the_characters_the_rules_read_give_the_reference_tokens():
     rng = random.Random(0)
-    alphabet = list("ab tn's.,:;?!\"'`()[]{}<>_-*&$%#@0123\t\n  \u201c\u201d\u2018\u2019\u00bb") + ["n't", "cannot", "Gonna", "lemme", "wanna",
-                                                                                         "'tis", "..."]
+    alphabet = list("ab tn's.,:;?!\"'`()[]{}<>_-*&$%#@0123\t\n  \u201c\u201d\u2018\u2019\u00bb")
+    alphabet += ["n't", "cannot", "Gonna", "lemme", "wanna", "'tis", "..."]
     for _ in range(3000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24)))
         assert treebank_tokens(text) == reference_tokens(text), repr(text)
