@@ -18,8 +18,8 @@ final period, which may stand before closing brackets and quotes, and a final ``
 that reads the start (``^"``) gives the same token as a quote after a space. So ``treebank_tokens`` tokenises each
 whitespace-separated piece once, between two words, and remembers it (``_piece``), and the tail (the last piece
 that is not only closing brackets and quotes, and those after it) at the end of a text. It gives the tokens of
-``reference_tokens`` (the Treebank run over the whole text) about four times faster on books;
-``tests/text/test_treebank.py`` checks that on the Gutenberg corpus, SentEval's task files and random strings.
+``reference_tokens`` (the Treebank run over the whole text), about three times faster on books (docs/results.md);
+``tests/text/test_treebank_pieces.py`` checks that on the Gutenberg corpus, SentEval's task files and random strings.
 """
 from __future__ import annotations
 
