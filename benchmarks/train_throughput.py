@@ -2,12 +2,16 @@
 
     python benchmarks/train_throughput.py --threads 1      # the figures of docs/results.md (1 thread: a shared machine)
     python benchmarks/train_throughput.py [--batches 20] [--batch-size 100] [--encoders bow,gru,...] [--output PATH]
+    python benchmarks/train_throughput.py --encoders bilstm_max --corpus ../shared/data/corpora/gutenberg --compile
     python benchmarks/train_throughput.py --smoke          # bow on a tiny generated corpus, in seconds
 
 For every encoder config it prints: sentences/s through Lightning, sentences/s of the same model on the
 same batches in a bare PyTorch loop (Adam, clipping), Lightning's overhead in %, the FLOPs of one
 training step (torch's FlopCounterMode) and the achieved FLOP/s as a fraction of this CPU's float32
-matmul peak, measured in the same run. The figures and the machine go to a JSON record (``--output``, default
+matmul peak, measured in the same run. Batches are read from the prepared, memory-mapped corpus (``--corpus``: a
+folder with ``train/`` and ``valid/``; default the shipped books), as training reads them. ``--compile`` adds a row
+per encoder with ``SentenceModel.compile_encoders`` (``model.compile=true``), timed after its compilation, whose
+seconds are printed apart. The figures and the machine go to a JSON record (``--output``, default
 ``logs/benchmarks/train_throughput/<time>.json``).
 """
 from __future__ import annotations
@@ -47,15 +51,27 @@ def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
     return 2 * n**3 / best
 
 
-def make_model(encoder: str, vocab, random_init: bool = False) -> SentenceModel:
+def make_model(encoder: str, vocab, random_init: bool = False, compiled: bool = False) -> SentenceModel:
     torch.manual_seed(0)
     enc = OmegaConf.load(ROOT / "conf" / "encoder" / f"{encoder}.yaml")
     if random_init:  # the smoke run: no GloVe table to load
         enc.embedding_init = "random"
     obj = OmegaConf.load(ROOT / "conf" / "objective" / "qt.yaml")
     obj.pop("defaults", None)  # the objective's default encoder and data: not constructor arguments
-    return SentenceModel(encoder=enc, objective=obj, vocab=vocab,
-                         optimizer={"_target_": "torch.optim.Adam", "lr": 5e-4})
+    model = SentenceModel(encoder=enc, objective=obj, vocab=vocab,
+                          optimizer={"_target_": "torch.optim.Adam", "lr": 5e-4})
+    if compiled:
+        torch._dynamo.reset()
+        model.compile_encoders()
+    return model
+
+
+def compilation_seconds(model: SentenceModel, batch: dict) -> float:
+    """The first training step of a compiled model, which compiles it."""
+    start = time.perf_counter()
+    model.objective(batch)["loss"].backward()
+    model.zero_grad(set_to_none=True)
+    return time.perf_counter() - start
 
 
 def _mkldnn_rnn_flops(input_shape, w_ih_shape, w_hh_shape, *args, **kwargs) -> int:
@@ -120,6 +136,35 @@ def lightning_loop(model: SentenceModel, loader: DataLoader, n: int, warmup: int
     return timer.end - timer.start
 
 
+def time_encoder(name: str, compiled: bool, vocab, chunks: ContiguousChunks, peak: float,
+                 args: argparse.Namespace) -> dict:
+    """One encoder's row: FLOPs of a step, then the bare loop and Lightning on the same batches."""
+    probe = make_model(name, vocab, args.smoke)
+    start = time.perf_counter()
+    flops = step_flops(probe, chunks[0])
+    step_seconds = time.perf_counter() - start
+    timed = max(args.batches, int(args.min_seconds / max(step_seconds, 1e-4)))
+    n = args.warmup + timed
+    loader = DataLoader(Subset(chunks, [i % len(chunks) for i in range(n)]), batch_size=None, shuffle=False)
+    sentences = timed * args.batch_size
+    bare_model = make_model(name, vocab, args.smoke, compiled)
+    compiling = compilation_seconds(bare_model, chunks[0]) if compiled else 0.0
+    bare = bare_loop(bare_model, loader, args.warmup)
+    model = make_model(name, vocab, args.smoke, compiled)
+    params = sum(p.numel() for p in model.parameters())
+    light = lightning_loop(model, loader, n, args.warmup)
+    achieved = flops * timed / bare
+    label = f"{name} (compiled)" if compiled else name
+    print(f"{label:<20} {params / 1e6:>7.2f}M {sentences / light:>14.1f} {sentences / bare:>10.1f} "
+          f"{100 * (light - bare) / bare:>8.1f}% {flops / 1e9:>11.2f} {achieved / 1e9:>8.1f} "
+          f"{100 * achieved / peak:>7.1f}%" + (f"   compiled in {compiling:.1f} s" if compiled else ""))
+    return {"encoder": name, "compiled": compiled, "compilation_seconds": compiling, "parameters": params,
+            "timed_batches": timed, "sentences": sentences,
+            "lightning_sentences_per_second": sentences / light, "bare_sentences_per_second": sentences / bare,
+            "lightning_overhead": (light - bare) / bare, "flops_per_step": flops,
+            "achieved_flops_per_second": achieved, "share_of_peak": achieved / peak}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=20, help="timed batches per encoder (at least)")
@@ -128,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=100)
     parser.add_argument("--encoders", default=",".join(ENCODERS))
+    parser.add_argument("--corpus", type=Path, default=ROOT / "assets" / "books",
+                        help="a corpus folder with train/ and valid/ (prepared once into .cache/corpus)")
+    parser.add_argument("--compile", action="store_true", help="also time each encoder compiled (model.compile)")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads (default: torch's choice); use 1 when another job holds a core, "
                              "since OpenMP threads waiting on a busy core make every op slow")
@@ -143,41 +191,25 @@ def main(argv: list[str] | None = None) -> int:
     torch.use_deterministic_algorithms(True)
 
     with tempfile.TemporaryDirectory(prefix="train_throughput_") as tmp:
-        books = benchmark.tiny_corpus(Path(tmp) / "corpus") if args.smoke else ROOT / "assets" / "books"
+        books = benchmark.tiny_corpus(Path(tmp) / "corpus") if args.smoke else args.corpus
         cache = Path(tmp) / "cache" if args.smoke else ROOT / ".cache" / "corpus"
         vocab, splits, _ = load_corpus(books / "train", books / "valid", CorpusSettings(), cache)
     chunks = ContiguousChunks(splits["train"], args.batch_size)
     peak = matmul_peak(256, 2) if args.smoke else matmul_peak()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; float32 matmul peak "
           f"{peak / 1e9:.1f} GFLOP/s; QT batches of {args.batch_size} consecutive "
-          f"{'generated' if args.smoke else 'book'} sentences, "
+          f"{'generated' if args.smoke else 'book'} sentences of {len(splits['train']):,} "
+          f"({'memory-mapped' if splits['train'].source else 'in memory'}), "
           f"at least {args.batches} timed (and {args.min_seconds:.0f} s) after {args.warmup} warm-up")
-    print(f"{'encoder':<12} {'params':>8} {'Lightning s/s':>14} {'bare s/s':>10} {'overhead':>9} "
+    print(f"{'encoder':<20} {'params':>8} {'Lightning s/s':>14} {'bare s/s':>10} {'overhead':>9} "
           f"{'GFLOP/step':>11} {'GFLOP/s':>8} {'of peak':>8}")
     rows = []
     for name in args.encoders.split(","):
-        probe = make_model(name, vocab, args.smoke)
-        start = time.perf_counter()
-        flops = step_flops(probe, chunks[0])
-        step_seconds = time.perf_counter() - start
-        timed = max(args.batches, int(args.min_seconds / max(step_seconds, 1e-4)))
-        n = args.warmup + timed
-        loader = DataLoader(Subset(chunks, [i % len(chunks) for i in range(n)]), batch_size=None, shuffle=False)
-        sentences = timed * args.batch_size
-        bare = bare_loop(make_model(name, vocab, args.smoke), loader, args.warmup)
-        model = make_model(name, vocab, args.smoke)
-        params = sum(p.numel() for p in model.parameters())
-        light = lightning_loop(model, loader, n, args.warmup)
-        achieved = flops * timed / bare
-        rows.append({"encoder": name, "parameters": params, "timed_batches": timed, "sentences": sentences,
-                     "lightning_sentences_per_second": sentences / light, "bare_sentences_per_second": sentences / bare,
-                     "lightning_overhead": (light - bare) / bare, "flops_per_step": flops,
-                     "achieved_flops_per_second": achieved, "share_of_peak": achieved / peak})
-        print(f"{name:<12} {params / 1e6:>7.2f}M {sentences / light:>14.1f} {sentences / bare:>10.1f} "
-              f"{100 * (light - bare) / bare:>8.1f}% {flops / 1e9:>11.2f} {achieved / 1e9:>8.1f} "
-              f"{100 * achieved / peak:>7.1f}%")
-    run.write({"matmul_peak_flops": peak, "threads": torch.get_num_threads(), "batch_size": args.batch_size,
-               "warmup": args.warmup, "encoders": rows})
+        for compiled in (False, True) if args.compile else (False,):
+            rows.append(time_encoder(name, compiled, vocab, chunks, peak, args))
+    run.write({"corpus": str(books), "train_sentences": len(splits["train"]), "matmul_peak_flops": peak,
+               "threads": torch.get_num_threads(), "batch_size": args.batch_size, "warmup": args.warmup,
+               "encoders": rows})
     return 0
 
 

@@ -48,6 +48,13 @@ __all__ = ["Group", "FitResult", "BatchPlan", "StackedProbe", "MaskedOptimizer",
 EVAL_BUDGET = 1 << 24  # floats materialised at once when scoring dev or test rows
 
 
+def features_stay_on_host(nbytes: int, device: torch.device, budget_gb: float) -> bool:
+    """Whether a task's feature matrix (``nbytes``) stays in host memory while probes train on ``device``: on
+    an accelerator when it is larger than ``budget_gb`` (``ProtocolParams.device_features_gb``), and always at
+    a budget of 0 (which runs that path on the CPU too, for its tests)."""
+    return budget_gb <= 0 or (device.type != "cpu" and nbytes > budget_gb * 2**30)
+
+
 @dataclass
 class Group:
     """A training set and its dev set, shared by ``L`` members (one per L2 value).
@@ -158,6 +165,20 @@ class StackedProbe:
         self.fused = len(params) == 1 and probe_kernels.usable(W.device, 0, rate, W.shape[1] * W.shape[2],
                                                                W.shape[3], W.element_size())
         self._rows = self._targets = None  # the torch path's gather buffers
+        # Features kept in host memory (fit_members, ``device_features_gb``): rows are gathered there, into a
+        # buffer pinned when CUDA is present, and copied to the probe's device a step at a time.
+        self.staged = False
+        self._host: torch.Tensor | None = None
+
+    def _gather(self, X: torch.Tensor, index: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """Rows ``index`` of ``X`` into ``out`` (on the probe's device)."""
+        if not self.staged:
+            return torch.index_select(X, 0, index, out=out)
+        if self._host is None or self._host.numel() < out.numel():
+            self._host = torch.empty(out.numel(), dtype=X.dtype, pin_memory=torch.cuda.is_available())
+        host = self._host[: out.numel()].view(out.shape)
+        torch.index_select(X, 0, index.cpu(), out=host)
+        return out.copy_(host, non_blocking=False)
 
     @classmethod
     def init(cls, d: int, nclasses: int, nhid: int, shape: tuple[int, int], seed: int, dropout: float,
@@ -216,8 +237,9 @@ class StackedProbe:
             return self.grads
         G, B = step.rows.shape
         if self._rows is None or len(self._rows) < G * B:
-            self._rows, self._targets = X.new_empty(G * B, X.shape[1]), T.new_empty(G * B, T.shape[1])
-        Xb = torch.index_select(X, 0, step.rows.view(-1), out=self._rows[: G * B]).view(G, B, -1)
+            self._rows = torch.empty(G * B, X.shape[1], dtype=X.dtype, device=T.device)
+            self._targets = T.new_empty(G * B, T.shape[1])
+        Xb = self._gather(X, step.rows.view(-1), self._rows[: G * B]).view(G, B, -1)
         Tb = torch.index_select(T, 0, step.rows.view(-1), out=self._targets[: G * B])
         return self.gradients(Xb, Tb.view(G, B, 1, -1).permute(0, 2, 3, 1), step.weight, loss)
 
@@ -233,10 +255,10 @@ class StackedProbe:
             yield slice(0, G), torch.from_numpy(Z).view(G, L, -1, N)
             return
         chunk = max(1, budget // (N * X.shape[1]))
-        buf = X.new_empty(min(chunk, G) * N, X.shape[1])
+        buf = torch.empty(min(chunk, G) * N, X.shape[1], dtype=X.dtype, device=idx.device)
         for i in range(0, G, chunk):
             part = idx[i : i + chunk]
-            Xb = torch.index_select(X, 0, part.reshape(-1), out=buf[: part.numel()]).view(len(part), N, -1)
+            Xb = self._gather(X, part.reshape(-1), buf[: part.numel()]).view(len(part), N, -1)
             yield slice(i, i + len(part)), self.logits(Xb, [p[i : i + chunk] for p in self.params])[0]
 
     def logits(self, Xb: torch.Tensor, params: list[torch.Tensor] | None = None, train: bool = False):
@@ -449,9 +471,10 @@ class FitResult:
     def logits(self, X, g: int = 0, l: int = 0) -> torch.Tensor:
         """Logits ``[n, C]`` of member ``(g, l)`` for the rows of ``X``."""
         W = [w[g : g + 1, l : l + 1] for w in self.weights]
-        Xt = torch.as_tensor(np.asarray(X)).to(device=W[0].device, dtype=W[0].dtype)
-        step, probe = max(1, EVAL_BUDGET // max(1, Xt.shape[1])), StackedProbe(W)
-        out = [probe.logits(Xt[i : i + step].unsqueeze(0))[0][0, 0].T for i in range(0, len(Xt), step)]
+        X = np.asarray(X)  # moved to the device a chunk at a time: the whole matrix never is
+        step, probe = max(1, EVAL_BUDGET // max(1, X.shape[1])), StackedProbe(W)
+        out = [probe.logits(torch.as_tensor(X[i : i + step]).to(device=W[0].device, dtype=W[0].dtype)
+                            .unsqueeze(0))[0][0, 0].T for i in range(0, len(X), step)]
         return torch.cat(out) if out else torch.zeros(0, self.nclasses)
 
     def predict(self, X, g: int = 0, l: int = 0) -> np.ndarray:
@@ -486,7 +509,10 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
         return _fit_each_width(l2, list(hidden), nclasses, fit_width)
     dev = torch.device(resolve_device(device or params.device))
     as_t = lambda a: torch.as_tensor(np.asarray(a), device=dev)  # noqa: E731
-    Xt = as_t(X).to(dtype).contiguous()
+    itemsize = torch.empty(0, dtype=dtype).element_size()
+    features = np.asarray(X).size + (0 if Xdev is None else np.asarray(Xdev).size)
+    staged = features_stay_on_host(features * itemsize, dev, params.device_features_gb)
+    Xt = torch.as_tensor(np.asarray(X), device="cpu" if staged else dev).to(dtype).contiguous()
     y_t = as_t(y)
     if loss == "cross_entropy":
         T = torch.nn.functional.one_hot(y_t.long(), nclasses).to(dtype)
@@ -510,9 +536,11 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
         model = StackedProbe.init(Xt.shape[1], nclasses, int(params.nhid), (G, L), params.seed,
                                   float(params.dropout), dtype, dev)
     model.fused = model.fused and params.fused_kernels
+    model.staged = staged and not model.fused  # the fused kernels run on the CPU, where the features are
     if not model.fused:  # the torch path's products read the bias's column of ones with the rows: [X | 1]
         Xt = torch.cat([Xt, Xt.new_ones(len(Xt), 1)], 1)
-    Xd = Xt if Xdev is None else as_t(Xdev).to(dtype).contiguous()  # dev rows are only multiplied: no ones column
+    # dev rows are only multiplied: no ones column
+    Xd = Xt if Xdev is None else torch.as_tensor(np.asarray(Xdev), device=Xt.device).to(dtype).contiguous()
     opt = MaskedOptimizer(params.optim, l2, model.params)
     stop = EarlyStopping((G, L), int(params.tenacity))
     best = [p.clone() for p in model.params]
@@ -548,7 +576,7 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     columns = (probe_kernels.training_columns(L, nclasses, loss == "softmax_mse") if model.fused
                else L * (width or nclasses))
     work.update(batch_size=plan.batch_size, d=model.params[0].shape[-1] - 1, members=L, nclasses=nclasses,
-                nhid=width, optim=opt.method, fused=model.fused, train_columns=columns)
+                nhid=width, optim=opt.method, fused=model.fused, train_columns=columns, staged=model.staged)
     return FitResult(best, stop.best, plan.ndev, stop.nepoch, nclasses, work)
 
 

@@ -36,6 +36,10 @@ class ProtocolParams:
     # The fused CPU kernels of a linear probe (evaluation.probe_kernels) where they apply; false forces the torch
     # path a GPU takes, on any device (same scores, tested against SentEval's code on both paths).
     fused_kernels: bool = True
+    # On a GPU, a task whose features (train and dev rows) take more than this many GB stays in host memory and
+    # each step's rows are copied to the device (4096-d features of 100k probing sentences are 1.6 GB); the scores
+    # do not change. 0: always (on the CPU as well, where it only tests that path).
+    device_features_gb: float = 1.0
     # Several classifier seeds: every classifier task runs once per seed; results keep each seed's scores and
     # report their mean and sd (None: ``seed`` alone, SentEval's single run).
     seeds: tuple[int, ...] | None = None
@@ -58,6 +62,9 @@ class ProtocolParams:
     def __post_init__(self) -> None:
         """Settings that would only fail once the classifiers run are rejected here, before any encoding."""
         parse_optim(self.optim)
+        if self.device_features_gb < 0:
+            raise ValueError(f"device_features_gb={self.device_features_gb}: use a size in GB >= 0 "
+                             "(evaluation.device_features_gb=1.0; 0 keeps every task's features in host memory)")
         if self.kfold < 2:
             raise ValueError(f"kfold={self.kfold}: k-fold needs k >= 2")
         if not self.l2_grid:

@@ -25,6 +25,16 @@ def neighbour_rows(doc_ids: torch.Tensor, offset: int) -> tuple[torch.Tensor, to
     return rows[same], other[same]
 
 
+def centre_by_document(vectors: torch.Tensor, doc_ids: torch.Tensor) -> torch.Tensor:
+    """Each row minus the mean of the batch's rows from its document. The mean is not detached, so no gradient
+    moves every sentence of a document the same way."""
+    _, groups = torch.unique(doc_ids, return_inverse=True)
+    n_groups = int(groups.max()) + 1
+    sums = vectors.new_zeros((n_groups, vectors.shape[1])).index_add_(0, groups, vectors)
+    counts = torch.bincount(groups, minlength=n_groups).to(vectors.dtype).unsqueeze(1)
+    return vectors - (sums / counts)[groups]
+
+
 class SkipThought(nn.Module):
     """Encoder ``f``; one decoder per entry of ``targets`` (``previous``, ``next``: Kiros et al.; ``[next]``
     alone: Tang et al. 2017, which the probing paper trains). Batches are consecutive sentences
@@ -33,6 +43,9 @@ class SkipThought(nn.Module):
     ``decoder_vocab_size`` most frequent words; rarer targets are ``<unk>``), averaged over real target
     tokens (``</s>`` included); padding never counts. Embedding: ``f(s)``. ``condition_norm``,
     ``word_dropout``, ``read_words`` and ``output_bias`` (``zero`` or ``log_unigram``) as in ``GRUDecoder``.
+    ``centre_condition``: the decoders read each vector minus the mean vector of its document's sentences in the
+    batch (``centre_by_document``), so what the sentences of a book share (its topic, its characters) cannot
+    predict a neighbour and the encoder is not pushed towards it.
     """
 
     spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(SENTENCES, ("source",), "val/loss", "min", "books")
@@ -41,8 +54,9 @@ class SkipThought(nn.Module):
                  targets: Sequence[str] = ("previous", "next"), decoder_vocab_size: int = 20000,
                  embed_dim: int = 128, hidden_dim: int = 512, condition: str = "input",
                  dropout: float = 0.0, condition_norm: bool = False, output_bias: str = "zero",
-                 word_dropout: float = 0.0, read_words: bool = True) -> None:
+                 word_dropout: float = 0.0, read_words: bool = True, centre_condition: bool = False) -> None:
         super().__init__()
+        self.centre_condition = centre_condition
         self.output_bias = check_output_bias(output_bias)
         unknown = [t for t in targets if t not in NEIGHBOURS]
         if unknown or not targets:
@@ -63,13 +77,14 @@ class SkipThought(nn.Module):
     def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         tokens, lengths, doc_ids = batch["tokens"], batch["lengths"], batch["doc_ids"]
         vectors = self.f(tokens, lengths)
+        condition = centre_by_document(vectors, doc_ids) if self.centre_condition else vectors
         nll = vectors.new_zeros(())
         n_tokens = correct = torch.zeros((), dtype=torch.long, device=tokens.device)
         for name, decoder in self.decoders.items():
             rows, other = neighbour_rows(doc_ids, NEIGHBOURS[name])
             if rows.numel() == 0:
                 continue
-            part, count, right = decoder.loss(vectors[rows], tokens[other], lengths[other])
+            part, count, right = decoder.loss(condition[rows], tokens[other], lengths[other])
             nll, n_tokens, correct = nll + part, n_tokens + count, correct + right
         # A batch without neighbours gives a zero loss that still depends on the parameters, never NaN.
         nll = nll + 0.0 * vectors.sum()

@@ -202,6 +202,19 @@ class SentenceModel(LightningModule):
             self.log(f"{stage}/{name}{suffix}", value, prog_bar=name in PROGRESS_BAR_METRICS,
                      on_step=on_step, on_epoch=not on_step, sync_dist=not on_step)
 
+    def compile_encoders(self, **options: Any) -> int:
+        """``torch.compile`` every sentence encoder the objective holds, in place (``nn.Module.compile``: the
+        parameters, state_dict keys and checkpoints are unchanged), and return how many. Shapes are dynamic
+        unless ``options`` say otherwise, so the batches' lengths and the recurrent encoders' length buckets
+        share one graph instead of compiling one per length. The LSTM and GRU kernels themselves run as they
+        do uncompiled (TorchDynamo does not trace recurrent modules); what is compiled around them is the word
+        lookup, the pooling and the layers after them."""
+        options = {"dynamic": True, **options}
+        encoders = [m for m in self.objective.modules() if isinstance(m, SentenceEncoder)]
+        for encoder in encoders:
+            encoder.compile(**options)
+        return len(encoders)
+
     def encoder_parameters(self) -> list[nn.Parameter]:
         """The trainable parameters of every sentence encoder the objective holds (``f``, QT's ``g``, J_bi's
         second language's), each once."""

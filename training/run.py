@@ -17,6 +17,7 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, open_dict
 
 from sentence_lab.evaluation.results import ResultsDocument, document_of_test_scores, to_jsonable
+from sentence_lab.text.config_values import plain
 from sentence_lab.text.files import atomic_write_text
 from sentence_lab.encoders.base import is_trainable
 from sentence_lab.objectives.contract import ObjectiveSpec, check_pairing
@@ -45,6 +46,10 @@ def build_model(cfg: DictConfig, datamodule) -> SentenceModel:
                           optimizer=cfg.model.optimizer, scheduler=cfg.model.get("scheduler"),
                           encoder_lr_scale=cfg.model.get("encoder_lr_scale", 1.0),
                           encoder_frozen_steps=cfg.model.get("encoder_frozen_steps", 0))
+    compile_options = cfg.model.get("compile", False)
+    if compile_options:
+        options = {} if compile_options is True else plain(compile_options)
+        log.info("torch.compile on %d encoder(s), %s", model.compile_encoders(**options), options or "defaults")
     log.info("Model: %s with %s, %d-d embeddings, %.2fM parameters", cfg.encoder._target_,
              cfg.objective._target_, model.output_dim,
              sum(p.numel() for p in model.parameters()) / 1e6)

@@ -26,7 +26,7 @@ FAST = {"check_reference_scores", "compare_senteval"}
 
 # (benchmark, extra options, keys its record's "results" must hold, optional extra it needs)
 CASES = [
-    ("train_throughput", [], {"matmul_peak_flops", "encoders"}, None),
+    ("train_throughput", ["--compile"], {"matmul_peak_flops", "encoders", "corpus"}, None),
     ("objective_speed", [], {"objectives", "sentences"}, None),
     ("eval_speed", [], {"suite"}, None),
     ("eval_speed", ["--high-dim"], {"high_dim"}, None),

@@ -15,7 +15,8 @@ from helpers.senteval_transcription import train_member
 from helpers.synthetic import linear_data
 from torch import nn
 
-from sentence_lab.evaluation.classifier import BatchPlan, EarlyStopping, Group, MaskedOptimizer, StackedProbe, fit_members
+from sentence_lab.evaluation.classifier import (BatchPlan, EarlyStopping, Group, MaskedOptimizer, StackedProbe, fit_members,
+                                               features_stay_on_host)
 from sentence_lab.evaluation.protocol import FULL, PROTOTYPE, ProtocolParams, parse_optim
 
 OPTIMS = ["rmsprop", "adam", "sgd,lr=0.1,momentum=0.9", "sgd,lr=0.1,momentum=0.5,dampening=0.1", "sgd,lr=0.1,momentum=0.9,nesterov=1",
@@ -66,6 +67,35 @@ def test_the_protocol_switch_forces_the_torch_path_and_still_equals_senteval(opt
     res = fit_members(X, y, _groups(len(y)), l2, params, 3, dtype=torch.float64)
     assert not res.work["fused"]
     _compare(res, X, y, _groups(len(y)), l2, params, 3, torch.float64, atol=1e-12)
+
+
+@pytest.mark.parametrize("nhid", [0, 4])
+def test_features_kept_in_host_memory_give_the_same_probes_and_still_equal_senteval(nhid):
+    # device_features_gb=0 runs the path a GPU takes for a task larger than the budget: features in host memory,
+    # each step's rows gathered there and copied into the probe's buffers.
+    X, y = linear_data(nclasses=3)
+    X = X.astype(np.float64)
+    l2 = [1e-5, 1e-3, 1e-1]
+    runs = []
+    for budget in (1.0, 0.0):
+        params = ProtocolParams(optim="adam", nhid=nhid, batch_size=30, max_epoch=24, fused_kernels=False,
+                                device_features_gb=budget)
+        runs.append(fit_members(X, y, _groups(len(y)), l2, params, 3, dtype=torch.float64))
+    assert [r.work["staged"] for r in runs] == [False, True]
+    for ours, unstaged in zip(runs[1].weights, runs[0].weights):
+        assert torch.equal(ours, unstaged)
+    np.testing.assert_array_equal(runs[1].nepoch, runs[0].nepoch)
+    _compare(runs[1], X, y, _groups(len(y)), l2, params, 3, torch.float64, atol=1e-12)
+
+
+def test_which_features_stay_in_host_memory():
+    gb = 2**30
+    assert not features_stay_on_host(100 * gb, torch.device("cpu"), 1.0)  # the CPU holds them anyway
+    assert features_stay_on_host(int(1.6 * gb), torch.device("cuda"), 1.0)  # 4096-d x 100k float32 sentences
+    assert not features_stay_on_host(gb // 2, torch.device("cuda"), 1.0)
+    assert features_stay_on_host(1, torch.device("cpu"), 0.0)
+    with pytest.raises(ValueError, match="device_features_gb"):
+        ProtocolParams(device_features_gb=-1)
 
 
 @pytest.mark.parametrize("optim", ["rmsprop", "adam"])

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from sentence_lab.objectives.skipthought import SkipThought, neighbour_rows
+from sentence_lab.objectives.skipthought import SkipThought, centre_by_document, neighbour_rows
 from sentence_lab.text import EOS_ID, SPECIALS, Vocab
 
 from helpers.toy import sum_encoder
@@ -57,3 +57,30 @@ def test_batch_without_neighbours_gives_zero_loss_not_nan():
 def test_unknown_target_is_refused():
     with pytest.raises(ValueError, match="previous"):
         SkipThought(lambda side="source": sum_encoder({4: [1.0]}, VOCAB), {"source": VOCAB}, targets=["after"])
+
+
+def test_centre_by_document_subtracts_each_documents_mean_in_the_batch():
+    vectors = torch.tensor([[1.0, 2.0], [3.0, 6.0], [0.0, 1.0], [3.0, 1.0], [6.0, 4.0], [5.0, 5.0]],
+                           requires_grad=True)
+    doc_ids = torch.tensor([7, 7, 2, 2, 2, 9])
+    centred = centre_by_document(vectors, doc_ids)
+    expected = [[-1.0, -2.0], [1.0, 2.0], [-3.0, -1.0], [0.0, -1.0], [3.0, 2.0], [0.0, 0.0]]
+    assert torch.allclose(centred, torch.tensor(expected))
+    # A gradient that would move every sentence of a document the same way reaches no sentence.
+    centred.sum().backward()
+    assert torch.allclose(vectors.grad, torch.zeros_like(vectors))
+
+
+def test_centred_condition_hides_what_a_document_shares_from_the_decoders():
+    def model(words: dict, centre: bool) -> SkipThought:
+        torch.manual_seed(0)
+        return SkipThought(lambda side="source": sum_encoder(words, VOCAB), {"source": VOCAB},
+                           embed_dim=3, hidden_dim=4, centre_condition=centre)
+    words = {4: [1.0, 0.0], 5: [0.0, 1.0]}
+    # Every sentence of each document has the same vector: centred, the decoders read zeros, as from an encoder
+    # that gives every sentence the zero vector.
+    batch = {"tokens": torch.tensor([[4], [4], [5], [5]]), "lengths": torch.tensor([1, 1, 1, 1]),
+             "doc_ids": torch.tensor([0, 0, 1, 1])}
+    zeros = float(model({4: [0.0, 0.0], 5: [0.0, 0.0]}, False)(batch)["loss"])
+    assert math.isclose(float(model(words, True)(batch)["loss"]), zeros, rel_tol=1e-6)
+    assert not math.isclose(float(model(words, False)(batch)["loss"]), zeros, rel_tol=1e-6)
