@@ -45,6 +45,9 @@ _MAX_ROUNDS = 3
 _PIECES_REMEMBERED = 200_000
 # The only words of letters alone that the Treebank splits (its contractions: can not, gim me, gon na, ...).
 _CONTRACTED = frozenset({"cannot", "gimme", "gonna", "gotta", "lemme", "wanna"})
+# Between two words, a word of letters and digits followed by one of these gives the word and the mark (the
+# Treebank's rules for ``,`` and ``:`` before a non-digit, ``;`` and ``?!`` split it, and nothing else applies).
+_SPLIT_MARKS = frozenset(",:;!?")
 # A piece made only of these stays in the text's tail: the final-period rule reads across it.
 _CLOSING = re.compile(r"[\]\)}>\"'\u00bb\u201d\u2019]+")
 
@@ -100,6 +103,8 @@ def single_pass(text: str) -> list[str]:
     for piece in pieces[:tail]:
         if piece.isalnum() and piece.lower() not in _CONTRACTED:  # no rule splits letters and digits
             tokens.append(piece)
+        elif piece[-1] in _SPLIT_MARKS and piece[:-1].isalnum() and piece[:-1].lower() not in _CONTRACTED:
+            tokens += (piece[:-1], piece[-1])
         else:
             tokens += _piece(piece, False)
     return tokens + _piece(pieces[-1] if tail == len(pieces) - 1 else _tail_as_written(text, pieces[tail:]), True)

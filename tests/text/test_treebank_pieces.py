@@ -25,6 +25,8 @@ CONTEXT = [
     "``quoted''", "\u00abbonjour\u00bb", "\u2018single\u2019", "a--b -- c", "x & y; z @ w # 1 $ 2 % 3",
     "wait\u2014no\u2013yes", "*stars*", "<tag>{brace}[bracket]", "what-d'ye-call-'ems.", "o'clock", "ma'am.",
     "\u201che said\u201d.", "'hello", "hello'", "a .", ". a", "..", "a...", "'s", "n't", "'", "\"'\"", "etc.)",
+    "yes, no; maybe: 3, 4: why? now! then", "cannot, gonna; wanna? lemme! gotta: gimme, x", "na\u00efve, x",
+    "12: 30, 4; 5? 6! x", "x,, y", "a,b c", ",x", "k, ", "\u00e9t\u00e9! x", "\u00b2, x", "Mr, x",
 ]
 
 
