@@ -3,7 +3,7 @@ the start-up of a run on the prepared corpus.
 
     python benchmarks/corpus_prep.py                                  # SENTENCE_DATA's Gutenberg, x1, 1 and 2 workers
     python benchmarks/corpus_prep.py --copies 1,3,10 --workers 1,2    # the scale-up: a generated corpus per size
-    python benchmarks/corpus_prep.py --corpus DIR [--ddp-steps 20] [--output PATH]   # + a 2-rank DDP run's peak
+    python benchmarks/corpus_prep.py --corpus DIR [--ddp-steps 20] [--train-startup] [--output PATH]   # + train.py
     python benchmarks/corpus_prep.py --tokenizer-books 40 --copies 0   # only the tokenizer: pieces vs whole text
     python benchmarks/corpus_prep.py --smoke                          # a shipped book's start, in seconds
 
@@ -12,7 +12,9 @@ tokenising processes, into an empty cache; the parent samples the proportional s
 once) of that process and its workers every 0.2 s and keeps the peak. ``--copies N`` makes a corpus of N copies of
 the training books as new documents, where on every copy after the first a tenth of the word types carry a copy
 suffix, so the vocabulary grows as a real corpus's does. After each case a second fresh process opens the prepared
-corpus (a cache hit) and the seconds it takes are the start-up. ``--tokenizer-books N`` first times, in this process
+corpus (a cache hit) and the seconds it takes are the start-up; ``--train-startup`` also times a whole ``train.py``
+run of one step on it (imports, opening the corpus, building the model, one step, the checkpoint), and
+``--ddp-steps`` a 2-rank DDP run's peak memory. ``--tokenizer-books N`` first times, in this process
 and side by side, the Treebank tokenizer a remembered piece at a time (``treebank_tokens``, what preparation runs)
 against the Treebank over each whole sentence (``reference_tokens``, its definition) on the lowercased sentences of
 every ``len/N``-th training book: five alternating rounds, the median tokens/s of each and their ratio (the pieces'
@@ -84,25 +86,28 @@ def run_child(train: Path, valid: Path, cache: Path, workers: int) -> dict:
     return {**result, "peak_pss_mb": peak}
 
 
-def ddp_peak(corpus: Path, cache: Path, steps: int) -> dict:
-    """Peak PSS of a 2-rank ``trainer=ddp_cpu`` run of the default model for ``steps`` steps on the prepared corpus
-    (no evaluation suite, no logger), and its wall seconds."""
+def train_run(corpus: Path, cache: Path, steps: int, ddp: bool) -> dict:
+    """Wall seconds and peak PSS of ``train.py`` (the default model, no evaluation suite, no logger, no test) for
+    ``steps`` steps on the prepared corpus: one process, or two ``trainer=ddp_cpu`` ranks."""
     with tempfile.TemporaryDirectory() as logs:
-        cmd = [sys.executable, str(ROOT / "train.py"), "trainer=ddp_cpu", f"data.train_dir={corpus / 'train'}",
+        cmd = [sys.executable, str(ROOT / "train.py"), f"data.train_dir={corpus / 'train'}",
                f"data.valid_dir={corpus / 'valid'}", f"data.cache_dir={cache}", f"trainer.max_steps={steps}",
                "++trainer.limit_val_batches=2", "trainer.num_sanity_val_steps=0", "~callbacks.eval_suite",
                "logger=none", "test_after_fit=false", "print_config=false", "data.vocab_size=50000",
-               f"paths.log_dir={logs}"]
+               f"paths.log_dir={logs}"] + (["trainer=ddp_cpu"] if ddp else [])
         started = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
         peak = 0.0
         while proc.poll() is None:
             peak = max(peak, tree_pss_mb(proc.pid))
             time.sleep(0.2)
+        seconds = time.perf_counter() - started
         err = proc.stderr.read()
         if proc.returncode != 0:
-            raise SystemExit(f"the DDP run failed:\n{err[-2000:]}")
-    return {"ddp_steps": steps, "ddp_peak_pss_mb": round(peak), "ddp_seconds": round(time.perf_counter() - started, 1)}
+            raise SystemExit(f"train.py failed:\n{err[-2000:]}")
+        hit = any("Opened the prepared corpus" in log.read_text(errors="replace")
+                  for log in Path(logs).rglob("train.log"))
+    return {"steps": steps, "peak_pss_mb": round(peak), "seconds": round(seconds, 1), "prepared_corpus_opened": hit}
 
 
 def make_copies(corpus: Path, copies: int, out: Path, share: float = 0.1) -> Path:
@@ -149,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--ddp-steps", type=int, default=0,
                         help="also a 2-rank DDP run of this many steps on each prepared corpus: its peak PSS")
+    parser.add_argument("--train-startup", action="store_true",
+                        help="also time train.py to the end of its first step on each prepared corpus")
     parser.add_argument("--tokenizer-books", type=int, default=0,
                         help="first, the tokenizer alone on this many training books, pieces vs whole text")
     benchmark.add_options(parser, "the start of one shipped book (assets/books), x2, one worker")
@@ -178,18 +185,30 @@ def main(argv: list[str] | None = None) -> int:
                 cache = Path(tmp) / f"cache-{copies}-{workers}"
                 built = run_child(corpus / "train", corpus / "valid", cache, workers)
                 opened = run_child(corpus / "train", corpus / "valid", cache, workers)
-                ddp = ddp_peak(corpus, cache, args.ddp_steps) if args.ddp_steps and workers == 1 else {}
+                ddp, startup = {}, {}
+                if args.ddp_steps and workers == 1:
+                    run_ddp = train_run(corpus, cache, args.ddp_steps, ddp=True)
+                    ddp = {"ddp_steps": args.ddp_steps, "ddp_peak_pss_mb": run_ddp["peak_pss_mb"],
+                           "ddp_seconds": run_ddp["seconds"]}
+                if args.train_startup and workers == 1:
+                    one_step = train_run(corpus, cache, 1, ddp=False)
+                    startup = {"train_py_one_step_seconds": one_step["seconds"],
+                               "train_py_opened_the_prepared_corpus": one_step["prepared_corpus_opened"],
+                               "train_py_one_step_peak_pss_mb": one_step["peak_pss_mb"]}
                 shutil.rmtree(cache)
                 case = {"copies": copies, "workers": workers, "tokens": built["tokens"],
                         "vocabulary_types": built["vocabulary"], "seconds": round(built["seconds"], 2),
                         "tokens_per_second": round(built["tokens"] / built["seconds"]),
                         "peak_pss_mb": round(built["peak_pss_mb"]), "startup_seconds": round(opened["seconds"], 2),
-                        "startup_peak_pss_mb": round(opened["peak_pss_mb"]), **ddp}
+                        "startup_peak_pss_mb": round(opened["peak_pss_mb"]), **ddp, **startup}
                 cases.append(case)
                 print(f"{copies:>6} {workers:>7} {case['tokens']:>12,} {case['vocabulary_types']:>9,} "
                       f"{case['seconds']:>8.1f} {case['tokens_per_second']:>9,} {case['peak_pss_mb']:>11,} "
                       f"{case['startup_seconds']:>10.2f}" + (f"  DDP x2, {ddp['ddp_steps']} steps: peak PSS "
-                                                              f"{ddp['ddp_peak_pss_mb']:,} MB" if ddp else ""))
+                                                              f"{ddp['ddp_peak_pss_mb']:,} MB" if ddp else "")
+                      + (f"  train.py to its first step: {startup['train_py_one_step_seconds']} s (prepared corpus "
+                         f"{'opened' if startup['train_py_opened_the_prepared_corpus'] else 'NOT opened'})"
+                         if startup else ""))
             if copies != 1:
                 shutil.rmtree(corpus)
     run.write({"corpus": str(args.corpus), "cases": cases, "tokenizer": speed})

@@ -38,7 +38,7 @@ CASES = [
                                                                                            "sentence-transformers")),
     ("training_pays_off", [], {"run_dir", "summaries", "scores"}, None),
     ("decoder_diagnostics", [], {"runs", "plot"}, None),
-    ("corpus_prep", [], {"cases", "corpus"}, None),
+    ("corpus_prep", ["--train-startup"], {"cases", "corpus"}, None),
 ]
 
 
