@@ -49,41 +49,51 @@ from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
 t0 = time.perf_counter()
 vocab, splits, hit = load_corpus({train!r}, {valid!r}, CorpusSettings(vocab_size=50000), {cache!r}, {workers})
 seconds = time.perf_counter() - t0
+folder = splits["train"].source[0]
+types = json.load(open(folder + "/manifest.json"))["words"]
 print("RESULT " + json.dumps({{"seconds": seconds, "hit": hit, "tokens": int(len(splits["train"].word_ids)),
-                              "sentences": len(splits["train"]), "vocabulary": len(vocab)}}))
+                              "sentences": len(splits["train"]), "vocabulary": len(vocab), "types": types}}))
 """
 
 
-def tree_pss_mb(pid: int) -> float:
-    """PSS of ``pid`` and its descendants, in MB (0 for processes that are gone)."""
-    total, todo = 0, [pid]
+def tree_pss_mb(pid: int) -> tuple[float, float]:
+    """PSS of ``pid`` and its descendants, and the anonymous part of it (what the processes hold themselves, not
+    pages of files they map), in MB (0 for processes that are gone)."""
+    totals, todo = {"Pss:": 0, "Pss_Anon:": 0}, [pid]
     while todo:
         p = todo.pop()
         try:
             for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Pss:"):
-                    total += int(line.split()[1])
-                    break
+                field = line.split(maxsplit=1)[0]
+                if field in totals:
+                    totals[field] += int(line.split()[1])
             for task in Path(f"/proc/{p}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
-    return total / 1024
+    return totals["Pss:"] / 1024, totals["Pss_Anon:"] / 1024
+
+
+def watch(proc: subprocess.Popen) -> tuple[float, float]:
+    """Peak PSS and peak anonymous PSS of ``proc``'s tree, sampled every 0.2 s until it ends."""
+    peak = anon = 0.0
+    while proc.poll() is None:
+        now, now_anon = tree_pss_mb(proc.pid)
+        peak, anon = max(peak, now), max(anon, now_anon)
+        time.sleep(0.2)
+    return peak, anon
 
 
 def run_child(train: Path, valid: Path, cache: Path, workers: int) -> dict:
     code = CHILD.format(train=str(train), valid=str(valid), cache=str(cache), workers=workers)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=ROOT)
-    peak = 0.0
-    while proc.poll() is None:
-        peak = max(peak, tree_pss_mb(proc.pid))
-        time.sleep(0.2)
+    peak, anon = watch(proc)
     out, err = proc.communicate()
     if proc.returncode != 0:
         raise SystemExit(f"load_corpus failed:\n{err[-2000:]}")
     result = json.loads(next(line for line in out.splitlines() if line.startswith("RESULT "))[len("RESULT "):])
-    return {**result, "peak_pss_mb": peak}
+    return {**result, "peak_pss_mb": peak, "peak_anon_pss_mb": anon}
 
 
 def train_run(corpus: Path, cache: Path, steps: int, ddp: bool) -> dict:
@@ -97,10 +107,7 @@ def train_run(corpus: Path, cache: Path, steps: int, ddp: bool) -> dict:
                f"paths.log_dir={logs}"] + (["trainer=ddp_cpu"] if ddp else [])
         started = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-        peak = 0.0
-        while proc.poll() is None:
-            peak = max(peak, tree_pss_mb(proc.pid))
-            time.sleep(0.2)
+        peak, _ = watch(proc)
         seconds = time.perf_counter() - started
         err = proc.stderr.read()
         if proc.returncode != 0:
@@ -163,8 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     run = benchmark.start("corpus_prep", args, ROOT)
     cases = []
     speed = {}
-    print(f"{'copies':>6} {'workers':>7} {'tokens':>12} {'vocab':>9} {'seconds':>8} {'tokens/s':>9} "
-          f"{'peak PSS MB':>11} {'start-up s':>10}")
+    print(f"{'copies':>6} {'workers':>7} {'tokens':>12} {'types':>9} {'seconds':>8} {'tokens/s':>9} "
+          f"{'peak PSS MB':>11} {'of it anon':>10} {'start-up s':>10}")
     with tempfile.TemporaryDirectory() as tmp:
         if args.smoke:
             args.corpus, args.copies, args.workers = Path(tmp) / "smoke", "2", "1"
@@ -197,13 +204,17 @@ def main(argv: list[str] | None = None) -> int:
                                "train_py_one_step_peak_pss_mb": one_step["peak_pss_mb"]}
                 shutil.rmtree(cache)
                 case = {"copies": copies, "workers": workers, "tokens": built["tokens"],
-                        "vocabulary_types": built["vocabulary"], "seconds": round(built["seconds"], 2),
+                        "vocabulary": built["vocabulary"], "word_types": built["types"],
+                        "seconds": round(built["seconds"], 2),
                         "tokens_per_second": round(built["tokens"] / built["seconds"]),
-                        "peak_pss_mb": round(built["peak_pss_mb"]), "startup_seconds": round(opened["seconds"], 2),
+                        "peak_pss_mb": round(built["peak_pss_mb"]),
+                        "peak_anon_pss_mb": round(built["peak_anon_pss_mb"]),
+                        "startup_seconds": round(opened["seconds"], 2),
                         "startup_peak_pss_mb": round(opened["peak_pss_mb"]), **ddp, **startup}
                 cases.append(case)
-                print(f"{copies:>6} {workers:>7} {case['tokens']:>12,} {case['vocabulary_types']:>9,} "
+                print(f"{copies:>6} {workers:>7} {case['tokens']:>12,} {case['word_types']:>9,} "
                       f"{case['seconds']:>8.1f} {case['tokens_per_second']:>9,} {case['peak_pss_mb']:>11,} "
+                      f"{case['peak_anon_pss_mb']:>10,} "
                       f"{case['startup_seconds']:>10.2f}" + (f"  DDP x2, {ddp['ddp_steps']} steps: peak PSS "
                                                               f"{ddp['ddp_peak_pss_mb']:,} MB" if ddp else "")
                       + (f"  train.py to its first step: {startup['train_py_one_step_seconds']} s (prepared corpus "

@@ -156,32 +156,55 @@ def _tokenize_split(files: list[Path], rules: TokenRules, folder: Path, split: s
     return done
 
 
+class NpyAppender:
+    """A ``.npy`` file of known dtype and length written front to back, a chunk at a time, through ordinary file
+    writes: the process never maps the array, so its memory does not grow with the corpus (a ``w+`` memory map's
+    dirty pages count in the process's memory until written back)."""
+
+    def __init__(self, path: Path, dtype: type, length: int) -> None:
+        self.dtype, self.length, self.written = np.dtype(dtype), length, 0
+        self.file = open(path, "wb")
+        np.lib.format.write_array_header_1_0(self.file, {"descr": np.lib.format.dtype_to_descr(self.dtype),
+                                                         "fortran_order": False, "shape": (length,)})
+
+    def append(self, values: np.ndarray) -> None:
+        values = np.ascontiguousarray(values, dtype=self.dtype)
+        self.file.write(values.data)
+        self.written += len(values)
+
+    def close(self) -> None:
+        self.file.close()
+        if self.written != self.length:
+            raise ValueError(f"{self.file.name}: {self.written} values written for a length of {self.length}")
+
+
 def _write_split(folder: Path, split: str, jobs: list[tuple[str, FileTokens]],
                  local_to_final: Callable[[int, FileTokens], np.ndarray]) -> dict[str, int]:
     """Gather the jobs' raw files into the split's three arrays (re-mapping each job's ids), removing them."""
     n_tokens = sum(r.tokens for _, r in jobs)
     n_sentences = sum(r.sentences for _, r in jobs)
-    ids = np.lib.format.open_memmap(folder / f"{split}.ids.npy", mode="w+", dtype=np.int32, shape=(n_tokens,))
-    offsets = np.lib.format.open_memmap(folder / f"{split}.offsets.npy", mode="w+", dtype=np.int64,
-                                        shape=(n_sentences + 1,))
-    doc_ids = np.lib.format.open_memmap(folder / f"{split}.doc_ids.npy", mode="w+", dtype=np.int32,
-                                        shape=(n_sentences,))
-    offsets[0] = 0
-    t, s, d = 0, 0, 0
-    for k, (prefix, result) in enumerate(jobs):
-        local = np.fromfile(prefix + ".ids", dtype=np.int32)
-        lengths = np.fromfile(prefix + ".lengths", dtype=np.int32)
-        per_doc = np.fromfile(prefix + ".docs", dtype=np.int32)
-        mapping = local_to_final(k, result)
-        ids[t : t + len(local)] = mapping[local] if len(local) else local
-        offsets[s + 1 : s + 1 + len(lengths)] = t + np.cumsum(lengths, dtype=np.int64)
-        doc_ids[s : s + len(lengths)] = np.repeat(np.arange(d, d + len(per_doc), dtype=np.int32), per_doc)
-        t, s, d = t + len(local), s + len(lengths), d + len(per_doc)
-        for suffix in (".ids", ".lengths", ".docs"):
-            Path(prefix + suffix).unlink()
+    ids = NpyAppender(folder / f"{split}.ids.npy", np.int32, n_tokens)
+    offsets = NpyAppender(folder / f"{split}.offsets.npy", np.int64, n_sentences + 1)
+    doc_ids = NpyAppender(folder / f"{split}.doc_ids.npy", np.int32, n_sentences)
+    try:
+        offsets.append(np.zeros(1))
+        t, s, d = 0, 0, 0
+        for k, (prefix, result) in enumerate(jobs):
+            local = np.fromfile(prefix + ".ids", dtype=np.int32)
+            lengths = np.fromfile(prefix + ".lengths", dtype=np.int32)
+            per_doc = np.fromfile(prefix + ".docs", dtype=np.int32)
+            mapping = local_to_final(k, result)
+            ids.append(mapping[local] if len(local) else local)
+            offsets.append(t + np.cumsum(lengths, dtype=np.int64))
+            doc_ids.append(np.repeat(np.arange(d, d + len(per_doc), dtype=np.int32), per_doc))
+            t, s, d = t + len(local), s + len(lengths), d + len(per_doc)
+            for suffix in (".ids", ".lengths", ".docs"):
+                Path(prefix + suffix).unlink()
+    finally:
+        for array_ in (ids, offsets, doc_ids):
+            array_.file.close()
     for array_ in (ids, offsets, doc_ids):
-        array_.flush()
-    del ids, offsets, doc_ids
+        array_.close()
     return {"tokens": t, "sentences": s, "documents": d}
 
 

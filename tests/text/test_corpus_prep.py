@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from sentence_lab.text import Tokenizer
-from sentence_lab.text.corpus_prep import (NOT_IN_TRAIN, PreparedCorpusBroken, TokenRules, open_prepared,
-                                           prepare_corpus)
+from sentence_lab.text.corpus_prep import (NOT_IN_TRAIN, NpyAppender, PreparedCorpusBroken, TokenRules,
+                                           open_prepared, prepare_corpus)
 from sentence_lab.text.documents import read_document, split_sentences
 
 TEXTS = {
@@ -90,6 +90,23 @@ def test_a_damaged_folder_is_refused_naming_it(tmp_path, damage):
         (folder / "manifest.json").write_text(json.dumps({**manifest, "format": 0}))
     with pytest.raises(PreparedCorpusBroken, match=str(folder)):
         open_prepared(folder, ["train", "valid"])
+
+
+def test_an_array_written_a_chunk_at_a_time_loads_as_numpy_wrote_it(tmp_path):
+    chunks = [np.arange(5), np.array([], dtype=np.int64), np.array([7, -3]), np.arange(1000, 1010)]
+    writer = NpyAppender(tmp_path / "a.npy", np.int32, 17)
+    for chunk in chunks:
+        writer.append(chunk)
+    writer.close()
+    expected = np.concatenate(chunks).astype(np.int32)
+    np.save(tmp_path / "b.npy", expected)
+    assert (tmp_path / "a.npy").read_bytes() == (tmp_path / "b.npy").read_bytes()
+    loaded = np.load(tmp_path / "a.npy", mmap_mode="r")
+    assert loaded.dtype == np.int32 and np.array_equal(loaded, expected)
+    short = NpyAppender(tmp_path / "c.npy", np.int64, 3)
+    short.append(np.arange(2))
+    with pytest.raises(ValueError, match="2 values written for a length of 3"):
+        short.close()
 
 
 def test_the_train_split_comes_first(tmp_path):
