@@ -147,13 +147,11 @@ def _progress(show: bool) -> Progress:
 
 
 def _tokenize_split(files: list[Path], rules: TokenRules, folder: Path, split: str, workers: int,
-                    on_file: Callable[[FileTokens, int], None]) -> list[tuple[str, FileTokens]]:
+                    on_file: Callable[[str, FileTokens, int], FileTokens]) -> list[tuple[str, FileTokens]]:
+    """Each file's raw prefix and what ``on_file`` keeps of its result (called as each file is done)."""
     jobs = [FileJob(str(path), str(folder / f"{split}-{k:07d}"), rules) for k, path in enumerate(files)]
-    done = []
-    for job, path, result in zip(jobs, files, ordered_map(tokenize_file, jobs, workers)):
-        on_file(result, path.stat().st_size)
-        done.append((job.out, result))
-    return done
+    return [(job.out, on_file(job.out, result, path.stat().st_size))
+            for job, path, result in zip(jobs, files, ordered_map(tokenize_file, jobs, workers))]
 
 
 class NpyAppender:
@@ -179,7 +177,7 @@ class NpyAppender:
 
 
 def _write_split(folder: Path, split: str, jobs: list[tuple[str, FileTokens]],
-                 local_to_final: Callable[[int, FileTokens], np.ndarray]) -> dict[str, int]:
+                 local_to_final: Callable[[str, FileTokens], np.ndarray]) -> dict[str, int]:
     """Gather the jobs' raw files into the split's three arrays (re-mapping each job's ids), removing them."""
     n_tokens = sum(r.tokens for _, r in jobs)
     n_sentences = sum(r.sentences for _, r in jobs)
@@ -189,17 +187,17 @@ def _write_split(folder: Path, split: str, jobs: list[tuple[str, FileTokens]],
     try:
         offsets.append(np.zeros(1))
         t, s, d = 0, 0, 0
-        for k, (prefix, result) in enumerate(jobs):
+        for prefix, result in jobs:
             local = np.fromfile(prefix + ".ids", dtype=np.int32)
             lengths = np.fromfile(prefix + ".lengths", dtype=np.int32)
             per_doc = np.fromfile(prefix + ".docs", dtype=np.int32)
-            mapping = local_to_final(k, result)
+            mapping = local_to_final(prefix, result)
             ids.append(mapping[local] if len(local) else local)
             offsets.append(t + np.cumsum(lengths, dtype=np.int64))
             doc_ids.append(np.repeat(np.arange(d, d + len(per_doc), dtype=np.int32), per_doc))
             t, s, d = t + len(local), s + len(lengths), d + len(per_doc)
-            for suffix in (".ids", ".lengths", ".docs"):
-                Path(prefix + suffix).unlink()
+            for suffix in (".ids", ".lengths", ".docs", ".map"):
+                Path(prefix + suffix).unlink(missing_ok=True)
     finally:
         for array_ in (ids, offsets, doc_ids):
             array_.file.close()
@@ -217,20 +215,23 @@ def prepare_corpus(splits: dict[str, list[Path]], rules: TokenRules, folder: Pat
     folder.mkdir(parents=True, exist_ok=False)
     started = time.perf_counter()
     table, jobs = WordTable(), {}
-    local_maps: list[np.ndarray] = []
     seen = {"tokens": 0}
     total_bytes = sum(p.stat().st_size for files in splits.values() for p in files)
     with _progress(show_progress) as progress:
         task = progress.add_task("preparing the corpus", total=total_bytes, tokens=0, rate=0.0)
 
-        def on_file(result: FileTokens, size: int) -> None:
+        def on_file(prefix: str, result: FileTokens, size: int) -> FileTokens:
             seen["tokens"] += result.tokens
             rate = seen["tokens"] / max(time.perf_counter() - started, 1e-9)
             progress.update(task, advance=size, tokens=seen["tokens"], rate=rate)
+            return result
 
-        def on_train_file(result: FileTokens, size: int) -> None:
-            local_maps.append(table.add(result.words, result.counts))
-            on_file(result, size)
+        def on_train_file(prefix: str, result: FileTokens, size: int) -> FileTokens:
+            # The file's local -> provisional id map goes to disk beside its ids and its word list is dropped:
+            # what stays in memory grows with the word types, not with the number of files.
+            table.add(result.words, result.counts).astype(np.int32).tofile(prefix + ".map")
+            on_file(prefix, result, size)
+            return FileTokens([], result.counts[:0], result.tokens, result.sentences, result.documents)
 
         for split, files in splits.items():
             jobs[split] = _tokenize_split(files, rules, folder, split, workers,
@@ -240,9 +241,10 @@ def prepare_corpus(splits: dict[str, list[Path]], rules: TokenRules, folder: Pat
     sizes = {}
     for split, done in jobs.items():
         if split == "train":
-            sizes[split] = _write_split(folder, split, done, lambda k, r: final[local_maps[k]])
+            sizes[split] = _write_split(folder, split, done,
+                                        lambda prefix, r: final[np.fromfile(prefix + ".map", dtype=np.int32)])
         else:
-            sizes[split] = _write_split(folder, split, done, lambda k, r: np.fromiter(
+            sizes[split] = _write_split(folder, split, done, lambda prefix, r: np.fromiter(
                 (final[index[w]] if w in index else 0 for w in r.words), dtype=np.int32, count=len(r.words)))
     np.save(folder / "counts.npy", counts)
     atomic_write_text(folder / "words.json", json.dumps(words, ensure_ascii=False))
