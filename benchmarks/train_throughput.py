@@ -136,19 +136,13 @@ def lightning_loop(model: SentenceModel, loader: DataLoader, n: int, warmup: int
     return timer.end - timer.start
 
 
-def time_encoder(name: str, compiled: bool, vocab, chunks: ContiguousChunks, peak: float,
-                 args: argparse.Namespace) -> dict:
-    """One encoder's row: FLOPs of a step, then the bare loop and Lightning on the same batches."""
-    probe = make_model(name, vocab, args.smoke)
-    start = time.perf_counter()
-    flops = step_flops(probe, chunks[0])
-    step_seconds = time.perf_counter() - start
-    timed = max(args.batches, int(args.min_seconds / max(step_seconds, 1e-4)))
+def time_encoder(name: str, compiled: bool, vocab, loader: DataLoader, first: dict, flops: int, timed: int,
+                 peak: float, args: argparse.Namespace) -> dict:
+    """One encoder's row: the bare loop and Lightning on the same batches (``first`` is the first of them)."""
     n = args.warmup + timed
-    loader = DataLoader(Subset(chunks, [i % len(chunks) for i in range(n)]), batch_size=None, shuffle=False)
     sentences = timed * args.batch_size
     bare_model = make_model(name, vocab, args.smoke, compiled)
-    compiling = compilation_seconds(bare_model, chunks[0]) if compiled else 0.0
+    compiling = compilation_seconds(bare_model, first) if compiled else 0.0
     bare = bare_loop(bare_model, loader, args.warmup)
     model = make_model(name, vocab, args.smoke, compiled)
     params = sum(p.numel() for p in model.parameters())
@@ -205,8 +199,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{'GFLOP/step':>11} {'GFLOP/s':>8} {'of peak':>8}")
     rows = []
     for name in args.encoders.split(","):
+        # One uncompiled step gives the FLOPs and sizes the timed loops of both rows.
+        start = time.perf_counter()
+        flops = step_flops(make_model(name, vocab, args.smoke), chunks[0])
+        timed = max(args.batches, int(args.min_seconds / max(time.perf_counter() - start, 1e-4)))
+        loader = DataLoader(Subset(chunks, [i % len(chunks) for i in range(args.warmup + timed)]), batch_size=None,
+                            shuffle=False)
         for compiled in (False, True) if args.compile else (False,):
-            rows.append(time_encoder(name, compiled, vocab, chunks, peak, args))
+            rows.append(time_encoder(name, compiled, vocab, loader, chunks[0], flops, timed, peak, args))
     run.write({"corpus": str(books), "train_sentences": len(splits["train"]), "matmul_peak_flops": peak,
                "threads": torch.get_num_threads(), "batch_size": args.batch_size, "warmup": args.warmup,
                "encoders": rows})

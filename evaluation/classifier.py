@@ -509,9 +509,8 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
         return _fit_each_width(l2, list(hidden), nclasses, fit_width)
     dev = torch.device(resolve_device(device or params.device))
     as_t = lambda a: torch.as_tensor(np.asarray(a), device=dev)  # noqa: E731
-    itemsize = torch.empty(0, dtype=dtype).element_size()
     features = np.asarray(X).size + (0 if Xdev is None else np.asarray(Xdev).size)
-    staged = features_stay_on_host(features * itemsize, dev, params.device_features_gb)
+    staged = features_stay_on_host(features * dtype.itemsize, dev, params.device_features_gb)
     Xt = torch.as_tensor(np.asarray(X), device="cpu" if staged else dev).to(dtype).contiguous()
     y_t = as_t(y)
     if loss == "cross_entropy":
