@@ -7,7 +7,8 @@ import os
 import numpy as np
 from torch.utils.data import DataLoader
 
-from sentence_lab.datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
+from sentence_lab.datamodules.contiguous import (ContiguousChunks, EpochShuffledGroups, EpochShuffledSampler,
+                                                 ScatteredRuns)
 from sentence_lab.datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
 from sentence_lab.datamodules.resumable import ResumableBatches, SkippingDataLoader
 from sentence_lab.objectives.contract import SENTENCES
@@ -22,7 +23,9 @@ class OrderedCorpusDataModule(ResumableBatches):
     The files (``corpus_format``: ``documents``, ``lines``, ``jsonl`` or ``parquet``; ``text.corpus_formats``) are
     prepared once into ``cache_dir`` under a key made of the files and every setting, as memory-mapped arrays, so a
     later run starts in seconds whatever the corpus's size; the vocabulary is chosen from the training words.
-    Yields ``SENTENCES`` batches over one vocabulary, ``source`` (see ``objectives.contract``).
+    Yields ``SENTENCES`` batches over one vocabulary, ``source`` (see ``objectives.contract``): ``batch_size``
+    consecutive sentences, or with ``run_length`` set, ``batch_size // run_length`` runs of that many consecutive
+    sentences from anywhere in the corpus (``ScatteredRuns``; 3: skip-thought's triples).
     """
 
     batch = SENTENCES
@@ -32,8 +35,13 @@ class OrderedCorpusDataModule(ResumableBatches):
                  max_tokens: int = 50, vocab_size: int = 20000, min_count: int = 1,
                  max_train_sentences: int | None = None, seed: int = 1234, num_workers: int = 0,
                  preprocess_workers: int | None = None, vocab_source: str = "corpus",
-                 corpus_format: str = "documents", text_field: str = "text") -> None:
+                 corpus_format: str = "documents", text_field: str = "text",
+                 run_length: int | None = None) -> None:
         super().__init__()
+        if run_length is not None and not 2 <= run_length <= batch_size:
+            raise ValueError(f"data.run_length={run_length}: use 2 to data.batch_size ({batch_size}) consecutive "
+                             "sentences a run, or null for batches of consecutive sentences")
+        self.run_length = run_length
         self.train_dir, self.valid_dir, self.cache_dir = train_dir, valid_dir, cache_dir
         self.batch_size, self.seed, self.num_workers = batch_size, seed, num_workers
         self.max_train_sentences = max_train_sentences
@@ -76,11 +84,15 @@ class OrderedCorpusDataModule(ResumableBatches):
         return {"source": counts}
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
-        chunks = ContiguousChunks(self.splits[split], self.batch_size)
+        if self.run_length is None:
+            chunks = ContiguousChunks(self.splits[split], self.batch_size)
+            sampler = EpochShuffledSampler(len(chunks), self.seed, shuffle)
+        else:
+            chunks = ScatteredRuns(self.splits[split], self.run_length)
+            sampler = EpochShuffledGroups(len(chunks), self.batch_size // self.run_length, self.seed, shuffle)
         if len(chunks) == 0:
             raise ValueError(f"the {split} corpus has fewer than 2 sentences: add documents to {self.train_dir}")
-        skip = self.skip_for_epoch(self.trainer.current_epoch, len(chunks)) if shuffle and self.trainer else 0
-        sampler = EpochShuffledSampler(len(chunks), self.seed, shuffle)
+        skip = self.skip_for_epoch(self.trainer.current_epoch, len(sampler)) if shuffle and self.trainer else 0
         return SkippingDataLoader(chunks, batch_size=None, sampler=sampler, num_workers=self.num_workers, persistent_workers=self.num_workers > 0,
                                   skip_batches=skip)
 

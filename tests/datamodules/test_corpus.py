@@ -3,8 +3,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sentence_lab.datamodules.contiguous import ContiguousChunks, EpochShuffledSampler
+from sentence_lab.datamodules.contiguous import (ContiguousChunks, EpochShuffledGroups, EpochShuffledSampler,
+                                                 ScatteredRuns)
 from sentence_lab.datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
+from sentence_lab.datamodules.ordered_corpus import OrderedCorpusDataModule
 
 
 def test_corpus_keeps_document_order_and_is_cached(tiny_corpus, tmp_path):
@@ -50,6 +52,39 @@ def test_batch_order_is_shuffled_per_epoch_reproducibly():
     b.set_epoch(1)
     assert list(a) == list(b)
     assert list(EpochShuffledSampler(5, seed=3, shuffle=False)) == [0, 1, 2, 3, 4]
+
+
+def test_scattered_runs_keep_each_run_consecutive_and_apart():
+    # 11 sentences in two documents; runs of 3: [0-2] [3-5] [6-8] and [9, 10]; sentence i holds token 4 + i.
+    runs = ScatteredRuns(_corpus(11, [0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1]), run_length=3)
+    assert len(runs) == 4
+    batch = runs[[2, 1, 3]]
+    assert batch["tokens"][:, 0].tolist() == [10, 11, 12, 7, 8, 9, 13, 14]
+    ids = batch["doc_ids"].tolist()
+    # Rows share an id exactly when they are in one run and one document: run 1 crosses the documents' border.
+    same = [[a == b for b in ids] for a in ids]
+    groups = [{0, 1, 2}, {3}, {4, 5}, {6, 7}]
+    assert same == [[any(i in g and j in g for g in groups) for j in range(8)] for i in range(8)]
+    # A last run of a single sentence has no neighbour and is dropped.
+    assert len(ScatteredRuns(_corpus(10, [0] * 10), run_length=3)) == 3
+    with pytest.raises(ValueError, match="run_length"):
+        ScatteredRuns(_corpus(10, [0] * 10), run_length=1)
+
+
+def test_run_batches_cover_every_run_once_per_epoch_reproducibly():
+    a, b = EpochShuffledGroups(10, group=4, seed=3), EpochShuffledGroups(10, group=4, seed=3)
+    first = list(a)
+    assert [len(g) for g in first] == [4, 4, 2] and len(a) == 3
+    assert sorted(i for g in first for i in g) == list(range(10)) and first == list(b)
+    assert [i for g in first for i in g] == list(EpochShuffledSampler(10, seed=3))
+    a.set_epoch(1)
+    assert list(a) != first
+    assert list(EpochShuffledGroups(5, group=2, seed=3, shuffle=False)) == [[0, 1], [2, 3], [4]]
+
+
+def test_run_length_must_fit_a_batch():
+    with pytest.raises(ValueError, match="data.run_length=200"):
+        OrderedCorpusDataModule("train", "valid", "cache", batch_size=128, run_length=200)
 
 
 def test_sentence_length_limits_must_keep_sentences_non_empty():

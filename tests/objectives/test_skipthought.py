@@ -45,6 +45,10 @@ def test_loss_by_hand_averages_over_real_target_tokens():
     assert math.isclose(float(out["loss"]), float(nll) / 5, rel_tol=1e-5)
     next_only = model_with_fixed_decoders(probs, targets=["next"])(batch)
     assert math.isclose(float(next_only["loss"]), float(-(probs[6].log() + probs[EOS_ID].log())) / 2, rel_tol=1e-5)
+    # ``current`` regenerates every sentence, whether or not it has a neighbour: 6 words and 3 </s> more.
+    with_current = model_with_fixed_decoders(probs, targets=["previous", "current", "next"])(batch)
+    own = -(probs[4:10].log().sum() + 3 * probs[EOS_ID].log())
+    assert math.isclose(float(with_current["loss"]), float(nll + own) / 14, rel_tol=1e-5)
 
 
 def test_batch_without_neighbours_gives_zero_loss_not_nan():
