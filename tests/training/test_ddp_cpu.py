@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from lightning.fabric.utilities.distributed import DistributedSamplerWrapper
 
-from sentence_lab.datamodules.contiguous import EpochShuffledSampler
+from sentence_lab.datamodules.contiguous import EpochShuffledGroups, EpochShuffledSampler
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
@@ -28,6 +28,14 @@ def test_distributed_wrapper_passes_the_epoch_to_our_sampler():
             orders[epoch, rank] = list(wrapper)
     assert sorted(orders[0, 0] + orders[0, 1]) == list(range(20))  # the ranks split one epoch's batches
     assert orders[0, 0] != orders[1, 0]  # and the next epoch is shuffled anew
+
+
+def test_distributed_wrapper_splits_batches_of_runs_whole():
+    ranks = [list(DistributedSamplerWrapper(EpochShuffledGroups(12, group=3, seed=3), num_replicas=2, rank=rank,
+                                            shuffle=False)) for rank in (0, 1)]
+    # Each rank gets two of the four batches of runs, each batch whole: every run once over the ranks.
+    assert [len(batch) for rank in ranks for batch in rank] == [3, 3, 3, 3]
+    assert sorted(run for rank in ranks for batch in rank for run in batch) == list(range(12))
 
 
 def ddp_env(**env: str) -> dict[str, str]:

@@ -51,6 +51,20 @@ def test_every_objective_trains_in_bf16_mixed_precision(objective, tiny_corpus, 
     assert emb.dtype.name == "float32" and emb.shape == (2, model.output_dim)
 
 
+def test_skipthought_trains_on_triples_from_anywhere_with_a_decoder_for_the_sentence_itself(tiny_corpus, tiny_pairs,
+                                                                                             tmp_path):
+    overrides = ["encoder=bow", "data.batch_size=6", "data.run_length=3", "objective.targets=[previous,current,next]",
+                 "trainer.max_epochs=1", "trainer.max_steps=-1", "trainer.val_check_interval=1.0", *QUIET,
+                 *SMALL_DECODER]
+    cfg = compose_objective_cfg("skipthought", tiny_corpus, tiny_pairs, tmp_path, overrides)
+    trainer, model = fit(cfg)
+    loader = trainer.datamodule.train_dataloader()
+    runs = sum(len(batch) for batch in loader.sampler)
+    assert len(loader) == -(-runs // 2) and trainer.global_step == len(loader)  # two runs of 3 a batch
+    assert set(model.objective.decoders) == {"previous", "current", "next"}
+    assert torch.isfinite(trainer.callback_metrics["val/loss"])
+
+
 def test_nli_run_writes_test_results_of_the_best_checkpoint(tiny_corpus, tiny_pairs, tmp_path):
     cfg = compose_objective_cfg("nli", tiny_corpus, tiny_pairs, tmp_path,
                                 ["encoder=bow", "trainer.max_epochs=2", *QUIET])
