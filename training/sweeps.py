@@ -138,12 +138,16 @@ class FailOnFailedJobs(Callback):
 
 class EvaluateConcatenation(Callback):
     """At the end of a multirun, ``evaluate.py`` on the concatenation of its jobs' sentence vectors, in job order
-    (MC-QT and combine-QT, Logeswaran & Lee 2018, 4.4.1: models trained separately, concatenated at test time).
-    Results: ``<sweep dir>/concatenation/results.json`` (+ ``.md``)."""
+    (MC-QT and combine-QT, Logeswaran & Lee 2018, 4.4.1; skip-thought's combine-skip, Kiros et al. 2015: models
+    trained separately, concatenated at test time). Results: ``<sweep dir>/concatenation/results.json`` (+ ``.md``);
+    with ``with_init``, also the concatenation of the jobs' ``init.ckpt`` (the same vector at initialisation, its
+    epoch 0) in ``<sweep dir>/concatenation_init/``."""
 
-    def __init__(self, tasks: list[str] | str = "all", overrides: list[str] | None = None) -> None:
+    def __init__(self, tasks: list[str] | str = "all", overrides: list[str] | None = None,
+                 with_init: bool = False) -> None:
         self.tasks = [tasks] if isinstance(tasks, str) else list(tasks)
         self.overrides = list(overrides or [])
+        self.with_init = with_init
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep = Path(config.hydra.sweep.dir)
@@ -152,13 +156,22 @@ class EvaluateConcatenation(Callback):
         if len(runs) < 2:
             raise SystemExit(f"evaluating the concatenation needs two or more trained runs under {sweep}, found "
                              f"{len(runs)}: run the sweep with -m over two models (e.g. +mcqt_model=fixed,scratch)")
-        out = sweep / "concatenation"
+        self._evaluate(config, runs, sweep / "concatenation")
+        if self.with_init:
+            inits = [run / "checkpoints" / "init.ckpt" for run in runs]
+            missing = [str(p) for p in inits if not p.is_file()]
+            if missing:
+                raise SystemExit(f"{', '.join(missing)} missing: the runs were made without the init checkpoint "
+                                 "callback; set with_init: false")
+            self._evaluate(config, inits, sweep / "concatenation_init")
+
+    def _evaluate(self, config: DictConfig, sources: list[Path], out: Path) -> None:
         command = [sys.executable, str(Path(config.paths.root_dir) / "evaluate.py"),
-                   "ckpt_path=[" + ",".join(f"'{run}'" for run in runs) + "]",
+                   "ckpt_path=[" + ",".join(f"'{source}'" for source in sources) + "]",
                    "tasks=[" + ",".join(self.tasks) + "]", f"results_file='{out / 'results.json'}'",
                    f"hydra.run.dir='{out}'", *self.overrides]
-        log.info("evaluating the concatenation of %s: %s", ", ".join(r.name for r in runs), " ".join(command))
+        log.info("evaluating the concatenation of %s: %s", ", ".join(str(s) for s in sources), " ".join(command))
         code = subprocess.run(command, check=False).returncode
         if code:
-            raise SystemExit(f"evaluating the concatenation of {', '.join(map(str, runs))} failed (exit {code}): "
+            raise SystemExit(f"evaluating the concatenation of {', '.join(map(str, sources))} failed (exit {code}): "
                              f"see {out} (the trained runs are kept)")

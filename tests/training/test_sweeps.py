@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import torch
+import yaml
 
 from helpers.extras import needs_extra
 from sentence_lab.text.glove import load_glove
@@ -73,6 +74,37 @@ def test_mcqt_trains_two_models_separately_then_evaluates_their_concatenation(ti
     fixed_part, scratch_part = (part["encoder"] for part in result["encoder"]["parts"])
     assert (fixed_part["embedding_init"], fixed_part["freeze_embeddings"]) == ("glove", True)
     assert (scratch_part["embedding_init"], scratch_part["freeze_embeddings"]) == ("random", False)
+
+
+def test_combine_skip_trains_a_uni_and_a_bi_gru_then_scores_their_concatenation_and_its_epoch_0(tiny_corpus,
+                                                                                                  tmp_path):
+    """experiment=skipthought_combine (Kiros et al. 2015's combine-skip): a GRU and a bidirectional GRU, each trained
+    with skip-thought on triples, then evaluate.py on their concatenation and on the concatenation of their
+    init.ckpt. Sizes shrunk for the fixtures; the rest is the recipe."""
+    env = {k: v for k, v in os.environ.items() if k != "SENTENCE_DATA"}  # Length: the shipped probing set
+    env.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    sweep = tmp_path / "sweep"
+    cmd = [sys.executable, str(ROOT / "train.py"), "-m", "experiment=skipthought_combine", "encoder.hidden_dim=6",
+           "objective.hidden_dim=8", "objective.embed_dim=4", "data.batch_size=6", "trainer.max_steps=4",
+           "trainer.val_check_interval=2", "model.encoder_frozen_steps=2", "logger=none", "~callbacks.eval_suite",
+           "test_after_fit=false", "data.preprocess_workers=0", f"data.train_dir={tiny_corpus / 'train'}",
+           f"data.valid_dir={tiny_corpus / 'valid'}", f"paths.cache_dir={tmp_path / 'cache'}",
+           f"hydra.sweep.dir={sweep}", "print_config=false", "hydra.callbacks.evaluate_concatenation.tasks=[Length]"]
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    for job, bidirectional in (("0", False), ("1", True)):
+        ckpt = torch.load(sweep / job / "checkpoints" / "best.ckpt", map_location="cpu", weights_only=False)
+        hp = ckpt["hyper_parameters"]
+        assert hp["encoder"]["_target_"].endswith("GRUEncoder") and hp["encoder"]["bidirectional"] is bidirectional
+        assert hp["objective"]["_target_"].endswith("SkipThought")
+        assert yaml.safe_load((sweep / job / ".hydra" / "config.yaml").read_text())["data"]["run_length"] == 3
+    trained = json.loads((sweep / "concatenation" / "results.json").read_text())
+    start = json.loads((sweep / "concatenation_init" / "results.json").read_text())
+    assert "Length" in trained["results"] and "Length" in start["results"]
+    assert trained["encoder"]["output_dim"] == start["encoder"]["output_dim"] == 6 + 2 * 6
+    assert [p["name"] for p in start["encoder"]["parts"]] == ["checkpoint:0/init", "checkpoint:1/init"]
+    assert trained["results"]["Length"] != start["results"]["Length"]
 
 
 def _joblib_sweep(tiny_corpus: Path, tmp_path: Path, *overrides: str) -> tuple[subprocess.CompletedProcess, Path]:
