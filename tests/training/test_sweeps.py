@@ -35,19 +35,27 @@ def test_a_failed_job_is_recorded_and_the_others_finish(tiny_corpus, tmp_path):
     assert (sweep / "1" / "config_tree.log").is_file() and not (sweep / "1" / "error.txt").exists()
 
 
-def test_mcqt_trains_two_models_separately_then_evaluates_their_concatenation(tiny_corpus, tmp_path):
-    """experiment=mcqt_logeswaran2018 (QT 4.4.1): a fixed-GloVe BiGRU and a from-scratch BiGRU, each its own run,
-    then evaluate.py on their vectors side by side. Sizes shrunk for the fixtures; the rest is the recipe."""
-    env = {k: v for k, v in os.environ.items() if k != "SENTENCE_DATA"}  # Length: the shipped probing set
+def _concatenation_sweep(experiment: str, tiny_corpus: Path, tmp_path: Path,
+                         *overrides: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """``train.py -m experiment=<experiment>`` on the fixtures, its concatenation scored on Length (the shipped
+    probing set: SENTENCE_DATA unset)."""
+    env = {k: v for k, v in os.environ.items() if k != "SENTENCE_DATA"}
     env.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     sweep = tmp_path / "sweep"
-    cmd = [sys.executable, str(ROOT / "train.py"), "-m", "experiment=mcqt_logeswaran2018", "encoder.hidden_dim=6",
-           "data.batch_size=8", "data.vocab_source=corpus", "trainer.max_epochs=1", "trainer.val_check_interval=1.0",
-           "logger=none", "~callbacks.eval_suite", "test_after_fit=false", "data.preprocess_workers=0",
+    cmd = [sys.executable, str(ROOT / "train.py"), "-m", f"experiment={experiment}", *overrides, "logger=none",
+           "~callbacks.eval_suite", "test_after_fit=false", "data.preprocess_workers=0",
            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
            f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}", "print_config=false",
            "hydra.callbacks.evaluate_concatenation.tasks=[Length]"]
-    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900), sweep
+
+
+def test_mcqt_trains_two_models_separately_then_evaluates_their_concatenation(tiny_corpus, tmp_path):
+    """experiment=mcqt_logeswaran2018 (QT 4.4.1): a fixed-GloVe BiGRU and a from-scratch BiGRU, each its own run,
+    then evaluate.py on their vectors side by side. Sizes shrunk for the fixtures; the rest is the recipe."""
+    done, sweep = _concatenation_sweep("mcqt_logeswaran2018", tiny_corpus, tmp_path, "encoder.hidden_dim=6",
+                                       "data.batch_size=8", "data.vocab_source=corpus", "trainer.max_epochs=1",
+                                       "trainer.val_check_interval=1.0")
     assert done.returncode == 0, done.stderr[-3000:]
 
     fixed = torch.load(sweep / "0" / "checkpoints" / "best.ckpt", map_location="cpu", weights_only=False)
@@ -81,16 +89,10 @@ def test_combine_skip_trains_a_uni_and_a_bi_gru_then_scores_their_concatenation_
     """experiment=skipthought_combine (Kiros et al. 2015's combine-skip): a GRU and a bidirectional GRU, each trained
     with skip-thought on triples, then evaluate.py on their concatenation and on the concatenation of their
     init.ckpt. Sizes shrunk for the fixtures; the rest is the recipe."""
-    env = {k: v for k, v in os.environ.items() if k != "SENTENCE_DATA"}  # Length: the shipped probing set
-    env.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    sweep = tmp_path / "sweep"
-    cmd = [sys.executable, str(ROOT / "train.py"), "-m", "experiment=skipthought_combine", "encoder.hidden_dim=6",
-           "objective.hidden_dim=8", "objective.embed_dim=4", "data.batch_size=6", "trainer.max_steps=4",
-           "trainer.val_check_interval=2", "model.encoder_frozen_steps=2", "logger=none", "~callbacks.eval_suite",
-           "test_after_fit=false", "data.preprocess_workers=0", f"data.train_dir={tiny_corpus / 'train'}",
-           f"data.valid_dir={tiny_corpus / 'valid'}", f"paths.cache_dir={tmp_path / 'cache'}",
-           f"hydra.sweep.dir={sweep}", "print_config=false", "hydra.callbacks.evaluate_concatenation.tasks=[Length]"]
-    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    done, sweep = _concatenation_sweep("skipthought_combine", tiny_corpus, tmp_path, "encoder.hidden_dim=6",
+                                       "objective.hidden_dim=8", "objective.embed_dim=4", "data.batch_size=6",
+                                       "trainer.max_steps=4", "trainer.val_check_interval=2",
+                                       "model.encoder_frozen_steps=2")
     assert done.returncode == 0, done.stderr[-3000:]
 
     for job, bidirectional in (("0", False), ("1", True)):
