@@ -114,11 +114,6 @@ class EpochShuffledGroups(Sampler[list]):
         return -(-len(self.order) // self.group)
 
     def __iter__(self) -> Iterator[list]:
-        batch: list[int] = []
-        for index in self.order:
-            batch.append(index)
-            if len(batch) == self.group:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+        order = list(self.order)
+        for start in range(0, len(order), self.group):
+            yield order[start : start + self.group]
