@@ -23,6 +23,7 @@ from sentence_transformers.base.modules import InputModule
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.text import Vocab
 from sentence_lab.text.padding import pad_batch
+from sentence_lab.training.checkpoint_io import refuse_non_finite
 from sentence_lab.training.module import SentenceModel
 
 CONFIG_FILE = "sentence_lab.json"
@@ -129,7 +130,9 @@ def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 
 def export(model: SentenceModel, out: str | Path) -> Path:
-    """Write ``model`` (as it encodes now: with or without vocabulary expansion) as a sentence-transformers folder."""
+    """Write ``model`` (as it encodes now: with or without vocabulary expansion) as a sentence-transformers folder.
+    Weights holding NaN or inf are refused (``NonFiniteWeights``) before anything is written."""
+    refuse_non_finite(model.state_dict(), f"export to {out}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     SentenceTransformer(modules=[SentenceLabModule(model)], device=str(model.device)).save(str(out))

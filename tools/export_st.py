@@ -50,9 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"error: exporting needs sentence-transformers ({MISSING})")
     try:
         model, description = load_checkpoint_encoder(str(cfg["ckpt_path"]), bool(cfg["vocab_expansion"]))
+        out = export(model, cfg["out"])
     except (FileNotFoundError, ValueError) as err:
         raise SystemExit(f"error: {err}") from None
-    out = export(model, cfg["out"])
     print(f"exported {description['source']} ({model.output_dim}-d, vocabulary expansion "
           f"{'on' if cfg['vocab_expansion'] else 'off'}) to {out}: "
           f"SentenceTransformer({str(out)!r}, trust_remote_code=True)")

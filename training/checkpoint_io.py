@@ -23,6 +23,25 @@ class CheckpointWriteError(OSError):
     """A checkpoint could not be written; the previous file at that path is untouched."""
 
 
+class NonFiniteWeights(ValueError):
+    """Weights holding NaN or inf: no checkpoint is written with them (nor exported)."""
+
+
+def non_finite_tensors(state_dict: dict[str, Any]) -> list[str]:
+    """The names of the floating-point tensors of ``state_dict`` that hold a NaN or an inf."""
+    return [name for name, value in state_dict.items()
+            if isinstance(value, torch.Tensor) and value.is_floating_point() and not bool(torch.isfinite(value).all())]
+
+
+def refuse_non_finite(state_dict: dict[str, Any], what: str) -> None:
+    """``NonFiniteWeights`` naming the first tensors that hold NaN or inf, if any."""
+    bad = non_finite_tensors(state_dict)
+    if bad:
+        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+        raise NonFiniteWeights(f"{what}: the weights hold NaN or inf ({shown}), so it was not written; the run's "
+                               "earlier checkpoints are kept")
+
+
 def _fsync_directory(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
@@ -63,11 +82,13 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
 
 class AtomicCheckpointIO(TorchCheckpointIO):
     """Lightning's checkpoint writer for every checkpoint of a run (``trainer.plugins``): written beside the
-    target and renamed over it, so a failed write never replaces a whole checkpoint."""
+    target and renamed over it, so a failed write never replaces a whole checkpoint; weights holding NaN or inf
+    are never written (``NonFiniteWeights``)."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: str | Path, storage_options: Any | None = None) -> None:
         if storage_options is not None:
             raise TypeError(f"{type(self).__name__} takes no storage_options (got {storage_options!r})")
+        refuse_non_finite(checkpoint.get("state_dict", {}), f"checkpoint {path}")
         atomic_torch_save(checkpoint, path)
 
 

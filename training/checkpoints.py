@@ -2,12 +2,18 @@
 ``evaluate.py`` finds the checkpoint to use in a run directory."""
 from __future__ import annotations
 
+import logging
+import math
 from pathlib import Path
 
+import torch
 from lightning import Callback, LightningModule, Trainer
+from lightning.pytorch.callbacks import ModelCheckpoint
 
 from sentence_lab.training.checkpoint_choice import INIT_NAME, LAST_NAME
+from sentence_lab.training.checkpoint_io import non_finite_tensors
 
+log = logging.getLogger(__name__)
 
 
 class InitialCheckpoint(Callback):
@@ -57,4 +63,25 @@ class InterruptedCheckpoint(Callback):
         self.path = Path(dirpath) / f"{filename}.ckpt"
 
     def on_exception(self, trainer: Trainer, pl_module: LightningModule, exception: BaseException) -> None:
+        bad = non_finite_tensors(pl_module.state_dict())
+        if bad:  # a step with a finite gradient gave non-finite weights: the run's earlier checkpoints stay the truth
+            log.error("%s not written: the weights hold NaN or inf (%s); last.ckpt holds the weights of its last save",
+                      self.path.name, ", ".join(bad[:3]))
+            return
         trainer.save_checkpoint(str(self.path), weights_only=False)
+
+
+class BestCheckpoint(ModelCheckpoint):
+    """Lightning's ``ModelCheckpoint`` (``best.ckpt``), except that a monitored value that is NaN or inf never
+    becomes the best: Lightning ranks a NaN as the worst value, but still saves it when no checkpoint is kept yet.
+    Its state is stored under ``ModelCheckpoint``'s key, so runs written before it resume with their best kept."""
+
+    @property
+    def state_key(self) -> str:
+        return "ModelCheckpoint" + super().state_key.removeprefix(type(self).__qualname__)
+
+    def check_monitor_top_k(self, trainer: Trainer, current: torch.Tensor | None = None) -> bool:
+        if current is not None and not math.isfinite(float(current)):
+            log.warning("%s = %s: not a candidate for %s", self.monitor, float(current), self.filename or "best")
+            return False
+        return super().check_monitor_top_k(trainer, current)

@@ -7,6 +7,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from sentence_lab.training.non_finite import NonFiniteTraining
 from sentence_lab.training.run_dir import file_handlers
 
 
@@ -56,7 +57,7 @@ def write_traceback_to_logs(err: BaseException) -> list[Path]:
 def one_line(err: BaseException) -> str:
     """The error's message on one line (its first line; the type when it has none)."""
     message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return message if isinstance(err, (ValueError, FileNotFoundError, OSError, RunInterrupted, PeerLost)) \
+    return message if isinstance(err, (ValueError, FileNotFoundError, OSError, RunInterrupted, PeerLost, NonFiniteTraining)) \
         else f"{type(err).__name__}: {message}"
 
 

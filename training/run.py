@@ -26,6 +26,7 @@ from sentence_lab.training.checkpoint_choice import check_checkpoint_path, newes
 from sentence_lab.training.config_tree import config_tree
 from sentence_lab.training.errors import PeerLost, RunInterrupted
 from sentence_lab.training.evaluation_callback import EvalSuiteCallback
+from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining
 from sentence_lab.training.renamed_keys import move_renamed_nodes
 from sentence_lab.training.run_dir import move_into_run
 from sentence_lab.training.settings_check import check_settings
@@ -130,18 +131,25 @@ def stop_local_ranks(trainer: L.Trainer) -> None:
         kill(signal.SIGKILL)
 
 
-def write_run_status(trainer: L.Trainer) -> dict[str, Any]:
-    """``run_status.json``: steps done of steps planned and why training stopped; a cut run is said so."""
+def write_run_status(trainer: L.Trainer, stopped_by: str | None = None) -> dict[str, Any]:
+    """``run_status.json``: steps done of steps planned, why training stopped (``stopped_by`` when the caller
+    knows, e.g. ``non_finite_steps``) and the steps skipped for a non-finite loss or gradient; a cut run is said so."""
     planned = trainer.estimated_stepping_batches
     planned = int(planned) if planned != float("inf") else None
-    status = {"steps_done": int(trainer.global_step), "steps_planned": planned, "stopped_by": stop_reason(trainer),
-              "epochs_done": int(trainer.current_epoch)}
+    status: dict[str, Any] = {"steps_done": int(trainer.global_step), "steps_planned": planned,
+                              "stopped_by": stopped_by or stop_reason(trainer), "epochs_done": int(trainer.current_epoch)}
     status["complete"] = status["stopped_by"] in ("max_epochs", "max_steps")
+    guard = next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)
+    if guard is not None:
+        status.update(guard.summary())
     if trainer.is_global_zero:
         atomic_write_text(Path(trainer.default_root_dir) / "run_status.json", json.dumps(status, indent=2) + "\n")
     if not status["complete"]:
         log.warning("training stopped by %s after %d of %s planned steps: this run's weights are not those of the "
                     "full recipe (run_status.json)", status["stopped_by"], status["steps_done"], planned or "?")
+    if status.get("skipped_steps"):
+        log.warning("%d step(s) skipped for a non-finite loss or gradient (steps %s; run_status.json)",
+                    status["skipped_steps"], ", ".join(map(str, status["skipped_step_numbers"][:10])))
     return status
 
 
@@ -182,6 +190,9 @@ def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
         if trainer.state.status == TrainerStatus.INTERRUPTED:
             raise RunInterrupted(signal.SIGINT, trainer.global_step, Path(trainer.default_root_dir)) from None
         raise stop
+    except NonFiniteTraining:
+        write_run_status(trainer, stopped_by="non_finite_steps")
+        raise
     except RuntimeError as err:
         if trainer.world_size > 1 and PeerLost.matches(err):
             stop_local_ranks(trainer)

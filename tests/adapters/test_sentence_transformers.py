@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from helpers.extras import missing_extra
 
@@ -17,7 +18,9 @@ if missing_extra("sentence-transformers-export"):
 
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
+from sentence_lab.adapters.sentence_transformers import export  # noqa: E402
 from sentence_lab.adapters.trained import load_checkpoint_encoder  # noqa: E402
+from sentence_lab.training.checkpoint_io import NonFiniteWeights  # noqa: E402
 from sentence_lab.tools.export_st import main as export_main  # noqa: E402
 from sentence_lab.training.run import fit  # noqa: E402
 from helpers.train_config import compose_objective_cfg  # noqa: E402
@@ -122,3 +125,12 @@ def test_round_trip_through_the_suite_gives_the_checkpoints_scores(tiny_corpus, 
     assert scores["exported"].keys() == scores["checkpoint"].keys() == {"MR", "STS14", "SICKRelatedness"}
     for task, value in scores["checkpoint"].items():
         assert scores["exported"][task] == pytest.approx(value, abs=1e-6), task
+
+
+def test_weights_holding_nan_are_not_exported(tiny_corpus, tiny_pairs, tmp_path):
+    model, _ = load_checkpoint_encoder(str(trained_run("qt", "bow", tiny_corpus, tiny_pairs, tmp_path)), False)
+    with torch.no_grad():
+        next(model.parameters()).view(-1)[0] = float("nan")
+    with pytest.raises(NonFiniteWeights, match="export to .*the weights hold NaN or inf"):
+        export(model, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -25,3 +25,16 @@ class EncoderAndDecoderSnapshots(Callback):
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         self._take(pl_module)
+
+
+class AllWeightSnapshots(Callback):
+    """``weights``: every parameter of the model, flattened, before the first optimiser step, then after each."""
+
+    def __init__(self) -> None:
+        self.weights: list[torch.Tensor] = []
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        self.weights.append(_flat(pl_module.parameters()))
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        self.weights.append(_flat(pl_module.parameters()))

@@ -21,3 +21,30 @@ def test_running_means_do_not_keep_the_graph():
     meter = RunningMeans()
     meter.update({"loss": w * 3}, batch_size=2)
     assert not meter.means()["loss"].requires_grad
+
+
+def test_skip_non_finite_leaves_a_nan_batch_out_of_every_mean():
+    meter = RunningMeans(skip_non_finite=True)
+    meter.update({"loss": torch.tensor(2.0), "acc": torch.tensor(0.5)}, batch_size=1)
+    meter.update({"loss": torch.tensor(float("nan")), "acc": torch.tensor(0.9)}, batch_size=5)
+    meter.update({"loss": torch.tensor(float("inf")), "acc": torch.tensor(0.9)}, batch_size=5)
+    meter.update({"loss": torch.tensor(4.0), "acc": torch.tensor(1.0)}, batch_size=3)
+    means = meter.means()
+    assert means["loss"].item() == pytest.approx((2 + 12) / 4)
+    assert means["acc"].item() == pytest.approx((0.5 + 3) / 4)
+    restored = RunningMeans(skip_non_finite=True)
+    restored.load_state_dict(meter.state_dict())
+    assert restored.means()["loss"].item() == pytest.approx(3.5)
+
+
+def test_skip_non_finite_gives_nan_when_every_batch_was_left_out():
+    meter = RunningMeans(skip_non_finite=True)
+    meter.update({"loss": torch.tensor(float("nan"))}, batch_size=4)
+    assert meter and torch.isnan(meter.means()["loss"])
+
+
+def test_without_skipping_a_nan_batch_shows_in_the_mean():
+    meter = RunningMeans()
+    meter.update({"loss": torch.tensor(1.0)}, batch_size=1)
+    meter.update({"loss": torch.tensor(float("nan"))}, batch_size=1)
+    assert torch.isnan(meter.means()["loss"])

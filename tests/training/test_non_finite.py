@@ -1,0 +1,160 @@
+"""A NaN or inf loss or gradient never becomes the run's weights (training.non_finite, checkpoint guards)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from sentence_lab.training.checkpoint_io import AtomicCheckpointIO, NonFiniteWeights, non_finite_tensors
+from sentence_lab.training.checkpoints import BestCheckpoint
+from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining
+from sentence_lab.training.run import fit
+
+from helpers.train_config import compose_train_cfg
+from helpers.weight_snapshots import AllWeightSnapshots
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICK = ["encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random", "trainer.max_steps=12",
+         "trainer.max_epochs=5", "trainer.val_check_interval=1.0", "trainer.num_sanity_val_steps=0", "logger=none",
+         "~callbacks.rich_progress_bar", "~callbacks.model_summary"]
+INJECT = "+callbacks.inject._target_=helpers.non_finite_at.NonFiniteLossAt"
+SNAPSHOTS = "+callbacks.snapshots._target_=helpers.weight_snapshots.AllWeightSnapshots"
+
+
+def _status(run: Path) -> dict:
+    return json.loads((run / "run_status.json").read_text())
+
+
+def _finite_checkpoints(run: Path) -> dict[str, bool]:
+    return {p.name: not non_finite_tensors(torch.load(p, weights_only=False)["state_dict"])
+            for p in sorted((run / "checkpoints").glob("*.ckpt"))}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_one_non_finite_step_is_skipped_and_the_run_goes_on(value, tiny_corpus, tmp_path):
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, QUICK + [INJECT, "+callbacks.inject.steps=[4]",
+                                                            f"+callbacks.inject.value={value}", SNAPSHOTS])
+    trainer, model = fit(cfg)
+    weights = next(c for c in trainer.callbacks if isinstance(c, AllWeightSnapshots)).weights
+    assert len(weights) == 13  # before step 0, then after each of the 12 steps
+    assert torch.equal(weights[5], weights[4])  # step 4 moved nothing
+    assert not torch.equal(weights[4], weights[3]) and not torch.equal(weights[6], weights[5])  # its neighbours did
+    assert all(bool(torch.isfinite(w).all()) for w in weights)
+    status = _status(tmp_path)
+    assert status["complete"] and status["steps_done"] == 12
+    assert status["skipped_steps"] == 1 and status["skipped_step_numbers"] == [4]
+    assert all(_finite_checkpoints(tmp_path).values())
+    assert torch.isfinite(trainer.callback_metrics["train/loss_epoch"])  # the skipped batch is out of the means
+    assert trainer.callback_metrics["train/skipped_steps"] == 1
+
+
+@pytest.mark.slow
+def test_too_many_in_a_row_stop_the_run_with_the_last_finite_weights(tiny_corpus, tmp_path):
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, QUICK + [INJECT, "+callbacks.inject.from_step=4", SNAPSHOTS,
+                                                            "callbacks.non_finite_steps.max_in_a_row=2"])
+    with pytest.raises(NonFiniteTraining, match="stopped at step 6: 3 steps in a row had a non-finite loss"):
+        fit(cfg)
+    status = _status(tmp_path)
+    assert status == {**status, "complete": False, "stopped_by": "non_finite_steps", "steps_done": 6,
+                      "skipped_steps": 3, "skipped_step_numbers": [4, 5, 6]}
+    interrupted = torch.load(tmp_path / "checkpoints" / "interrupted.ckpt", weights_only=False)
+    flat = torch.cat([v.flatten() for k, v in interrupted["state_dict"].items()])
+    assert bool(torch.isfinite(flat).all())
+    # the weights as they were after step 3, the last finite step
+    cfg_straight = compose_train_cfg(tiny_corpus, tmp_path / "straight", QUICK + ["trainer.max_steps=4"])
+    _, straight = fit(cfg_straight)
+    assert all(torch.equal(interrupted["state_dict"][k], v) for k, v in straight.state_dict().items())
+
+
+@pytest.mark.slow
+def test_weights_that_turned_inf_are_never_written(tiny_corpus, tmp_path):
+    cfg = compose_train_cfg(tiny_corpus, tmp_path, QUICK + [
+        "+callbacks.poison._target_=helpers.non_finite_at.InfWeightAfter", "+callbacks.poison.step=3",
+        "callbacks.last_checkpoint.every_n_train_steps=2", "callbacks.non_finite_steps.max_in_a_row=1"])
+    with pytest.raises(NonFiniteTraining, match="stopped at step 5"):
+        fit(cfg)
+    checkpoints = _finite_checkpoints(tmp_path)
+    assert "interrupted.ckpt" not in checkpoints  # refused: the weights hold an inf
+    assert checkpoints == {"init.ckpt": True, "last.ckpt": True}
+    assert torch.load(tmp_path / "checkpoints" / "last.ckpt", weights_only=False)["global_step"] == 4
+    assert not _status(tmp_path)["complete"]
+
+
+@pytest.mark.slow
+def test_train_py_stops_in_one_line_with_exit_1(tiny_corpus, tmp_path):
+    run = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}", OMP_NUM_THREADS="1")
+    cmd = [sys.executable, str(ROOT / "train.py"), *QUICK, "~callbacks.eval_suite", "print_config=false",
+           INJECT, "+callbacks.inject.from_step=2",
+           "callbacks.non_finite_steps.max_in_a_row=3", f"data.train_dir={tiny_corpus / 'train'}",
+           f"data.valid_dir={tiny_corpus / 'valid'}", "data.batch_size=8", f"paths.cache_dir={tmp_path / 'cache'}",
+           f"hydra.run.dir={run}"]
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr[-2000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "stopped at step 5: 4 steps in a row had a non-finite loss" in errors[0]
+    assert "Traceback" not in done.stderr
+    assert (run / "checkpoints" / "interrupted.ckpt").is_file()
+    assert _status(run)["stopped_by"] == "non_finite_steps"
+
+
+def test_the_checkpoint_writer_refuses_non_finite_weights(tmp_path):
+    io = AtomicCheckpointIO()
+    target = tmp_path / "last.ckpt"
+    io.save_checkpoint({"state_dict": {"w": torch.ones(3)}}, target)
+    before = target.read_bytes()
+    with pytest.raises(NonFiniteWeights, match=r"last.ckpt: the weights hold NaN or inf \(w\)"):
+        io.save_checkpoint({"state_dict": {"w": torch.tensor([1.0, float("nan"), 2.0])}}, target)
+    assert target.read_bytes() == before
+    assert non_finite_tensors({"a": torch.tensor([float("inf")]), "b": torch.zeros(2), "n": torch.tensor([3])}) == ["a"]
+
+
+def test_a_nan_monitored_value_never_becomes_best(tmp_path):
+    best = BestCheckpoint(dirpath=tmp_path, filename="best", monitor="val/acc", mode="max")
+    assert not best.check_monitor_top_k(None, torch.tensor(float("nan")))  # even with no best kept yet
+    assert not best.check_monitor_top_k(None, torch.tensor(float("-inf")))
+    assert best.check_monitor_top_k(None, torch.tensor(0.5))
+    assert best.state_key.startswith("ModelCheckpoint{")  # earlier runs' best is found on resume
+
+
+def test_the_limit_is_checked():
+    with pytest.raises(ValueError, match="max_in_a_row=-1"):
+        NonFiniteSteps(max_in_a_row=-1)
+
+
+def _ddp(tiny_corpus: Path, tmp_path: Path, *overrides: str) -> tuple[subprocess.CompletedProcess, Path]:
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}", OMP_NUM_THREADS="1")
+    cmd = [sys.executable, str(ROOT / "train.py"), "trainer=ddp_cpu", "trainer.strategy.timeout.seconds=60", *QUICK,
+           "~callbacks.eval_suite", "print_config=false", INJECT, f"data.train_dir={tiny_corpus / 'train'}",
+           f"data.valid_dir={tiny_corpus / 'valid'}", "data.batch_size=8", f"paths.cache_dir={tmp_path / 'cache'}",
+           f"paths.log_dir={tmp_path / 'logs'}", *overrides]
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    (run,) = (tmp_path / "logs" / "train" / "runs").iterdir()
+    return done, run
+
+
+@pytest.mark.slow
+def test_ddp_every_rank_skips_the_step_one_rank_found_non_finite(tiny_corpus, tmp_path):
+    done, run = _ddp(tiny_corpus, tmp_path, "+callbacks.inject.steps=[2]", "+callbacks.inject.ranks=[1]",
+                     "trainer.max_steps=6")
+    assert done.returncode == 0, done.stderr[-3000:]
+    status = _status(run)
+    assert status["complete"] and status["skipped_step_numbers"] == [2]
+    assert all(_finite_checkpoints(run).values())
+
+
+@pytest.mark.slow
+def test_ddp_both_ranks_stop_at_the_same_step_without_a_hang(tiny_corpus, tmp_path):
+    done, run = _ddp(tiny_corpus, tmp_path, "+callbacks.inject.from_step=2", "+callbacks.inject.ranks=[0]",
+                     "callbacks.non_finite_steps.max_in_a_row=2")
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "stopped at step 4: 3 steps in a row had a non-finite loss" in done.stderr
+    assert "did not answer" not in done.stderr  # no rank waited for another
+    assert _status(run)["stopped_by"] == "non_finite_steps"
+    assert _finite_checkpoints(run)["interrupted.ckpt"]
