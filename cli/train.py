@@ -10,7 +10,7 @@ from omegaconf import DictConfig  # noqa: E402
 
 from sentence_lab.training.renamed_keys import renamed_overrides  # noqa: E402
 from sentence_lab.training.run import train  # noqa: E402
-from sentence_lab.training.run_dir import register_resolvers  # noqa: E402
+from sentence_lab.training.run_dir import claim_run_dir, register_resolvers  # noqa: E402
 from sentence_lab.training.sweeps import run_job  # noqa: E402
 
 register_resolvers()
@@ -22,8 +22,13 @@ def train_job(cfg: DictConfig) -> float | None:
 
 
 def main() -> None:
-    """The command line, renamed keys rewritten (``training.renamed_keys``), then Hydra."""
-    sys.argv[1:] = renamed_overrides(sys.argv[1:])
+    """The command line, renamed keys rewritten (``training.renamed_keys``) and an explicit run directory checked
+    (``training.run_dir.claim_run_dir``), then Hydra."""
+    try:
+        sys.argv[1:] = claim_run_dir(renamed_overrides(sys.argv[1:]))
+    except (ValueError, FileNotFoundError) as err:  # before Hydra has written anything: one line, exit 1
+        print(f"error: {err}", file=sys.stderr, flush=True)
+        sys.exit(1)
     train_job()
 
 

@@ -78,12 +78,26 @@ def newest_resumable_checkpoint(cfg: DictConfig) -> Path | None:
     trained = {f: [c for c in by_recency(f) if c.name != INIT_NAME] for f in folders}
     for folder in sorted((f for f in folders if trained[f]), key=lambda f: trained[f][0].stat().st_mtime,
                          reverse=True):
-        last = folder / LAST_NAME
-        order = ([last] if last.is_file() else []) + [c for c in trained[folder] if c != last]
-        found = newest_readable(order, "resume=true")
+        found = resumable_checkpoint_in(folder.parent)
         if found is not None:
             return found
     return None
+
+
+def resumable_checkpoint_in(run: Path) -> Path | None:
+    """The checkpoint a run directory resumes from: ``last.ckpt``, else its newest other readable checkpoint
+    (``init.ckpt`` aside); None when it has none readable."""
+    folder = Path(run) / "checkpoints"
+    trained = [c for c in by_recency(folder) if c.name != INIT_NAME] if folder.is_dir() else []
+    last = folder / LAST_NAME
+    order = ([last] if last.is_file() else []) + [c for c in trained if c != last]
+    return newest_readable(order, "resume=true")
+
+
+def checkpoints_in(run: Path) -> list[str]:
+    """The names of the checkpoint files a run directory holds (``<run>/checkpoints/*.ckpt``)."""
+    folder = Path(run) / "checkpoints"
+    return sorted(p.name for p in folder.glob("*.ckpt")) if folder.is_dir() else []
 
 
 def run_dir_of(checkpoint: Path) -> Path | None:

@@ -22,14 +22,15 @@ from sentence_lab.text.files import atomic_write_text
 from sentence_lab.encoders.base import is_trainable
 from sentence_lab.objectives.contract import ObjectiveSpec, check_pairing
 from sentence_lab.training.module import SentenceModel
-from sentence_lab.training.checkpoint_choice import check_checkpoint_path, newest_resumable_checkpoint, run_dir_of
+from sentence_lab.training.checkpoint_choice import (check_checkpoint_path, newest_resumable_checkpoint,
+                                                    resumable_checkpoint_in, run_dir_of)
 from sentence_lab.training.config_tree import config_tree
 from sentence_lab.training.errors import PeerLost, RunInterrupted
 from sentence_lab.training.evaluation_callback import EvalSuiteCallback
 from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining
 from sentence_lab.training.renamed_keys import move_renamed_nodes
-from sentence_lab.training.run_dir import move_into_run
-from sentence_lab.training.settings_check import check_settings
+from sentence_lab.training.run_dir import check_run_dir_free, move_into_run
+from sentence_lab.training.settings_check import check_resume_settings, check_settings
 
 log = logging.getLogger(__name__)
 
@@ -80,21 +81,28 @@ def config_choice(cfg: DictConfig, group: str) -> str:
     return str(cfg[group].get("_target_", group)).rsplit(".", 1)[-1]
 
 
+def resolve_resume(cfg: DictConfig) -> None:
+    """``resume=true`` without ``ckpt_path``: the run in this directory when it holds one (``hydra.run.dir=<run>``
+    in a sweep or a config), else the newest run of this task; its checkpoint becomes ``ckpt_path``."""
+    if cfg.get("ckpt_path") or not cfg.get("resume"):
+        return
+    ckpt = resumable_checkpoint_in(Path(str(cfg.paths.output_dir))) or newest_resumable_checkpoint(cfg)
+    if ckpt is None:
+        log.warning("resume=true: no readable checkpoint under %s/%s/runs: starting a new run", cfg.paths.log_dir,
+                    cfg.task_name)
+        return
+    with open_dict(cfg):
+        cfg.ckpt_path = str(ckpt)
+
+
 def continue_in_run_dir(cfg: DictConfig) -> None:
-    """``resume=true`` (the newest run's checkpoint) or ``ckpt_path=<run>/checkpoints/<file>`` of a train.py run:
-    the run goes on in that run's directory, and what this start wrote (its log, its config) moves there."""
-    run = None
-    if not cfg.get("ckpt_path") and cfg.get("resume"):
-        ckpt = newest_resumable_checkpoint(cfg)
-        if ckpt is None:
-            log.warning("resume=true: no readable checkpoint under %s/%s/runs: starting a new run", cfg.paths.log_dir,
-                        cfg.task_name)
-            return
-        with open_dict(cfg):
-            cfg.ckpt_path = str(ckpt)
-        run = ckpt.resolve().parent.parent
-    elif cfg.get("ckpt_path"):
-        run = run_dir_of(Path(str(cfg.ckpt_path)))
+    """``ckpt_path=<run>/checkpoints/<file>`` of a train.py run (``resume=true`` has set it): the run goes on in that
+    run's directory, and what this start wrote (its log, its config) moves there."""
+    if not cfg.get("ckpt_path"):
+        return
+    ckpt = Path(str(cfg.ckpt_path)).resolve()
+    # resume=true found it in a run's checkpoints/ folder; a ckpt_path given by hand, in a train.py run directory
+    run = ckpt.parent.parent if cfg.get("resume") and ckpt.parent.name == "checkpoints" else run_dir_of(ckpt)
     stub = Path(str(cfg.paths.output_dir))
     if run is None or run == stub.resolve():
         return
@@ -154,13 +162,17 @@ def write_run_status(trainer: L.Trainer, stopped_by: str | None = None) -> dict[
 
 
 def prepare_run(cfg: DictConfig) -> None:
-    """Before any data is read: the encoder, the settings and ``ckpt_path`` are checked (one-line errors), and a
-    resumed run moves into its own directory. Doing it again changes nothing."""
+    """Before any data is read: the encoder, the settings, the run directory (never another run's) and ``ckpt_path``
+    (readable, and trained with this encoder and objective) are checked (one-line errors), and a resumed run moves
+    into its own directory. Doing it again changes nothing."""
     move_renamed_nodes(cfg)
     check_encoder_config(cfg)
     check_settings(cfg)
-    continue_in_run_dir(cfg)
+    resolve_resume(cfg)
+    check_run_dir_free(cfg)
     check_checkpoint_path(cfg)
+    check_resume_settings(cfg)
+    continue_in_run_dir(cfg)
 
 
 def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:

@@ -12,9 +12,69 @@ import logging
 import shutil
 from pathlib import Path
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
+
+from sentence_lab.training.checkpoint_choice import checkpoints_in, resumable_checkpoint_in, run_dir_of
 
 log = logging.getLogger(__name__)
+
+RUN_DIR_KEYS = ("hydra.run.dir", "+hydra.run.dir", "++hydra.run.dir")
+
+
+class RunDirTaken(ValueError):
+    """A fresh run was pointed at a directory that holds another run's checkpoints."""
+
+    def __init__(self, run: Path, found: list[str], setting: str) -> None:
+        shown = ", ".join(found[:4]) + (" ..." if len(found) > 4 else "")
+        super().__init__(f"{setting}={run} already holds a run (checkpoints/{shown}): a new run never writes into it. "
+                         f"Resume that run (python train.py resume=true {setting}={run}) or choose another directory "
+                         "(leave hydra.run.dir out for a new one under logs/)")
+
+
+def _value(override: str, keys: tuple[str, ...]) -> str | None:
+    key, sep, value = override.partition("=")
+    return value if sep and key in keys else None
+
+
+def claim_run_dir(overrides: list[str]) -> list[str]:
+    """Check an explicit ``hydra.run.dir=<dir>`` before Hydra writes its config and log into it: a directory that
+    holds checkpoints is refused (``RunDirTaken``) unless the command resumes it; ``resume=true`` (or a
+    ``ckpt_path`` inside it) resumes it, as ``ckpt_path=<its checkpoint>`` does, so this start's log and config go
+    beside that run's own instead of over them. Returns the command line to give Hydra."""
+    if any(o in ("-m", "--multirun") for o in overrides):
+        return overrides  # each job's directory is checked in the job (check_run_dir_free)
+    given = [(i, _value(o, RUN_DIR_KEYS)) for i, o in enumerate(overrides)]
+    given = [(i, v) for i, v in given if v is not None and "${" not in v]
+    if not given:
+        return overrides
+    index, value = given[-1]
+    run = Path(value).expanduser().resolve()
+    found = checkpoints_in(run)
+    if not found:
+        return overrides
+    ckpt = next((v for v in (_value(o, ("ckpt_path", "+ckpt_path", "++ckpt_path")) for o in overrides) if v), None)
+    if ckpt and ckpt != "null":
+        if run_dir_of(Path(ckpt).expanduser()) == run:
+            return [o for i, o in enumerate(overrides) if i != index]
+        raise RunDirTaken(run, found, "hydra.run.dir")
+    resume = next((v for v in (_value(o, ("resume", "+resume", "++resume")) for o in overrides) if v), "false")
+    if resume.lower() != "true":
+        raise RunDirTaken(run, found, "hydra.run.dir")
+    resumable = resumable_checkpoint_in(run)
+    if resumable is None:
+        raise FileNotFoundError(f"resume=true hydra.run.dir={run}: none of its checkpoints ({', '.join(found)}) is "
+                                "readable: choose another directory for a new run")
+    return [o for i, o in enumerate(overrides) if i != index] + [f"ckpt_path={resumable}"]
+
+
+def check_run_dir_free(cfg: DictConfig) -> None:
+    """A fresh run never writes into a directory holding another run's checkpoints (a sweep's job directory reused,
+    a config naming a fixed directory): ``RunDirTaken`` unless ``ckpt_path`` lies in that directory."""
+    run = Path(str(cfg.paths.output_dir)).resolve()
+    found = checkpoints_in(run)
+    ckpt = cfg.get("ckpt_path")
+    if found and not (ckpt and Path(str(ckpt)).resolve().parent.parent == run) and not cfg.get("resume"):
+        raise RunDirTaken(run, found, "paths.output_dir")
 
 RESOLVER = "unique_dir"
 _chosen: dict[str, str] = {}

@@ -7,8 +7,12 @@ import types
 import typing
 from typing import Any
 
+import torch
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
+
+from sentence_lab.text.config_values import plain
+from sentence_lab.training.module import namespaced_targets
 
 # Groups whose ``_target_`` constructor receives the group's keys as keyword arguments.
 CHECKED_GROUPS = ("data", "encoder", "objective", "trainer", "model.optimizer")
@@ -107,3 +111,35 @@ def check_settings(cfg: DictConfig) -> None:
     if every is not None and (not isinstance(every, int) or isinstance(every, bool) or every < 1):
         raise SettingsError(f"callbacks.last_checkpoint.every_n_train_steps={every!r}: an integer of at least 1, "
                             "or null")
+
+
+# What a resumed run must share with its checkpoint: the model's own settings. The others (the budget, the epochs or
+# steps, the logger, the callbacks, the data loader's workers) may change on resume: docs/runs.md lists them.
+RESUME_FIXED = ("encoder", "objective")
+
+
+def _flat(node: Any, prefix: str) -> dict[str, Any]:
+    if isinstance(node, dict):
+        return {k: v for key, value in node.items() for k, v in _flat(value, f"{prefix}.{key}").items()}
+    return {prefix: node}
+
+
+def check_resume_settings(cfg: DictConfig) -> None:
+    """``ckpt_path`` (a resumed run) must have been trained with this run's encoder and objective settings:
+    ``SettingsError`` naming every key that differs, before anything is built or written."""
+    ckpt = cfg.get("ckpt_path")
+    if not ckpt:
+        return
+    saved = torch.load(str(ckpt), map_location="cpu", weights_only=False).get("hyper_parameters") or {}
+    differ = []
+    for group in RESUME_FIXED:
+        if group not in saved or cfg.get(group) is None:
+            continue
+        theirs = _flat(namespaced_targets(plain(saved[group])), group)
+        ours = _flat(plain(cfg[group]), group)
+        for key in sorted(set(theirs) | set(ours)):
+            if theirs.get(key) != ours.get(key):
+                differ.append(f"{key}={ours.get(key)!r} (the checkpoint has {theirs.get(key)!r})")
+    if differ:
+        raise SettingsError(f"ckpt_path={ckpt} was trained with other settings: {'; '.join(differ)}. Resume with the "
+                            "checkpoint's settings, or start a new run without ckpt_path/resume")

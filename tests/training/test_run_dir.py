@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import torch
+
 from sentence_lab.training import run_dir
-from sentence_lab.training.run_dir import move_into_run, unique_dir
+from sentence_lab.training.run_dir import RunDirTaken, claim_run_dir, move_into_run, unique_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,3 +50,83 @@ def test_a_resumed_start_appends_its_log_to_the_run_and_leaves_no_stub(tmp_path)
     assert not stub.exists()
     assert (run / "train.log").read_text().splitlines() == ["first part", "before the move", "after the move"]
     assert (run / ".hydra" / "resumed" / "stub" / "overrides.yaml").is_file()
+
+
+def _a_run(folder: Path, *names: str) -> Path:
+    """A run directory as train.py leaves it: .hydra/ and checkpoints/<names> (real checkpoint files)."""
+    (folder / ".hydra").mkdir(parents=True)
+    (folder / "checkpoints").mkdir()
+    for name in names:
+        torch.save({"state_dict": {}, "hyper_parameters": {}}, folder / "checkpoints" / name)
+    return folder
+
+
+def test_a_fresh_run_is_refused_a_directory_holding_another_runs_checkpoints(tmp_path):
+    run = _a_run(tmp_path / "bow", "best.ckpt", "last.ckpt")
+    with pytest.raises(RunDirTaken, match=r"hydra.run.dir=.*bow already holds a run \(checkpoints/best.ckpt, last"
+                                          r".ckpt\).*resume=true.*choose another directory"):
+        claim_run_dir(["encoder=gru", f"hydra.run.dir={run}"])
+    other = _a_run(tmp_path / "other", "last.ckpt")
+    with pytest.raises(RunDirTaken):  # a checkpoint of another run does not make this directory free
+        claim_run_dir([f"hydra.run.dir={run}", f"ckpt_path={other / 'checkpoints' / 'last.ckpt'}"])
+
+
+def test_resume_true_with_an_explicit_directory_resumes_that_run(tmp_path):
+    run = _a_run(tmp_path / "bow", "best.ckpt", "last.ckpt")
+    assert claim_run_dir(["resume=true", f"++hydra.run.dir={run}"]) == \
+        ["resume=true", f"ckpt_path={run / 'checkpoints' / 'last.ckpt'}"]
+    ckpt = f"ckpt_path={run / 'checkpoints' / 'best.ckpt'}"
+    assert claim_run_dir([ckpt, f"hydra.run.dir={run}"]) == [ckpt]  # its own checkpoint: the run goes on there
+
+
+def test_directories_without_checkpoints_and_sweeps_are_left_to_hydra(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert claim_run_dir([f"hydra.run.dir={empty}"]) == [f"hydra.run.dir={empty}"]
+    run = _a_run(tmp_path / "bow", "last.ckpt")
+    assert claim_run_dir(["-m", f"hydra.run.dir={run}"]) == ["-m", f"hydra.run.dir={run}"]  # checked in each job
+    assert claim_run_dir(["hydra.run.dir=${paths.log_dir}/x"]) == ["hydra.run.dir=${paths.log_dir}/x"]
+
+
+def test_resume_true_with_no_readable_checkpoint_is_one_line(tmp_path):
+    run = _a_run(tmp_path / "bow")
+    (run / "checkpoints" / "last.ckpt").write_text("truncated")
+    with pytest.raises(FileNotFoundError, match="none of its checkpoints .*last.ckpt.* is readable"):
+        claim_run_dir(["resume=true", f"hydra.run.dir={run}"])
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.slow
+def test_train_py_never_writes_a_new_run_into_another_runs_directory(tiny_corpus, tmp_path):
+    run, logs = tmp_path / "bow_run", tmp_path / "logs"
+
+    def train(*overrides: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, str(ROOT / "train.py"), "encoder=bow", "encoder.embed_dim=16",
+               "encoder.embedding_init=random", "trainer.max_epochs=5", "logger=none", "print_config=false",
+               "~callbacks.eval_suite", "~callbacks.rich_progress_bar", "data.batch_size=8",
+               f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
+               f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={logs}", "trainer.num_sanity_val_steps=0",
+               *overrides]
+        return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                              env=dict(os.environ, OMP_NUM_THREADS="1"))
+
+    assert train("trainer.max_steps=2", f"hydra.run.dir={run}").returncode == 0
+    before = _files(run)
+    for overrides, expected in [(["encoder=gru"], "already holds a run"),
+                                (["trainer.max_steps=4"], "already holds a run"),
+                                (["resume=true", "encoder=gru"], "was trained with other settings: encoder._target_="),
+                                (["resume=true", "encoder.embed_dim=32"], "encoder.embed_dim=32 (the checkpoint has 16)")]:
+        done = train(*overrides, f"hydra.run.dir={run}")
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+        assert done.returncode == 1 and len(errors) == 1 and expected in errors[0], (overrides, done.stderr[-2000:])
+        assert _files(run) == before, overrides  # not a byte of the run changed
+    done = train("resume=true", "trainer.max_steps=4", f"hydra.run.dir={run}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert torch.load(run / "checkpoints" / "last.ckpt", weights_only=False)["global_step"] == 4
+    after = _files(run)
+    assert after[".hydra/config.yaml"] == before[".hydra/config.yaml"]  # the run's own config kept
+    assert after["train.log"].startswith(before["train.log"])  # the resumed part appended
+    assert any(name.startswith(".hydra/resumed/") for name in after)
