@@ -9,12 +9,13 @@
     python evaluate.py encoder=precomputed encoder.path=vectors.npz   # vectors computed elsewhere
     python evaluate.py encoder=callable encoder.function=mypkg.embed:encode   # any sentences -> array function
 """
-import os
 import signal
 import sys
 from pathlib import Path
 
-os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parents[1]))
+from sentence_lab.cli.project_root import PACKAGE_HOME, set_project_root
+
+set_project_root()
 
 import hydra  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
@@ -107,7 +108,7 @@ def evaluate(cfg: DictConfig) -> int:
     return 1 if doc.get("errors") else 0
 
 
-@hydra.main(version_base="1.3", config_path=str(Path(__file__).resolve().parents[1] / "conf"), config_name="evaluate")
+@hydra.main(version_base="1.3", config_path=str(PACKAGE_HOME / "conf"), config_name="evaluate")
 def main(cfg: DictConfig) -> None:
     code = evaluate(cfg)
     if code:

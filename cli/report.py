@@ -1,9 +1,9 @@
 """Turn a directory of runs into a table and figures: ``python report.py logs/train/multiruns/<time>``."""
-import os
 import sys
-from pathlib import Path
 
-os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parents[1]))
+from sentence_lab.cli.project_root import set_project_root
+
+set_project_root()
 
 from sentence_lab.tools.report import main as report_main  # noqa: E402
 

@@ -1,9 +1,9 @@
 """Train a sentence encoder: ``python train.py encoder=bilstm_max objective=qt``."""
-import os
 import sys
-from pathlib import Path
 
-os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parents[1]))
+from sentence_lab.cli.project_root import PACKAGE_HOME, set_project_root
+
+set_project_root()
 
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
@@ -16,7 +16,7 @@ from sentence_lab.training.sweeps import run_job  # noqa: E402
 register_resolvers()
 
 
-@hydra.main(version_base="1.3", config_path=str(Path(__file__).resolve().parents[1] / "conf"), config_name="train")
+@hydra.main(version_base="1.3", config_path=str(PACKAGE_HOME / "conf"), config_name="train")
 def train_job(cfg: DictConfig) -> float | None:
     return run_job(cfg, train)
 

@@ -166,7 +166,7 @@ class EvaluateConcatenation(Callback):
             self._evaluate(config, inits, sweep / "concatenation_init")
 
     def _evaluate(self, config: DictConfig, sources: list[Path], out: Path) -> None:
-        command = [sys.executable, str(Path(config.paths.root_dir) / "evaluate.py"),
+        command = [sys.executable, "-m", "sentence_lab.cli.evaluate",
                    "ckpt_path=[" + ",".join(f"'{source}'" for source in sources) + "]",
                    "tasks=[" + ",".join(self.tasks) + "]", f"results_file='{out / 'results.json'}'",
                    f"hydra.run.dir='{out}'", *self.overrides]
