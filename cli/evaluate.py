@@ -27,6 +27,8 @@ from sentence_lab.evaluation.runner import params_from_config  # noqa: E402
 from sentence_lab.evaluation.suite import EvaluationSuite, IncompatibleResultsFile, OnExisting  # noqa: E402
 from sentence_lab.evaluation.tasks import UnknownTask  # noqa: E402
 from sentence_lab.evaluation.text_encoders import EncoderOutputError  # noqa: E402
+from sentence_lab.text.files import EXIT_WRITE_FAILED, OutputWriteError  # noqa: E402
+from sentence_lab.training.errors import write_traceback_to_logs  # noqa: E402
 from sentence_lab.training.run_dir import register_resolvers  # noqa: E402
 
 register_resolvers()
@@ -57,6 +59,15 @@ def _tasks_written(results_file: Path) -> int:
         return len(read_results(results_file)["results"])
     except ValueError:
         return 0
+
+
+def _log_traceback(err: BaseException) -> str:
+    """The traceback into the run's log, if that can be written; where it went, for the error line."""
+    try:
+        files = write_traceback_to_logs(err)
+    except OSError:
+        return ""
+    return f" (traceback in {files[0]})" if files else ""
 
 
 def evaluate(cfg: DictConfig) -> int:
@@ -100,6 +111,10 @@ def evaluate(cfg: DictConfig) -> int:
         console.print(f"[red]error:[/red] {err} (results so far kept in {results_file})", highlight=False,
                       soft_wrap=True)
         return 3
+    except OutputWriteError as err:  # a full disk, a read-only folder: the results written before are whole
+        where = _log_traceback(err)
+        console.print(f"[red]error:[/red] {err}{where}", highlight=False, soft_wrap=True)
+        return EXIT_WRITE_FAILED
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

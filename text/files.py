@@ -1,16 +1,52 @@
-"""Files written whole or not at all."""
+"""Files written whole or not at all, and the one-line error of a write that failed."""
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
 
+# The exit code of evaluate.py, report.py and the probing generator when an output file could not be written (a full
+# disk, a read-only folder); docs/runs.md lists every exit code.
+EXIT_WRITE_FAILED = 4
+# What a write can fail with that the user fixes outside the program.
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO})
+
+
+class OutputWriteError(OSError):
+    """A file could not be written; whatever was at that path before is untouched. Its message is one line naming
+    the file, the cause and the fix."""
+
+    def __init__(self, path: Path | str, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror or str(cause), str(path))
+        self.path, self.cause = Path(path), cause
+        kept = "the previous file is kept" if self.path.exists() else "nothing was there before"
+        self.message = (f"could not write {self.path} ({cause.strerror or cause}); {kept}: free space there or "
+                        "write elsewhere, then run the command again")
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def write_failure(err: BaseException, fallback: Path | str | None = None) -> OutputWriteError | None:
+    """``err`` as an ``OutputWriteError`` when it is a write that failed for a reason outside the program (a full
+    disk, no permission); the file is ``err``'s own, else ``fallback``. None for any other error."""
+    if isinstance(err, OutputWriteError):
+        return err
+    if isinstance(err, OSError) and err.errno in WRITE_ERRNOS:
+        return OutputWriteError(err.filename or fallback or "an output file", err)
+    return None
+
 
 def atomic_write_text(path: Path | str, text: str) -> None:
-    """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``; a failed write raises
+    ``OutputWriteError`` naming ``path`` and leaves the file there as it was."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise OutputWriteError(path, err) from err
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -20,9 +56,11 @@ def atomic_write_text(path: Path | str, text: str) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(err, OSError) and not isinstance(err, OutputWriteError):
+            raise OutputWriteError(path, err) from err
         raise

@@ -38,7 +38,7 @@ from sentence_lab.evaluation.results import probe_details, read_results
 from sentence_lab.evaluation.sts_conventions import CONVENTIONS, StsConvention, convention
 from sentence_lab.evaluation.tasks.registry import TASKS, get_path
 from sentence_lab.text.documents import list_documents, read_document, split_sentences
-from sentence_lab.text.files import atomic_write_text
+from sentence_lab.text.files import EXIT_WRITE_FAILED, atomic_write_text, write_failure
 from sentence_lab.tools.compare import with_convention
 
 log = logging.getLogger(__name__)
@@ -493,6 +493,12 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a full disk, a read-only folder: one line, the files written before are whole
+        failure = write_failure(err, args.root)
+        if failure is None:
+            raise
+        print(f"error: {failure}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
     written = [p.name for p in sorted(args.root.glob("*")) if p.name.startswith(("report.", "neighbours"))
                or p.suffix == ".png"]
     print(f"{len(runs)} run(s); wrote {', '.join(written)} in {args.root}")

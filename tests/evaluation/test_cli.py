@@ -13,6 +13,8 @@ import pytest
 
 from sentence_lab.evaluation.results import SCHEMA_VERSION, read_results
 
+from helpers.small_filesystem import fill, small_filesystem
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -208,3 +210,23 @@ def test_a_stopped_evaluation_exits_128_plus_the_signal_with_one_line_and_keeps_
     (line,) = [line for line in err.splitlines() if line.startswith("error:")]
     assert f"stopped by {signal.Signals(signum).name}" in line and "resume=true" in line
     assert 1 <= len(json.loads(out.read_text())["results"]) < 5
+
+
+@pytest.mark.slow
+def test_a_full_disk_under_the_results_file_is_one_line_and_exit_4(senteval_root, tmp_path):
+    with small_filesystem(tmp_path, "1m") as small:
+        out = small / "results.json"
+        args = ["encoder=bow_glove", "evaluation.kfold=2", "evaluation.max_epoch=4", "evaluation.l2_grid=[1e-3]",
+                f"results_file={out}", f"paths.log_dir={tmp_path / 'logs'}"]
+        first = _evaluate(senteval_root, *args, "tasks=[STS14]", cwd=tmp_path)
+        assert first.returncode == 0, first.stderr[-2000:]
+        kept = out.read_text()
+        fill(small)
+        done = _evaluate(senteval_root, *args, "tasks=[STS14,SICKRelatedness]", cwd=tmp_path)
+        assert out.read_text() == kept  # the results written before are whole
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 4, done.stderr[-2000:]
+    assert len(errors) == 1 and f"could not write {small}" in errors[0] and "No space left on device" in errors[0]
+    assert "Traceback" not in done.stderr and "HYDRA_FULL_ERROR" not in done.stderr
+    first_log, second_log = sorted((tmp_path / "logs").rglob("evaluate.log"))
+    assert "Traceback" in second_log.read_text() and "Traceback" not in first_log.read_text()  # it went to the log

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from sentence_lab.tools.report import Run, build_report, correlation_matrix, find_runs, main
+from helpers.small_filesystem import fill, small_filesystem
 from helpers.train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,3 +140,14 @@ def test_sts_convention_prints_the_chosen_keys_of_the_last_epoch(tmp_path):
     assert "| STS12 | 62.00 | 62.00 |" in report and "| STS16 | 66.00 | 66.00 |" in report
     assert "| STSBenchmarkCosine | 71.00 |  |" in report and "| SICKRelatednessCosine | 65.00 |  |" in report
     assert f"| mean | {(62 + 63 + 64 + 65 + 66 + 71 + 65) / 7:.2f} |  |" in report
+
+
+def test_a_full_disk_is_one_line_and_exit_4(tmp_path, capsys):
+    with small_filesystem(tmp_path, "1m") as small:
+        fake_run(small, "a", {0: {"Length": 50.0}, 1: {"Length": 60.0}})
+        fake_run(small, "b", {0: {"Length": 55.0}, 1: {"Length": 58.0}})
+        fill(small)
+        code = main([str(small)])
+    err = capsys.readouterr().err.strip()
+    assert code == 4 and len(err.splitlines()) == 1
+    assert err.startswith(f"error: could not write {small}") and "No space left on device" in err

@@ -3,9 +3,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
-import subprocess
-import uuid
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,8 @@ import sentence_lab.training.checkpoint_io as checkpoint_io
 from sentence_lab.training.checkpoint_io import AtomicCheckpointIO, CheckpointWriteError, checkpoint_problem
 from sentence_lab.training.checkpoint_choice import resolve_checkpoint
 from sentence_lab.training.checkpoint_choice import check_checkpoint_path, newest_resumable_checkpoint
+
+from helpers.small_filesystem import small_filesystem
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,21 +51,10 @@ def test_a_write_failing_midway_keeps_the_previous_checkpoint_and_leaves_no_temp
     assert target.read_bytes() == before and os.listdir(tmp_path) == ["last.ckpt"]
 
 
-def _mount_small_filesystem(folder: Path, size: str) -> bool:
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        return False
-    folder.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                          capture_output=True).returncode == 0
-
-
 def test_a_full_disk_never_truncates_the_good_checkpoint(tmp_path):
     """On a real small filesystem (another one than the system's temporary folder), as the fault was found:
     the disk fills while last.ckpt is rewritten. Lightning's own writer truncates the good file there."""
-    small = tmp_path / f"small-{uuid.uuid4().hex[:6]}"
-    if not _mount_small_filesystem(small, "2m"):
-        pytest.skip("cannot mount a small tmpfs here (needs root); the injected failure above covers the logic")
-    try:
+    with small_filesystem(tmp_path, "2m") as small:
         io = _trainer_checkpoint_io()
         target = small / "last.ckpt"
         io.save_checkpoint(_checkpoint(100_000, 1.0), target)  # 400 KB
@@ -79,8 +67,6 @@ def test_a_full_disk_never_truncates_the_good_checkpoint(tmp_path):
         assert target.read_bytes() == good
         assert checkpoint_problem(target) is None
         assert sorted(os.listdir(small)) == ["last.ckpt", "other-files"]
-    finally:
-        subprocess.run(["umount", str(small)], capture_output=True)
 
 
 def _run_with(tmp_path: Path, good: list[str], bad: list[str]) -> Path:

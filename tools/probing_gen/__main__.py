@@ -6,6 +6,8 @@ import sys
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from sentence_lab.text.files import EXIT_WRITE_FAILED, write_failure
+
 from .generate import generate
 from .parser import ParserUnavailable
 from .settings import GenSettings
@@ -42,6 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError, ParserUnavailable) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a full disk, a read-only folder: one line, the task files written before are whole
+        failure = write_failure(err, settings.out)
+        if failure is None:
+            raise
+        print(f"error: {failure}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
     for task, entry in meta["tasks"].items():
         sizes = entry["sizes"]
         note = f"  [{entry['approximation'].split(':')[0]}]" if "approximation" in entry else ""

@@ -11,6 +11,8 @@ from sentence_lab.tools.probing_gen.__main__ import main, parse_settings
 from sentence_lab.tools.probing_gen.generate import generate
 from sentence_lab.evaluation.runner import load_tasks
 
+from helpers.small_filesystem import fill, small_filesystem
+
 ROOT = Path(__file__).resolve().parents[3]
 BOOKS = ROOT / "assets" / "books" / "train"
 SIZES = {"tr": 600, "va": 60, "te": 60}
@@ -133,3 +135,13 @@ def test_the_shipped_set_has_the_tokens_training_text_has():
     assert meta["tokenizer"]["kind"] == "treebank" and meta["generator"]["version"] == 2
     text = lzma.decompress((shipped / "past_present.txt.xz").read_bytes()).decode("utf-8")
     assert " n't " in text and not re.search(r"\w+n 't ", text)
+
+
+def test_a_full_disk_is_one_line_and_exit_4(tmp_path, capsys):
+    with small_filesystem(tmp_path, "1m") as small:
+        fill(small)
+        code = main([f"corpus={BOOKS}", f"out={small / 'set'}", "max_documents=1", "parser=none", "progress=false",
+                     "train=60", "dev=6", "test=6", "tasks=[Length]"])
+    err = capsys.readouterr().err.strip()
+    assert code == 4 and len(err.splitlines()) == 1, err
+    assert err.startswith(f"error: could not write {small}") and "No space left on device" in err

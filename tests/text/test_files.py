@@ -1,0 +1,35 @@
+"""Files written whole or not at all; a write that fails is one error naming the file and the cause."""
+from __future__ import annotations
+
+import errno
+import os
+
+import pytest
+
+from sentence_lab.text.files import OutputWriteError, atomic_write_text, write_failure
+
+from helpers.small_filesystem import fill, small_filesystem
+
+
+def test_a_full_disk_keeps_the_previous_file_and_names_it(tmp_path):
+    with small_filesystem(tmp_path, "1m") as small:
+        target = small / "results.json"
+        atomic_write_text(target, "old\n")
+        fill(small, leave_bytes=0)
+        with pytest.raises(OutputWriteError) as raised:
+            atomic_write_text(target, "x" * 200_000)
+        assert target.read_text() == "old\n"
+        assert sorted(os.listdir(small)) == ["filler", "results.json"]  # no temporary file left
+    err = raised.value
+    assert err.errno == errno.ENOSPC and str(err).startswith(f"could not write {target} (No space left on device); "
+                                                             "the previous file is kept")
+    assert "\n" not in str(err)
+
+
+def test_write_failure_tells_a_write_fault_from_other_errors(tmp_path):
+    full = write_failure(OSError(errno.ENOSPC, "No space left on device", "/x/report.md"), fallback=tmp_path)
+    assert isinstance(full, OutputWriteError) and "could not write /x/report.md (No space left" in str(full)
+    unnamed = write_failure(OSError(errno.EROFS, "Read-only file system"), fallback=tmp_path)
+    assert f"could not write {tmp_path} (Read-only file system)" in str(unnamed)
+    assert write_failure(OSError(errno.ENOENT, "No such file or directory")) is None
+    assert write_failure(ValueError("x")) is None
