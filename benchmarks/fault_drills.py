@@ -1,4 +1,4 @@
-"""Fault drills: the faults and bad inputs of issue 19, run against a checkout, one line each in a table.
+"""Fault drills: faults and bad inputs a new user meets, run against a checkout, one line each in a table.
 
     python benchmarks/fault_drills.py                      # this checkout
     python benchmarks/fault_drills.py --checkout /tmp/old  # another one (e.g. a git worktree of an older commit)
@@ -6,8 +6,10 @@
 
 Each drill runs the checkout's own ``train.py``, ``evaluate.py`` or modules in a fresh process on a tiny corpus made
 here (and SENTENCE_DATA's STS files for the results-file drill), and prints whether the behaviour held. The
-full-disk drill mounts a 2 MB tmpfs (root only; otherwise it is reported as not run). The table goes to a JSON
-record (``--output``, default ``logs/benchmarks/fault_drills/<time>.json``).
+full-disk drills mount a small tmpfs (root only; otherwise they are reported as not run). The non-finite step
+drills inject their fault with this checkout's ``tests/helpers/non_finite_at.py``; the installed-command drill
+builds the checkout's wheel into a fresh environment. The table goes to a JSON record (``--output``, default
+``logs/benchmarks/fault_drills/<time>.json``).
 """
 from __future__ import annotations
 
@@ -38,7 +40,15 @@ class Drills:
         self.corpus = work / "corpus"
         write_corpus(self.corpus / "train", 3, 40, 0)
         write_corpus(self.corpus / "valid", 1, 24, 1)
-        self.env = dict(os.environ, PROJECT_ROOT=str(checkout), OMP_NUM_THREADS="1", PYTHONPATH=str(checkout))
+        # sentence_lab.* of the drilled checkout first on the path (the editable install maps it onto this one)
+        names = work / "names" / "sentence_lab"
+        names.mkdir(parents=True)
+        for folder in ("text", "encoders", "objectives", "datamodules", "training", "evaluation", "adapters", "tools",
+                       "cli", "conf", "assets"):
+            if (checkout / folder).is_dir():
+                (names / folder).symlink_to(checkout / folder)
+        path = os.pathsep.join([str(names.parent), str(checkout), str(ROOT / "tests")])
+        self.env = dict(os.environ, PROJECT_ROOT=str(checkout), OMP_NUM_THREADS="1", PYTHONPATH=path)
         self.count = 0
 
     def fresh(self) -> Path:
@@ -280,6 +290,153 @@ print(cfg.trainer.max_time, cfg.trainer.max_epochs, cfg.trainer.get("max_steps")
         seen = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-100:]
         return seen.startswith("None "), f"default run's max_time, max_epochs, max_steps: {seen}"
 
+    # ---- runs that never lie, second round ------------------------------------------------------------------
+    def _finite(self, ckpt: Path) -> bool:
+        code = (f"import torch; s = torch.load({str(ckpt)!r}, weights_only=False)['state_dict']; "
+                "print(all(bool(torch.isfinite(v).all()) for v in s.values() if v.is_floating_point()))")
+        return self.python(code, ckpt.parent).stdout.strip().endswith("True")
+
+    def _status(self, run: Path) -> dict:
+        status = run / "run_status.json"
+        return json.loads(status.read_text()) if status.is_file() else {}
+
+    def _non_finite_step(self, *overrides: str, flags: tuple = ()) -> tuple[subprocess.CompletedProcess, Path | None]:
+        here = self.fresh()
+        done = self.run(self.train_cmd(here, "trainer.max_steps=12", "trainer.max_epochs=5",
+                                       "trainer.val_check_interval=1.0",
+                                       "+callbacks.inject._target_=helpers.non_finite_at.NonFiniteLossAt", *overrides,
+                                       flags=flags), here)
+        runs = self.runs(here)
+        return done, runs[0] if runs else None
+
+    def _one_skipped_step(self, value: str, *overrides: str) -> tuple[bool | None, str]:
+        done, run = self._non_finite_step(f"+callbacks.inject.value={value}", *overrides)
+        if run is None:
+            return False, f"exit {done.returncode}; no run"
+        last = run / "checkpoints" / "last.ckpt"
+        finite = last.is_file() and self._finite(last)
+        status = self._status(run)
+        held = done.returncode == 0 and finite and status.get("skipped_steps") == 1
+        return held, (f"exit {done.returncode}; last.ckpt {'finite' if finite else 'NaN/inf'}; run_status complete="
+                      f"{status.get('complete')}, skipped_steps={status.get('skipped_steps', 'not recorded')}")
+
+    def nan_step_skipped(self) -> tuple[bool | None, str]:
+        return self._one_skipped_step("nan", "+callbacks.inject.steps=[4]")
+
+    def inf_step_skipped(self) -> tuple[bool | None, str]:
+        return self._one_skipped_step("inf", "+callbacks.inject.steps=[4]")
+
+    def nan_steps_in_a_row_stop(self) -> tuple[bool | None, str]:
+        done, run = self._non_finite_step("+callbacks.inject.from_step=4", "++callbacks.non_finite_steps.max_in_a_row=3")
+        saved = run / "checkpoints" / "interrupted.ckpt" if run else None
+        finite = bool(saved and saved.is_file() and self._finite(saved))
+        status = self._status(run) if run else {}
+        held = done.returncode == 1 and self.one_line(done.stderr, "non-finite") and finite and \
+            status.get("stopped_by") == "non_finite_steps"
+        return held, (f"exit {done.returncode}; {'one line' if self.one_line(done.stderr) else 'no one-line error'}; "
+                      f"interrupted.ckpt {'finite' if finite else 'missing or NaN'}; run_status stopped_by="
+                      f"{status.get('stopped_by')}, complete={status.get('complete')}")
+
+    def nan_step_on_one_ddp_rank(self) -> tuple[bool | None, str]:
+        done, run = self._non_finite_step("trainer=ddp_cpu", "trainer.strategy.timeout.seconds=60",
+                                          "+callbacks.inject.steps=[2]", "+callbacks.inject.ranks=[1]")
+        if run is None:
+            return False, f"exit {done.returncode}; no run"
+        last = run / "checkpoints" / "last.ckpt"
+        finite = last.is_file() and self._finite(last)
+        status = self._status(run)
+        return done.returncode == 0 and finite and status.get("skipped_steps") == 1, \
+            (f"2 ranks, NaN on rank 1 at step 2: exit {done.returncode}; last.ckpt {'finite' if finite else 'NaN/inf'}; "
+             f"skipped_steps={status.get('skipped_steps', 'not recorded')}")
+
+    def _files(self, folder: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+    def fresh_run_in_another_runs_dir(self) -> tuple[bool | None, str]:
+        here = self.fresh()
+        run = here / "bow_run"
+        self.run(self.train_cmd(here, "trainer.max_steps=2", f"hydra.run.dir={run}"), here)
+        before = self._files(run)
+        done = self.run(self.train_cmd(here, "encoder=gru", f"hydra.run.dir={run}"), here)
+        kept = self._files(run) == before
+        return done.returncode == 1 and self.one_line(done.stderr, "already holds a run") and kept, \
+            f"exit {done.returncode}; {'one line' if self.one_line(done.stderr) else 'no refusal'}; the run's files " \
+            f"{'unchanged' if kept else 'changed: ' + ', '.join(sorted(set(self._files(run)) ^ set(before)) or 'rewritten')}"
+
+    def resume_with_another_model(self) -> tuple[bool | None, str]:
+        here = self.fresh()
+        run = here / "bow_run"
+        self.run(self.train_cmd(here, "trainer.max_steps=2", f"hydra.run.dir={run}"), here)
+        before = self._files(run)
+        done = self.run(self.train_cmd(here, "encoder.embed_dim=16", f"ckpt_path={run / 'checkpoints' / 'last.ckpt'}",
+                                       "trainer.max_steps=4"), here)
+        kept = self._files(run) == before
+        return done.returncode == 1 and self.one_line(done.stderr, "encoder.embed_dim") and kept, \
+            f"exit {done.returncode}; {self._last_error(done.stderr).split('settings: ')[-1][:70]}; the run's files " \
+            f"{'unchanged' if kept else 'changed'}"
+
+    @staticmethod
+    def _last_error(stderr: str) -> str:
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        error = [line for line in lines if line.startswith("error")]
+        return (error or lines or [""])[-1]
+
+    def installed_command_writes_here(self) -> tuple[bool | None, str]:
+        here = self.fresh()
+        built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", str(self.checkout), "--no-deps",
+                                "--no-build-isolation", "-w", str(here / "dist")], capture_output=True, text=True,
+                               timeout=600, cwd=here)
+        wheels = list((here / "dist").glob("*.whl"))
+        if built.returncode or not wheels:
+            return False, f"wheel not built: {built.stderr.strip()[-100:]}"
+        env_dir = here / "env"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
+        python = env_dir / "bin" / "python"
+        subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                        str(wheels[0])], check=True, capture_output=True, timeout=600)
+        site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   capture_output=True, text=True, check=True).stdout.strip())
+        (site / "zz_dependencies.pth").write_text("\n".join(p for p in sys.path if p.endswith("site-packages")) + "\n")
+        before = {str(p.relative_to(site)) for p in site.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+        work = here / "work"
+        work.mkdir()
+        env = {k: v for k, v in os.environ.items() if k not in ("PROJECT_ROOT", "SENTENCE_DATA", "SENTENCE_CACHE",
+                                                                "SENTENCE_LAB_HOME", "PYTHONPATH")}
+        done = subprocess.run([str(env_dir / "bin" / "sentence-lab-train"), "encoder=bow", "encoder.embed_dim=8",
+                               "encoder.embedding_init=random", "trainer.max_steps=2", "~callbacks.eval_suite",
+                               "logger=none", "print_config=false", "test_after_fit=false"],
+                              cwd=work, env=dict(env, OMP_NUM_THREADS="1"), capture_output=True, text=True, timeout=600)
+        after = {str(p.relative_to(site)) for p in site.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+        inside = sorted({Path(p).parts[1] if len(Path(p).parts) > 1 else p for p in after - before})
+        here_top = sorted({p.relative_to(work).parts[0] for p in work.rglob("*") if p.is_file()})
+        return done.returncode == 0 and not inside and "logs" in here_top, \
+            (f"exit {done.returncode}; written in the run's directory: {', '.join(here_top) or 'nothing'}; "
+             f"in site-packages/sentence_lab: {', '.join(inside) or 'nothing'}")
+
+    def evaluate_on_a_full_disk(self) -> tuple[bool | None, str]:
+        here = self.fresh()
+        small = here / "small"
+        small.mkdir()
+        if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(small)],
+                                               capture_output=True).returncode != 0:
+            return None, "not run: cannot mount a tmpfs (needs root)"
+        try:
+            out = small / "results.json"
+            cmd = [sys.executable, str(self.checkout / "evaluate.py"), "encoder=bow_glove", "probing=generated",
+                   f"results_file={out}", f"paths.log_dir={here / 'logs'}"]
+            self.run(cmd + ["tasks=[Length]"], here)
+            kept = out.read_bytes() if out.is_file() else b""
+            stat = os.statvfs(small)
+            with open(small / "filler", "wb") as f:
+                f.write(b"\0" * (stat.f_bavail * stat.f_frsize))
+            done = self.run(cmd + ["tasks=[Length,WordContent]"], here)
+            whole = bool(kept) and out.read_bytes() == kept
+        finally:
+            subprocess.run(["umount", str(small)], capture_output=True)
+        lines = len(done.stderr.strip().splitlines())
+        return done.returncode == 4 and self.one_line(done.stderr, "results.json", "No space left") and whole, \
+            f"exit {done.returncode}; stderr {lines} line(s); old results {'whole' if whole else 'lost'}"
+
 
 DRILLS: list[tuple[str, Callable[[Drills], tuple[bool | None, str]]]] = [
     ("full disk while last.ckpt is rewritten", Drills.full_disk_keeps_last_ckpt),
@@ -298,6 +455,14 @@ DRILLS: list[tuple[str, Callable[[Drills], tuple[bool | None, str]]]] = [
     ("corpus under ten batches", Drills.small_corpus_warned),
     ('SentenceModel.encode("one sentence")', Drills.encode_a_string),
     ("default run is a fixed amount of work", Drills.default_run_is_fixed_work),
+    ("NaN loss at step 4 of 12", Drills.nan_step_skipped),
+    ("inf loss at step 4 of 12", Drills.inf_step_skipped),
+    ("NaN loss from step 4 on, 3 allowed in a row", Drills.nan_steps_in_a_row_stop),
+    ("NaN loss on one of two DDP ranks", Drills.nan_step_on_one_ddp_rank),
+    ("a fresh run in another run's directory", Drills.fresh_run_in_another_runs_dir),
+    ("resume with another embedding size", Drills.resume_with_another_model),
+    ("the installed command run from a temporary directory", Drills.installed_command_writes_here),
+    ("evaluate.py with its results file on a full disk", Drills.evaluate_on_a_full_disk),
 ]
 
 

@@ -10,6 +10,9 @@ import pytest
 from helpers.senteval_tree import HashEncoder, make_senteval_tree
 from sentence_lab.training.run_dir import register_resolvers
 
+# SENTENCE_LAB_SKIPPED_TESTS=<file>: the skipped tests' ids go there (.ci/run runs them again with the extras and data)
+pytest_plugins = ["helpers.skipped_tests"]
+
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("PROJECT_ROOT", str(ROOT))
 register_resolvers()  # the configs' ${unique_dir:...}, as train.py and evaluate.py register it
