@@ -126,14 +126,16 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
 
     def readers_skip_unreadable(self) -> tuple[bool | None, str]:
         here = self.fresh()
-        first = self.run(self.train_cmd(here, "trainer.max_epochs=2", "task_name=t"), here)
+        # every epoch's checkpoint kept (opt-in): the readers must fall back to one of them
+        keep = "callbacks=[default,epoch_checkpoints]"
+        first = self.run(self.train_cmd(here, "trainer.max_epochs=2", "task_name=t", keep), here)
         if first.returncode != 0:
             return False, f"setup run failed: {first.stderr.strip()[-200:]}"
         (run,) = self.runs(here, "t")
         for name in ("last.ckpt", "best.ckpt"):
             path = run / "checkpoints" / name
             path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-        resumed = self.run(self.train_cmd(here, "trainer.max_epochs=3", "task_name=t", "resume=true"), here)
+        resumed = self.run(self.train_cmd(here, "trainer.max_epochs=3", "task_name=t", "resume=true", keep), here)
         code = (f"from sentence_lab.training.checkpoint_choice import resolve_checkpoint; "
                 f"print(resolve_checkpoint('{run}').name)")
         resolved = self.python(code, here)

@@ -27,6 +27,11 @@ def _compose(overrides: list[str], out: Path) -> DictConfig:
     return cfg
 
 
+def compose_default_cfg(out: Path, overrides: list[str]) -> DictConfig:
+    """The default run's config (``python train.py``: the shipped books), writing to ``out``."""
+    return _compose(overrides, out)
+
+
 def compose_train_cfg(tiny_corpus: Path, out: Path, overrides: list[str]) -> DictConfig:
     """The ``train`` config on a fixture corpus, writing to ``out``, as ``train.py`` would compose it."""
     base = [f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
