@@ -52,4 +52,6 @@ class RunningMeans:
         self.sums = {k: v.to(device) if device is not None else v for k, v in state.get("sums", {}).items()}
         self.count = int(state.get("count", 0))
         kept = state.get("kept")
+        if kept is None and self.skip_non_finite and self.sums:  # saved before batches were left out: every one kept
+            kept = torch.tensor(float(self.count))
         self.kept = kept.to(device) if kept is not None and device is not None else kept

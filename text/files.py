@@ -9,8 +9,9 @@ from pathlib import Path
 # The exit code of evaluate.py, report.py and the probing generator when an output file could not be written (a full
 # disk, a read-only folder); docs/runs.md lists every exit code.
 EXIT_WRITE_FAILED = 4
-# What a write can fail with that the user fixes outside the program.
-WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO})
+# What only a write fails with (a full disk, a quota, a read-only filesystem), and what a read can fail with too.
+WRITE_ONLY_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+EITHER_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EIO})
 
 
 class OutputWriteError(OSError):
@@ -28,13 +29,19 @@ class OutputWriteError(OSError):
         return self.message
 
 
-def write_failure(err: BaseException, fallback: Path | str | None = None) -> OutputWriteError | None:
-    """``err`` as an ``OutputWriteError`` when it is a write that failed for a reason outside the program (a full
-    disk, no permission); the file is ``err``'s own, else ``fallback``. None for any other error."""
+def write_failure(err: BaseException, output: Path | str | None = None) -> OutputWriteError | None:
+    """``err`` as an ``OutputWriteError`` when it is a write that failed for a reason outside the program: a full
+    disk, a quota or a read-only filesystem, or no permission (or an I/O error) on a file under ``output``, the
+    command's output folder. The file is ``err``'s own, else ``output``. None for any other error (a file that could
+    not be read stays what it is)."""
     if isinstance(err, OutputWriteError):
         return err
-    if isinstance(err, OSError) and err.errno in WRITE_ERRNOS:
-        return OutputWriteError(err.filename or fallback or "an output file", err)
+    if not isinstance(err, OSError):
+        return None
+    under_output = output is not None and err.filename is not None and \
+        Path(str(err.filename)).resolve().is_relative_to(Path(output).resolve())
+    if err.errno in WRITE_ONLY_ERRNOS or (err.errno in EITHER_ERRNOS and under_output):
+        return OutputWriteError(err.filename or output or "an output file", err)
     return None
 
 

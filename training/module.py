@@ -22,6 +22,8 @@ from sentence_lab.text import SPECIALS, UNK_ID, Tokenizer, Vocab
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.text.config_values import plain
 
+from sentence_lab.training.checkpoint_io import refuse_non_finite
+
 log = logging.getLogger(__name__)
 
 PROGRESS_BAR_METRICS = ("loss", "context_acc", "acc", "token_acc", "hinge_acc")
@@ -252,6 +254,9 @@ class SentenceModel(LightningModule):
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
+        # Weights holding NaN or inf are never written. Refused here, on every rank alike (the weights are the same on
+        # each), so that no rank waits at the save's barrier for one that gave up; AtomicCheckpointIO checks again.
+        refuse_non_finite(checkpoint.get("state_dict", {}), "checkpoint")
         checkpoint["vocabs"] = {side: v.itos for side, v in self.vocabs.items()}
         # The random streams, so that a run resumed from this point continues as if never stopped.
         # The running means of the epoch so far: a resumed epoch reports the same means as an uninterrupted one.

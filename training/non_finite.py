@@ -75,7 +75,9 @@ class NonFiniteSteps(Callback):
         self._loss_finite: torch.Tensor | None = None
 
     def on_before_backward(self, trainer: Trainer, pl_module: LightningModule, loss: torch.Tensor) -> None:
-        self._loss_finite = torch.isfinite(loss.detach()).all()
+        # every micro-batch of a step counts (trainer.accumulate_grad_batches)
+        finite = torch.isfinite(loss.detach()).all()
+        self._loss_finite = finite if self._loss_finite is None else self._loss_finite & finite
 
     def on_before_optimizer_step(self, trainer: Trainer, pl_module: LightningModule,
                                  optimizer: torch.optim.Optimizer) -> None:

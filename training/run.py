@@ -10,6 +10,7 @@ from typing import Any
 import lightning as L
 from lightning.pytorch.loggers import WandbLogger
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from hydra.utils import get_class, instantiate
 from lightning.pytorch.callbacks import EarlyStopping, Timer
 from lightning.pytorch.trainer.states import TrainerStatus
@@ -82,11 +83,15 @@ def config_choice(cfg: DictConfig, group: str) -> str:
 
 
 def resolve_resume(cfg: DictConfig) -> None:
-    """``resume=true`` without ``ckpt_path``: the run in this directory when it holds one (``hydra.run.dir=<run>``
-    in a sweep or a config), else the newest run of this task; its checkpoint becomes ``ckpt_path``."""
+    """``resume=true`` without ``ckpt_path``: the run in this directory when it holds one (``hydra.run.dir=<run>``,
+    a sweep's job directory), else, outside a sweep, the newest run of this task; its checkpoint becomes
+    ``ckpt_path``."""
     if cfg.get("ckpt_path") or not cfg.get("resume"):
         return
-    ckpt = resumable_checkpoint_in(Path(str(cfg.paths.output_dir))) or newest_resumable_checkpoint(cfg)
+    ckpt = resumable_checkpoint_in(Path(str(cfg.paths.output_dir)))
+    in_a_sweep = HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
+    if ckpt is None and not in_a_sweep:  # a sweep's job resumes its own directory or starts anew, never another run
+        ckpt = newest_resumable_checkpoint(cfg)
     if ckpt is None:
         log.warning("resume=true: no readable checkpoint under %s/%s/runs: starting a new run", cfg.paths.log_dir,
                     cfg.task_name)

@@ -12,13 +12,14 @@ import logging
 import shutil
 from pathlib import Path
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
 from sentence_lab.training.checkpoint_choice import checkpoints_in, resumable_checkpoint_in, run_dir_of
 
 log = logging.getLogger(__name__)
 
-RUN_DIR_KEYS = ("hydra.run.dir", "+hydra.run.dir", "++hydra.run.dir")
+DDP_CHILD_JOB = "hydra.job.name=train_ddp_process_"  # how Lightning's launcher starts the other ranks of a run
 
 
 class RunDirTaken(ValueError):
@@ -31,34 +32,60 @@ class RunDirTaken(ValueError):
                          "(leave hydra.run.dir out for a new one under logs/)")
 
 
-def _value(override: str, keys: tuple[str, ...]) -> str | None:
-    key, sep, value = override.partition("=")
-    return value if sep and key in keys else None
+def _settings(overrides: list[str]) -> dict[str, tuple[int, object]]:
+    """Each plain ``key=value`` override's position and value, as Hydra parses it (quotes removed); flags and what
+    Hydra's grammar does not read are left to Hydra."""
+    parser = OverridesParser.create()
+    found: dict[str, tuple[int, object]] = {}
+    for i, override in enumerate(overrides):
+        if override.startswith("-"):
+            continue
+        try:
+            (parsed,) = parser.parse_overrides([override])
+        except Exception:  # noqa: BLE001 - Hydra will say what is wrong with it
+            continue
+        if not parsed.is_delete():
+            found[parsed.key_or_group] = (i, parsed.value())
+    return found
+
+
+def _literal_dir(settings: dict[str, tuple[int, object]], key: str) -> tuple[int, Path] | None:
+    if key not in settings:
+        return None
+    index, value = settings[key]
+    if not isinstance(value, str) or "${" in value:
+        return None  # interpolated: checked in the job (check_run_dir_free)
+    return index, Path(value).expanduser().resolve()
 
 
 def claim_run_dir(overrides: list[str]) -> list[str]:
-    """Check an explicit ``hydra.run.dir=<dir>`` before Hydra writes its config and log into it: a directory that
-    holds checkpoints is refused (``RunDirTaken``) unless the command resumes it; ``resume=true`` (or a
-    ``ckpt_path`` inside it) resumes it, as ``ckpt_path=<its checkpoint>`` does, so this start's log and config go
-    beside that run's own instead of over them. Returns the command line to give Hydra."""
-    if any(o in ("-m", "--multirun") for o in overrides):
-        return overrides  # each job's directory is checked in the job (check_run_dir_free)
-    given = [(i, _value(o, RUN_DIR_KEYS)) for i, o in enumerate(overrides)]
-    given = [(i, v) for i, v in given if v is not None and "${" not in v]
-    if not given:
+    """Check an explicit ``hydra.run.dir=<dir>`` (or a multirun's ``hydra.sweep.dir``) before Hydra writes its config
+    and log into it: a directory that holds checkpoints is refused (``RunDirTaken``) unless the command resumes it;
+    ``resume=true`` (or a ``ckpt_path`` inside it) resumes it, as ``ckpt_path=<its checkpoint>`` does, so this start's
+    log and config go beside that run's own instead of over them. Returns the command line to give Hydra. The other
+    ranks of a DDP run, started by Lightning into rank 0's directory, pass as they are."""
+    if any(o.startswith(DDP_CHILD_JOB) for o in overrides):
         return overrides
-    index, value = given[-1]
-    run = Path(value).expanduser().resolve()
+    settings = _settings(overrides)
+    if any(o in ("-m", "--multirun") for o in overrides):
+        sweep = _literal_dir(settings, "hydra.sweep.dir")
+        held = sorted(p.parent.parent.name for p in sweep[1].glob("*/checkpoints/*.ckpt")) if sweep else []
+        if held:
+            raise RunDirTaken(sweep[1], [f"{held[0]}/checkpoints/..."], "hydra.sweep.dir")
+        return overrides  # each job's directory is checked in the job too (check_run_dir_free)
+    given = _literal_dir(settings, "hydra.run.dir")
+    if given is None:
+        return overrides
+    index, run = given
     found = checkpoints_in(run)
     if not found:
         return overrides
-    ckpt = next((v for v in (_value(o, ("ckpt_path", "+ckpt_path", "++ckpt_path")) for o in overrides) if v), None)
-    if ckpt and ckpt != "null":
-        if run_dir_of(Path(ckpt).expanduser()) == run:
+    ckpt = settings.get("ckpt_path", (None, None))[1]
+    if ckpt:
+        if run_dir_of(Path(str(ckpt)).expanduser()) == run:
             return [o for i, o in enumerate(overrides) if i != index]
         raise RunDirTaken(run, found, "hydra.run.dir")
-    resume = next((v for v in (_value(o, ("resume", "+resume", "++resume")) for o in overrides) if v), "false")
-    if resume.lower() != "true":
+    if settings.get("resume", (None, False))[1] is not True:
         raise RunDirTaken(run, found, "hydra.run.dir")
     resumable = resumable_checkpoint_in(run)
     if resumable is None:

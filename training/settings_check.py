@@ -137,8 +137,8 @@ def check_resume_settings(cfg: DictConfig) -> None:
             continue
         theirs = _flat(namespaced_targets(plain(saved[group])), group)
         ours = _flat(plain(cfg[group]), group)
-        for key in sorted(set(theirs) | set(ours)):
-            if theirs.get(key) != ours.get(key):
+        for key in sorted(set(theirs) & set(ours)):  # a key added to the configs since keeps its default
+            if theirs[key] != ours[key]:
                 differ.append(f"{key}={ours.get(key)!r} (the checkpoint has {theirs.get(key)!r})")
     if differ:
         raise SettingsError(f"ckpt_path={ckpt} was trained with other settings: {'; '.join(differ)}. Resume with the "

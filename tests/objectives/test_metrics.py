@@ -48,3 +48,13 @@ def test_without_skipping_a_nan_batch_shows_in_the_mean():
     meter.update({"loss": torch.tensor(1.0)}, batch_size=1)
     meter.update({"loss": torch.tensor(float("nan"))}, batch_size=1)
     assert torch.isnan(meter.means()["loss"])
+
+
+def test_means_saved_before_batches_were_left_out_resume_as_every_batch_kept():
+    old = RunningMeans()
+    old.update({"loss": torch.tensor(2.0)}, batch_size=10)
+    state = old.state_dict()
+    resumed = RunningMeans(skip_non_finite=True)
+    resumed.load_state_dict(state)
+    resumed.update({"loss": torch.tensor(2.0)}, batch_size=10)
+    assert resumed.means()["loss"].item() == pytest.approx(2.0)

@@ -27,9 +27,14 @@ def test_a_full_disk_keeps_the_previous_file_and_names_it(tmp_path):
 
 
 def test_write_failure_tells_a_write_fault_from_other_errors(tmp_path):
-    full = write_failure(OSError(errno.ENOSPC, "No space left on device", "/x/report.md"), fallback=tmp_path)
+    full = write_failure(OSError(errno.ENOSPC, "No space left on device", "/x/report.md"), output=tmp_path)
     assert isinstance(full, OutputWriteError) and "could not write /x/report.md (No space left" in str(full)
-    unnamed = write_failure(OSError(errno.EROFS, "Read-only file system"), fallback=tmp_path)
+    unnamed = write_failure(OSError(errno.EROFS, "Read-only file system"), output=tmp_path)
     assert f"could not write {tmp_path} (Read-only file system)" in str(unnamed)
+    denied_here = write_failure(OSError(errno.EACCES, "Permission denied", str(tmp_path / "report.md")), tmp_path)
+    assert isinstance(denied_here, OutputWriteError)
+    # a file that could not be read (an input elsewhere) is not a write failure
+    assert write_failure(OSError(errno.EACCES, "Permission denied", "/data/corpus/a.txt"), output=tmp_path) is None
+    assert write_failure(OSError(errno.EIO, "Input/output error", "/data/corpus/a.txt"), output=tmp_path) is None
     assert write_failure(OSError(errno.ENOENT, "No such file or directory")) is None
     assert write_failure(ValueError("x")) is None

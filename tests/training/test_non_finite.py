@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -158,3 +159,28 @@ def test_ddp_both_ranks_stop_at_the_same_step_without_a_hang(tiny_corpus, tmp_pa
     assert "did not answer" not in done.stderr  # no rank waited for another
     assert _status(run)["stopped_by"] == "non_finite_steps"
     assert _finite_checkpoints(run)["interrupted.ckpt"]
+
+
+def _hooks_step(guard: NonFiniteSteps, losses: list[float], grad: float = 1.0) -> torch.nn.Parameter:
+    """One optimiser step through the guard's hooks: a backward per micro-batch loss, then the step's check."""
+    param = torch.nn.Parameter(torch.zeros(2))
+    param.grad = torch.full((2,), grad)
+    optimizer = torch.optim.SGD([param], lr=0.1)
+    trainer = SimpleNamespace(world_size=1, global_step=7, precision_plugin=None)
+    module = SimpleNamespace(log=lambda *args, **kwargs: None)
+    for loss in losses:
+        guard.on_before_backward(trainer, module, torch.tensor(loss))
+    guard.on_before_optimizer_step(trainer, module, optimizer)
+    return param
+
+
+def test_a_nan_in_any_micro_batch_of_an_accumulated_step_skips_it():
+    guard = NonFiniteSteps(max_in_a_row=5)
+    assert _hooks_step(guard, [float("nan"), 1.0]).grad is None  # the first of two micro-batches
+    assert guard.skipped == [7] and guard.in_a_row == 1
+    assert _hooks_step(guard, [1.0, 2.0]).grad is not None  # a clean step resets the count
+    assert guard.in_a_row == 0 and guard.skipped_total == 1
+    assert _hooks_step(guard, [1.0], grad=float("inf")).grad is None  # a gradient alone
+    with pytest.raises(NonFiniteTraining, match="stopped at step 7: 2 steps in a row had a non-finite loss"):
+        guard.max_in_a_row = 1
+        _hooks_step(guard, [float("inf")])

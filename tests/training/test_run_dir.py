@@ -84,7 +84,7 @@ def test_directories_without_checkpoints_and_sweeps_are_left_to_hydra(tmp_path):
     empty.mkdir()
     assert claim_run_dir([f"hydra.run.dir={empty}"]) == [f"hydra.run.dir={empty}"]
     run = _a_run(tmp_path / "bow", "last.ckpt")
-    assert claim_run_dir(["-m", f"hydra.run.dir={run}"]) == ["-m", f"hydra.run.dir={run}"]  # checked in each job
+    assert claim_run_dir(["-m", f"hydra.run.dir={run}"]) == ["-m", f"hydra.run.dir={run}"]  # a sweep has no run dir
     assert claim_run_dir(["hydra.run.dir=${paths.log_dir}/x"]) == ["hydra.run.dir=${paths.log_dir}/x"]
 
 
@@ -130,3 +130,25 @@ def test_train_py_never_writes_a_new_run_into_another_runs_directory(tiny_corpus
     assert after[".hydra/config.yaml"] == before[".hydra/config.yaml"]  # the run's own config kept
     assert after["train.log"].startswith(before["train.log"])  # the resumed part appended
     assert any(name.startswith(".hydra/resumed/") for name in after)
+
+
+def test_quoted_directories_are_read_as_hydra_reads_them(tmp_path):
+    run = _a_run(tmp_path / "bow run", "last.ckpt")
+    for quoted in (f'hydra.run.dir="{run}"', f"hydra.run.dir='{run}'"):
+        with pytest.raises(RunDirTaken):
+            claim_run_dir([quoted])
+
+
+def test_the_other_ranks_of_a_ddp_run_pass_into_rank_zeros_directory(tmp_path):
+    run = _a_run(tmp_path / "bow", "last.ckpt")
+    child = [f"ckpt_path={run / 'checkpoints' / 'last.ckpt'}", f'hydra.run.dir="{run}"',
+             "hydra.job.name=train_ddp_process_1", "hydra.output_subdir=null"]
+    assert claim_run_dir(child) == child
+
+
+def test_a_sweep_directory_holding_runs_is_refused_before_hydra_writes(tmp_path):
+    sweep = tmp_path / "sweep"
+    _a_run(sweep / "0", "last.ckpt")
+    with pytest.raises(RunDirTaken, match="hydra.sweep.dir=.*sweep already holds a run"):
+        claim_run_dir(["-m", "seed=1,2", f"hydra.sweep.dir={sweep}"])
+    assert claim_run_dir(["-m", f"hydra.sweep.dir={tmp_path / 'new'}"]) == ["-m", f"hydra.sweep.dir={tmp_path / 'new'}"]
