@@ -92,12 +92,19 @@ class Drills:
         return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
     # ---- the drills: each returns (held, what was seen) -------------------------------------------------------
-    def full_disk_keeps_last_ckpt(self) -> tuple[bool | None, str]:
-        here = self.fresh()
+    @staticmethod
+    def small_filesystem(here: Path, size: str) -> Path | None:
+        """A tmpfs of ``size`` mounted at ``here/small`` (unmount it after), or None where mounting is not allowed."""
         small = here / "small"
         small.mkdir()
-        if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(small)],
-                                               capture_output=True).returncode != 0:
+        mounted = os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
+                                                        str(small)], capture_output=True).returncode == 0
+        return small if mounted else None
+
+    def full_disk_keeps_last_ckpt(self) -> tuple[bool | None, str]:
+        here = self.fresh()
+        small = self.small_filesystem(here, "2m")
+        if small is None:
             return None, "not run: cannot mount a tmpfs (needs root)"
         code = f"""
 import torch
@@ -417,10 +424,8 @@ print(cfg.trainer.max_time, cfg.trainer.max_epochs, cfg.trainer.get("max_steps")
 
     def evaluate_on_a_full_disk(self) -> tuple[bool | None, str]:
         here = self.fresh()
-        small = here / "small"
-        small.mkdir()
-        if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(small)],
-                                               capture_output=True).returncode != 0:
+        small = self.small_filesystem(here, "1m")
+        if small is None:
             return None, "not run: cannot mount a tmpfs (needs root)"
         try:
             out = small / "results.json"
