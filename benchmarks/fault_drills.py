@@ -28,7 +28,7 @@ from typing import Callable
 
 from sentence_lab.evaluation.results import git_revision
 from sentence_lab.tools import benchmark
-from sentence_lab.tools.benchmark import write_corpus
+from sentence_lab.tools.benchmark import CLONE_VARIABLES, files_under, fresh_environment_with, write_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE_DRILLS = "9,16"  # probing_gen with too little text; the default run's budget (no training in either)
@@ -399,23 +399,16 @@ print(cfg.trainer.max_time, cfg.trainer.max_epochs, cfg.trainer.get("max_steps")
         if built.returncode or not wheels:
             return False, f"wheel not built: {built.stderr.strip()[-100:]}"
         env_dir = here / "env"
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
-        python = env_dir / "bin" / "python"
-        subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-                        str(wheels[0])], check=True, capture_output=True, timeout=600)
-        site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                   capture_output=True, text=True, check=True).stdout.strip())
-        (site / "zz_dependencies.pth").write_text("\n".join(p for p in sys.path if p.endswith("site-packages")) + "\n")
-        before = {str(p.relative_to(site)) for p in site.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+        site = fresh_environment_with(wheels[0], env_dir)
+        before = files_under(site)
         work = here / "work"
         work.mkdir()
-        env = {k: v for k, v in os.environ.items() if k not in ("PROJECT_ROOT", "SENTENCE_DATA", "SENTENCE_CACHE",
-                                                                "SENTENCE_LAB_HOME", "PYTHONPATH")}
+        env = {k: v for k, v in os.environ.items() if k not in CLONE_VARIABLES}
         done = subprocess.run([str(env_dir / "bin" / "sentence-lab-train"), "encoder=bow", "encoder.embed_dim=8",
                                "encoder.embedding_init=random", "trainer.max_steps=2", "~callbacks.eval_suite",
                                "logger=none", "print_config=false", "test_after_fit=false"],
                               cwd=work, env=dict(env, OMP_NUM_THREADS="1"), capture_output=True, text=True, timeout=600)
-        after = {str(p.relative_to(site)) for p in site.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+        after = files_under(site)
         inside = sorted({Path(p).parts[1] if len(Path(p).parts) > 1 else p for p in after - before})
         here_top = sorted({p.relative_to(work).parts[0] for p in work.rglob("*") if p.is_file()})
         return done.returncode == 0 and not inside and "logs" in here_top, \

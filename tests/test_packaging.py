@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sentence_lab.cli.project_root import MARKER, clone_root
+from sentence_lab.tools.benchmark import CLONE_VARIABLES, files_under, fresh_environment_with
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
@@ -170,34 +171,14 @@ def test_a_client_named_evaluation_py_beside_text_py_and_tools_gets_our_senteval
     assert done.stdout.strip().splitlines()[-1].startswith("MR ")
 
 
-def _fresh_environment_with(wheel: Path, where: Path) -> Path:
-    """A new virtual environment holding the wheel alone (console scripts included); the dependencies are read from
-    this interpreter's site-packages, appended to its path, so no editable hook of the clone is active there."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120)
-    python = where / "bin" / "python"
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-                           str(wheel)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    ours = [p for p in sys.path if p.endswith("site-packages")]
-    (Path(site) / "zz_dependencies.pth").write_text("\n".join(ours) + "\n")
-    return Path(site)
-
-
-def _listing(folder: Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
-
-
 def test_installed_commands_write_where_they_are_run_not_into_site_packages(wheel, tmp_path):
-    site = _fresh_environment_with(wheel, tmp_path / "env")
+    site = fresh_environment_with(wheel, tmp_path / "env")
     bin_dir = tmp_path / "env" / "bin"
     work = tmp_path / "work"
     work.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PROJECT_ROOT", "SENTENCE_DATA", "SENTENCE_CACHE",
-                                                            "SENTENCE_LAB_HOME", "PYTHONPATH")}
+    env = {k: v for k, v in os.environ.items() if k not in CLONE_VARIABLES}
     env["OMP_NUM_THREADS"] = "1"
-    before = _listing(site)
+    before = files_under(site)
     train = subprocess.run([str(bin_dir / "sentence-lab-train"), "encoder=bow", "encoder.embed_dim=16",
                             "encoder.embedding_init=random", "trainer.max_steps=2", "~callbacks.eval_suite",
                             "logger=none", "print_config=false", "test_after_fit=false"],
@@ -206,8 +187,8 @@ def test_installed_commands_write_where_they_are_run_not_into_site_packages(whee
     evaluate = subprocess.run([str(bin_dir / "sentence-lab-eval"), "encoder=bow_glove", "tasks=[Length]"],
                               cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert evaluate.returncode == 0, evaluate.stderr[-3000:]
-    assert _listing(site) == before  # nothing written inside the environment
-    written = _listing(work)
+    assert files_under(site) == before  # nothing written inside the environment
+    written = files_under(work)
     (run,) = {Path(p).parts[3] for p in written if p.startswith("logs/train/runs/")}
     assert f"logs/train/runs/{run}/checkpoints/last.ckpt" in written  # the run, under the directory it ran in
     assert any(p.startswith(".cache/corpus/") for p in written)  # the shipped books, prepared here

@@ -130,7 +130,8 @@ def check_resume_settings(cfg: DictConfig) -> None:
     ckpt = cfg.get("ckpt_path")
     if not ckpt:
         return
-    saved = torch.load(str(ckpt), map_location="cpu", weights_only=False).get("hyper_parameters") or {}
+    # memory-mapped: only the pickled settings are read, not the weights (Lightning loads those once, later)
+    saved = torch.load(str(ckpt), map_location="cpu", weights_only=False, mmap=True).get("hyper_parameters") or {}
     differ = []
     for group in RESUME_FIXED:
         if group not in saved or cfg.get(group) is None:
