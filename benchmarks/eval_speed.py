@@ -110,19 +110,6 @@ STATE_TENSORS = {"adam": 2, "adamax": 2, "rmsprop": 1, "sgd": 1, "adagrad": 1, "
 DEFAULT_TASKS = "MR,CR,SUBJ,MPQA,SST2,SST5,TREC,MRPC,SICKEntailment,SICKRelatedness,STSBenchmark"
 
 
-class ProjectedBow:
-    """``bow_glove`` times a fixed Gaussian matrix ``[50, dim]`` (scaled by 1/sqrt(50)), float32."""
-
-    def __init__(self, dim: int = 4096, seed: int = 0):
-        from sentence_lab.evaluation.baselines import BowGloveEncoder
-
-        self.bow = BowGloveEncoder()
-        self.P = (np.random.RandomState(seed).randn(50, dim) / np.sqrt(50)).astype(np.float32)
-
-    def encode(self, sentences: list[str]) -> np.ndarray:
-        return self.bow.encode(sentences) @ self.P
-
-
 def machine_peaks(seconds: float = 1.0, floats: int = 1 << 28, matmul: int = 2048) -> dict:
     """Streaming read bandwidth and random-row read bandwidth (bytes/s), float32 matmul peak (FLOP/s), best of
     repeated runs, with torch's and numba's thread count (``floats``: the streamed array, 1 GiB by default;
@@ -220,19 +207,6 @@ def compute_seconds_at_shape(works: list[dict], flops: float, peak: float, secon
     return at_shape + (flops - sum(train)) / peak
 
 
-def run_regime(spec, X: dict, y: dict, params, nclasses: int | None):
-    from sentence_lab.evaluation import regimes
-
-    if spec.regime == "nested":
-        return regimes.nested_cv(X["all"], y["all"], params, nclasses)
-    if spec.regime == "kfold":
-        return regimes.kfold_then_test(X["train"], y["train"], X["test"], y["test"], params, nclasses)
-    if spec.regime == "split":
-        return regimes.train_dev_test(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params,
-                                      nclasses)
-    return regimes.relatedness(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params)
-
-
 def run_senteval(spec, X: dict, y: dict, params, nclasses: int | None) -> dict:
     """SentEval's validation / relatedness classes (imported from ``--reference``) on the same features."""
     from senteval.tools.relatedness import RelatednessPytorch
@@ -323,7 +297,7 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
     for module in MODULES.values():  # every regime module's fit_members records its work
         if hasattr(module, "fit_members"):
             module.fit_members = recording_fit
-    projection = EmbeddingCache(ProjectedBow(256 if smoke else 4096), batch_size=128)
+    projection = EmbeddingCache(benchmark.ProjectedBow(256 if smoke else 4096), batch_size=128)
     rows = []
     print("\n| task | d | classifier s | GB moved | GFLOP | roofline s | roofline share | share, random rows | "
           "BLAS on the same products s | 4096-d BiLSTM-max "
@@ -335,7 +309,7 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
         y = {k: (s.y.astype(np.float64) if spec.regime == "regression" else s.y) for k, s in task.data.splits.items()}
         works.clear()
         t0 = time.perf_counter()
-        ours = run_regime(spec, X, y, params, task.data.nclasses)
+        ours = benchmark.run_regime(spec, X, y, params, task.data.nclasses)
         seconds = time.perf_counter() - t0
         nbytes, flops = probe_cost(works)
         roof = max(nbytes / peaks["read_bandwidth"], flops / peaks["matmul_peak"])

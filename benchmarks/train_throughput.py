@@ -26,7 +26,6 @@ import lightning as L
 import torch
 from omegaconf import OmegaConf
 from torch.utils.data import DataLoader, Subset
-from torch.utils.flop_counter import FlopCounterMode
 
 from sentence_lab.datamodules.contiguous import ContiguousChunks
 from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
@@ -72,31 +71,6 @@ def compilation_seconds(model: SentenceModel, batch: dict) -> float:
     model.objective(batch)["loss"].backward()
     model.zero_grad(set_to_none=True)
     return time.perf_counter() - start
-
-
-def _mkldnn_rnn_flops(input_shape, w_ih_shape, w_hh_shape, *args, **kwargs) -> int:
-    """oneDNN's fused RNN layer (CPU LSTM), which FlopCounterMode does not know: 2 FLOPs per MAC of
-    both gate projections at every (padded) position."""
-    positions = input_shape[0] * input_shape[1]
-    return 2 * positions * w_ih_shape[0] * (w_ih_shape[1] + w_hh_shape[1])
-
-
-def _mkldnn_rnn_backward_flops(input_shape, w_ih_shape, w_hh_shape, *args, **kwargs) -> int:
-    return 2 * _mkldnn_rnn_flops(input_shape, w_ih_shape, w_hh_shape)  # input and weight gradients
-
-
-CUSTOM_FLOPS = {}
-if hasattr(torch.ops.aten, "mkldnn_rnn_layer"):
-    CUSTOM_FLOPS[torch.ops.aten.mkldnn_rnn_layer] = _mkldnn_rnn_flops
-    CUSTOM_FLOPS[torch.ops.aten.mkldnn_rnn_layer_backward] = _mkldnn_rnn_backward_flops
-
-
-def step_flops(model: SentenceModel, batch: dict) -> int:
-    counter = FlopCounterMode(display=False, custom_mapping=CUSTOM_FLOPS)
-    with counter:
-        model.objective(batch)["loss"].backward()
-    model.zero_grad(set_to_none=True)
-    return counter.get_total_flops()
 
 
 def bare_loop(model: SentenceModel, loader: DataLoader, warmup: int) -> float:
@@ -201,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.encoders.split(","):
         # One uncompiled step gives the FLOPs and sizes the timed loops of both rows.
         start = time.perf_counter()
-        flops = step_flops(make_model(name, vocab, args.smoke), chunks[0])
+        flops = benchmark.training_step_flops(make_model(name, vocab, args.smoke), chunks[0])
         timed = max(args.batches, int(args.min_seconds / max(time.perf_counter() - start, 1e-4)))
         loader = DataLoader(Subset(chunks, [i % len(chunks) for i in range(args.warmup + timed)]), batch_size=None,
                             shuffle=False)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-from sentence_lab.evaluation.results import read_results
+from sentence_lab.evaluation.results import percent_score, read_results
 from sentence_lab.tools import benchmark
 from sentence_lab.tools.report import read_scalars
 
@@ -95,12 +95,7 @@ def evaluate(source: list[str], tasks: list[str], out: Path, extra: tuple[str, .
 
 
 def score(doc: dict, task: str) -> float | None:
-    r = doc["results"].get(task)
-    if r is None or r.get("main_score") is None:
-        return None
-    value = float(r["main_score"])
-    return value * 100 if abs(value) <= 1.0 and r.get("main_metric", "").split(".")[-1] in (
-        "pearson", "spearman", "mean", "wmean") else value
+    return percent_score(doc["results"].get(task))
 
 
 def table(columns: dict[str, dict], tasks: list[str]) -> tuple[str, dict]:

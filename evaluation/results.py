@@ -131,6 +131,19 @@ def document_of_test_scores(metrics: dict[str, float], checkpoint: str | None, *
             "results": results, "skipped": {}, "errors": {}, **fields}
 
 
+CORRELATION_METRICS = ("pearson", "spearman", "mean", "wmean")
+
+
+def percent_score(result: dict | None) -> float | None:
+    """A task's main score on one 0-100 scale: accuracies as they are, correlations x100 (so one mean covers the
+    transfer and the similarity tasks, as the published tables do); None when the task has no score."""
+    if result is None or result.get("main_score") is None:
+        return None
+    value = float(result["main_score"])
+    correlation = str(result.get("main_metric", "")).split(".")[-1] in CORRELATION_METRICS
+    return value * 100 if correlation and abs(value) <= 1.0 else value
+
+
 def probe_label(result: dict) -> str | None:
     """A short name of the probe that scored a result and what it chose on dev: ``logistic``, ``MLP 100/0.1``
     (hidden units / dropout), ``logistic (scikit-learn)``; None when the result names none."""

