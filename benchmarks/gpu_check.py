@@ -73,7 +73,7 @@ TWELVE = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark",
           "STS16"]
 CARRY_LIMIT_MIB = 64
 # Seconds each part may take (the whole check aims at 5 minutes on an H100; a device command is stopped at 10).
-LIMITS = {"gpu tests": 110, "default run": 220, "throughput": 120, "engine": 90}
+LIMITS = {"rnn precision": 60, "gpu tests": 150, "default run": 220, "throughput": 120, "engine": 90}
 DRY_RUN_TRAINING = ["trainer=cpu", "encoder.hidden_dim=16", "data.batch_size=16", "trainer.max_epochs=2",
                     "++trainer.limit_train_batches=3", "++trainer.limit_val_batches=1", "trainer.val_check_interval=1.0",
                     "callbacks.last_checkpoint.every_n_train_steps=null", "callbacks.eval_suite.max_examples_per_split=48",
@@ -289,6 +289,15 @@ def default_run(logs: Path, env: dict, dry: bool) -> dict:
     return result
 
 
+def rnn_precision(logs: Path, env: dict, dry: bool) -> dict:
+    record = logs / "rnn_precision.json"
+    cmd = [sys.executable, "benchmarks/gpu_rnn_precision.py", f"--output={record}", *(["--smoke"] if dry else [])]
+    result = run_part("rnn precision", cmd, logs, LIMITS["rnn precision"], env)
+    if record.is_file():
+        result["rows"] = json.loads(record.read_text())["results"]["rows"]
+    return result
+
+
 def throughput(logs: Path, env: dict, dry: bool) -> dict:
     record = logs / "throughput.json"
     cmd = [sys.executable, "benchmarks/gpu_throughput.py", f"--output={record}", *(["--smoke"] if dry else [])]
@@ -308,7 +317,8 @@ def engine(logs: Path, env: dict, dry: bool) -> dict:
     return result
 
 
-PARTS = {"gpu tests": gpu_tests, "default run": default_run, "throughput": throughput, "engine": engine}
+PARTS = {"rnn precision": rnn_precision, "gpu tests": gpu_tests, "default run": default_run, "throughput": throughput,
+         "engine": engine}
 
 
 def table(record: dict) -> str:
@@ -318,16 +328,38 @@ def table(record: dict) -> str:
              f"revision {(env['revision'] or '?')[:10]}{' (dirty)' if env['revision_dirty'] else ''}",
              "", "| part | result | seconds |", "|---|---|---|"]
     parts = record["parts"]
-    t = parts.get("gpu tests", {})
-    lines.append(f"| GPU tests | {t.get('passed', '?')} passed, {t.get('failures', '?')} failed, "
-                 f"{t.get('errors', '?')} errors, {t.get('skipped', '?')} skipped; largest "
-                 + ", ".join(f"{k} {v:.2g}" for k, v in sorted(t.get("largest", {}).items())) + f" | {t.get('seconds')} |")
-    d = parts.get("default run", {})
+    for row in parts.get("rnn precision", {}).get("rows", []):
+        lines.append(f"| {row['layer']} {row['mode']} | " + (f"error {row['error'][:60]}" if "error" in row else
+                     f"{row['dtype']}, {1e3 * row['seconds']:.2f} ms forward + backward, "
+                     f"{row['relative_difference']:.1e} from float32") + " | |")
+    t = parts.get("gpu tests")
+    if t is not None:
+        lines.append(f"| GPU tests | {t.get('passed', '?')} passed, {t.get('failures', '?')} failed, "
+                     f"{t.get('errors', '?')} errors, {t.get('skipped', '?')} skipped; largest "
+                     + ", ".join(f"{k} {v:.2g}" for k, v in sorted(t.get("largest", {}).items()))
+                     + f" | {t.get('seconds')} |")
+    d = parts.get("default run")
+    if d is not None:
+        lines.append(default_run_row(d))
+    p = parts.get("throughput")
+    if p is not None:
+        lines += throughput_rows(p)
+    e = parts.get("engine")
+    if e is not None:
+        lines += engine_rows(e)
+    lines.append(f"| whole check | | {record['seconds']:.0f} |")
+    return "\n".join(lines)
+
+
+def default_run_row(d: dict) -> str:
     gain = (f"mean of {d['tasks_scored']} tasks {d['mean_trained']:.2f} vs epoch 0 {d['mean_epoch_0']:.2f} "
             f"({d['better']} of {d['tasks_scored']} better)" if "mean_trained" in d else "no gain measured")
-    lines.append(f"| default run | {gain}; training {d.get('train_seconds')} s, suite {d.get('suite_seconds')} s "
-                 f"({len(d.get('epochs', {}))} evaluations), rest {d.get('other_seconds')} s | {d.get('seconds')} |")
-    p = parts.get("throughput", {})
+    return (f"| default run | {gain}; training {d.get('train_seconds')} s, suite {d.get('suite_seconds')} s "
+            f"({len(d.get('epochs', {}))} evaluations), rest {d.get('other_seconds')} s | {d.get('seconds')} |")
+
+
+def throughput_rows(p: dict) -> list[str]:
+    lines = []
     if "rows" in p:
         rates = ", ".join(f"{k} {v / 1e12:.0f}" for k, v in p["matmul_rates"].items())
         lines.append(f"| ceilings | matmul TFLOP/s {rates}; copy {p['copy_bandwidth'] / 1e12:.2f} TB/s | |")
@@ -336,15 +368,27 @@ def table(record: dict) -> str:
                          f"{row['achieved_flops_per_second'] / 1e12:.2f} TFLOP/s, {100 * row['share_of_floor']:.1f}% "
                          f"of the floor | |")
     lines.append(f"| throughput | exit {p.get('exit_code')} | {p.get('seconds')} |")
-    e = parts.get("engine", {})
+    return lines
+
+
+def engine_rows(e: dict) -> list[str]:
+    lines = []
     for row in e.get("tasks", []):
         key = "acc" if "acc" in row["scores"][0] else "pearson"
         lines.append(f"| engine {row['task']} {row['d']}-d | {row['devices'][0]} {row['seconds'][0]:.2f} s vs "
                      f"{row['devices'][1]} {row['seconds'][1]:.2f} s ({row['ratio']:.1f}x); {key} "
                      f"{row['scores'][0][key]:.4g} vs {row['scores'][1][key]:.4g} | |")
     lines.append(f"| engine | exit {e.get('exit_code')} | {e.get('seconds')} |")
-    lines.append(f"| whole check | | {record['seconds']:.0f} |")
-    return "\n".join(lines)
+    return lines
+
+
+def save(record: dict, logs: Path, out: Path) -> None:
+    """The record and every part's log and files so far (checkpoints and large files left out) into ``out``."""
+    (out / "gpu_check.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+    with tarfile.open(out / "gpu_check_logs.tar.gz", "w:gz") as tar:
+        for path in sorted(logs.rglob("*")):
+            if path.is_file() and path.suffix != ".ckpt" and path.stat().st_size < 8 << 20:
+                tar.add(path, arcname=str(path.relative_to(logs)))
 
 
 def check(out: Path, prepared: Path, dry: bool, parts: list[str]) -> int:
@@ -363,12 +407,8 @@ def check(out: Path, prepared: Path, dry: bool, parts: list[str]) -> int:
         except Exception as err:  # noqa: BLE001 - one part's failure is recorded; the others run
             record["parts"][name] = {"error": f"{type(err).__name__}: {err}"}
             print(f"   {name}: {type(err).__name__}: {err}", flush=True)
-    record["seconds"] = time.perf_counter() - started
-    (out / "gpu_check.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
-    with tarfile.open(out / "gpu_check_logs.tar.gz", "w:gz") as tar:
-        for path in sorted(logs.rglob("*")):
-            if path.is_file() and path.suffix != ".ckpt" and path.stat().st_size < 8 << 20:
-                tar.add(path, arcname=str(path.relative_to(logs)))
+        record["seconds"] = time.perf_counter() - started
+        save(record, logs, out)  # after every part: a check stopped from outside keeps what it measured
     shutil.rmtree(logs, ignore_errors=True)
     text = table(record)
     (out / "gpu_check.md").write_text(text + "\n")

@@ -13,6 +13,11 @@ longest sentence. Every sentence gets the states it gets alone; the cost follows
 (measured when the buckets came in: ``docs/changelog.md``, "The recurrent encoders run a batch in length buckets";
 ``benchmarks/train_throughput.py`` times whole training steps). A batch whose lengths are alike already
 (evaluation's length-sorted batches) runs whole.
+
+Under autocast to bfloat16 (``trainer.precision=bf16-mixed``) the recurrent kernel runs in bfloat16, outside
+autocast: PyTorch's autocast sends cuDNN's LSTM and GRU to float16 whatever dtype it was given (measured on an H100
+with torch 2.11: ``benchmarks/gpu_rnn_precision.py``), which would train them in float16 with no loss scaling; and on
+the CPU it leaves the GRU in float32.
 """
 from __future__ import annotations
 
@@ -40,6 +45,15 @@ BUCKET_ROWS = 32
 SAVING_NEEDED = 0.8
 
 
+def kernel_dtype(x: torch.Tensor) -> torch.dtype | None:
+    """bfloat16 when autocast to bfloat16 is on for ``x``'s device (the kernel then runs outside autocast, in
+    bfloat16); None otherwise (the kernel runs as called)."""
+    device = x.device.type
+    if torch.is_autocast_enabled(device) and torch.get_autocast_dtype(device) == torch.bfloat16:
+        return torch.bfloat16
+    return None
+
+
 def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
             bucket_rows: int | None = BUCKET_ROWS) -> tuple[torch.Tensor, torch.Tensor]:
     """States ``[B, T, D*H]`` of the top layer and the final state ``[B, D*H]`` of each direction.
@@ -50,8 +64,19 @@ def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
     """
     if rnn.proj_size if isinstance(rnn, nn.LSTM) else False:
         raise ValueError("LSTM projections (proj_size) are not supported by run_rnn")
+    dtype = kernel_dtype(x)
+    if dtype is not None:
+        with torch.autocast(x.device.type, enabled=False):
+            weights = [w.to(dtype) for w in rnn._flat_weights]  # cast once for every bucket
+            return _run_buckets(rnn, x.to(dtype), lengths, bucket_rows, weights)
+    return _run_buckets(rnn, x, lengths, bucket_rows, rnn._flat_weights)
+
+
+def _run_buckets(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor, bucket_rows: int | None,
+                 weights: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """``run_rnn`` with the layer's ``weights`` given (in the dtype the kernel runs in)."""
     if not bucket_rows or x.size(0) <= bucket_rows:
-        return _run_padded(rnn, x, lengths)
+        return _run_padded(rnn, x, lengths, weights)
     lengths = lengths.to(x.device)
     order = torch.argsort(lengths, stable=True)
     buckets = order.tensor_split(-(-x.size(0) // bucket_rows))
@@ -59,10 +84,10 @@ def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
     longest_of = [sorted_lengths[end - 1] for end in itertools.accumulate(len(rows) for rows in buckets)]
     max_len = x.size(1)
     if sum(len(rows) * n for rows, n in zip(buckets, longest_of)) > SAVING_NEEDED * x.size(0) * max_len:
-        return _run_padded(rnn, x, lengths)  # lengths alike (e.g. length-sorted evaluation batches): one run
+        return _run_padded(rnn, x, lengths, weights)  # lengths alike (e.g. length-sorted evaluation batches): one run
     states, finals = [], []
     for rows, longest in zip(buckets, longest_of):
-        bucket_states, bucket_final = _run_padded(rnn, x[rows, :longest], lengths[rows])
+        bucket_states, bucket_final = _run_padded(rnn, x[rows, :longest], lengths[rows], weights)
         states.append(F.pad(bucket_states, (0, 0, 0, max_len - longest)))
         finals.append(bucket_final)
     inverse = torch.empty_like(order)
@@ -70,14 +95,14 @@ def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
     return torch.cat(states)[inverse], torch.cat(finals)[inverse]
 
 
-def _run_padded(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _run_padded(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
+                weights: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """``run_rnn`` on the whole padded batch at once."""
     is_lstm = isinstance(rnn, nn.LSTM)
     kernel = torch._VF.lstm if is_lstm else torch._VF.gru
     directions = 2 if rnn.bidirectional else 1
     batch, max_len, _ = x.shape
     hidden = rnn.hidden_size
-    weights = rnn._flat_weights
     per_direction = len(weights) // (rnn.num_layers * directions)
     reverse = reversal_index(lengths, max_len) if directions == 2 else None
     layer_input = x

@@ -1,4 +1,6 @@
 """run_rnn on padded input equals the same RNN over packed sequences."""
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -87,3 +89,22 @@ def test_a_batch_of_alike_lengths_runs_whole(monkeypatch):
     calls = kernel_inputs(monkeypatch, "gru")
     run_rnn(nn.GRU(3, 4, batch_first=True), torch.randn(6, 9, 3), torch.tensor([8, 9, 9, 8, 9, 9]), bucket_rows=2)
     assert calls == [(6, 9)]
+
+
+@pytest.mark.parametrize("cell", [nn.LSTM, nn.GRU])
+def test_under_bf16_autocast_the_kernel_runs_in_bfloat16_and_trains_the_float32_weights(cell):
+    """PyTorch's autocast would run cuDNN's RNNs in float16 (and leaves the CPU GRU in float32): under autocast to
+    bfloat16 the kernel runs in bfloat16 explicitly, as the layer cast to bfloat16 would, on packed input."""
+    torch.manual_seed(0)
+    rnn = cell(3, 4, batch_first=True, bidirectional=True)
+    x, lengths = torch.randn(6, 9, 3), torch.tensor([9, 1, 2, 1, 2, 8])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        states, final = run_rnn(rnn, x, lengths, bucket_rows=2)
+    assert states.dtype == final.dtype == torch.bfloat16
+    packed = pack_padded_sequence(x.bfloat16(), lengths, batch_first=True, enforce_sorted=False)
+    reference, _ = pad_packed_sequence(copy.deepcopy(rnn).bfloat16()(packed)[0], batch_first=True)
+    real = torch.arange(9)[None, :] < lengths[:, None]
+    torch.testing.assert_close(states[real].float(), reference[real].float(), rtol=2e-2, atol=2e-2)
+    final.float().sum().backward()
+    assert all(p.grad is not None and p.grad.dtype == torch.float32 and p.grad.abs().sum() > 0
+               for p in rnn.parameters())
