@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
-import statistics
-import time
 from pathlib import Path
 
 import torch
@@ -35,20 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 MODES = ("float32", "tf32", "autocast bf16", "bfloat16", "float16")
 
 
-def set_tf32(on: bool) -> None:
-    torch.backends.cuda.matmul.allow_tf32 = on
-    torch.backends.cudnn.allow_tf32 = on
-
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def run_mode(layer: nn.Module, x: torch.Tensor, mode: str, repeats: int) -> tuple[torch.Tensor, float]:
     """The layer's output on ``x`` in ``mode`` and the median seconds of a forward and backward pass."""
     device = x.device
-    set_tf32(mode == "tf32")
+    benchmark.set_tf32(mode == "tf32")
     dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(mode)
     module = copy.deepcopy(layer).to(dtype) if dtype else layer
     inp = x.to(dtype) if dtype else x
@@ -61,17 +49,10 @@ def run_mode(layer: nn.Module, x: torch.Tensor, mode: str, repeats: int) -> tupl
         out.float().square().mean().backward()
         return out
 
-    for _ in range(2):
-        out = step()
-    times = []
-    for _ in range(repeats):
-        synchronize(device)
-        t0 = time.perf_counter()
-        step()
-        synchronize(device)
-        times.append(time.perf_counter() - t0)
-    set_tf32(False)
-    return out.detach(), statistics.median(times)
+    out = step()
+    seconds = benchmark.median_seconds(step, device, repeats)
+    benchmark.set_tf32(False)
+    return out.detach(), seconds
 
 
 def main(argv: list[str] | None = None) -> int:

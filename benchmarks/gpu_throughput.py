@@ -52,32 +52,9 @@ PRECISIONS = ("float32", "tf32", "bf16-mixed")
 ADAM_BYTES_PER_PARAMETER = 28  # read parameter, gradient, two moments; write parameter and two moments (float32)
 
 
-def set_tf32(on: bool) -> None:
-    torch.backends.cuda.matmul.allow_tf32 = on
-    torch.backends.cudnn.allow_tf32 = on
-
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def median_seconds(fn, device: torch.device, repeats: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        synchronize(device)
-        t0 = time.perf_counter()
-        fn()
-        synchronize(device)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def matmul_rate(device: torch.device, dtype: torch.dtype, tf32: bool, n: int, repeats: int) -> float:
     """FLOP/s of an n x n x n product of random data (three pairs of operands in turn, so no cache holds them)."""
-    set_tf32(tf32)
+    benchmark.set_tf32(tf32)
     pairs = [(torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype))
              for _ in range(3)]
     turn = iter(range(10**9))
@@ -86,8 +63,8 @@ def matmul_rate(device: torch.device, dtype: torch.dtype, tf32: bool, n: int, re
         a, b = pairs[next(turn) % 3]
         return a @ b
 
-    seconds = median_seconds(product, device, repeats)
-    set_tf32(False)
+    seconds = benchmark.median_seconds(product, device, repeats)
+    benchmark.set_tf32(False)
     return 2 * n**3 / seconds
 
 
@@ -95,7 +72,7 @@ def copy_bandwidth(device: torch.device, nbytes: int, repeats: int) -> float:
     """Bytes/s of a device-to-device copy, counting the bytes read and the bytes written."""
     src = torch.randn(nbytes // 4, device=device)
     dst = torch.empty_like(src)
-    seconds = median_seconds(lambda: dst.copy_(src), device, repeats)
+    seconds = benchmark.median_seconds(lambda: dst.copy_(src), device, repeats)
     return 2 * nbytes / seconds
 
 
@@ -118,7 +95,7 @@ def to_device(batch: dict, device: torch.device) -> dict:
 def timed_steps(model: SentenceModel, batches: list[dict], device: torch.device, precision: str, warmup: int,
                 min_batches: int, min_seconds: float) -> list[float]:
     """Seconds of each timed training step (device synchronised around it), after ``warmup`` steps."""
-    set_tf32(precision == "tf32")
+    benchmark.set_tf32(precision == "tf32")
     opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-3)
     autocast = (torch.autocast(device.type, dtype=torch.bfloat16) if precision == "bf16-mixed"
                 else contextlib.nullcontext())
@@ -127,7 +104,7 @@ def timed_steps(model: SentenceModel, batches: list[dict], device: torch.device,
     i = 0
     while len(seconds) < min_batches or sum(seconds) < min_seconds:
         batch = batches[i % len(batches)]
-        synchronize(device)
+        benchmark.synchronize(device)
         t0 = time.perf_counter()
         with autocast:
             loss = model.objective(to_device(batch, device))["loss"]
@@ -135,11 +112,11 @@ def timed_steps(model: SentenceModel, batches: list[dict], device: torch.device,
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
         opt.step()
-        synchronize(device)
+        benchmark.synchronize(device)
         if i >= warmup:
             seconds.append(time.perf_counter() - t0)
         i += 1
-    set_tf32(False)
+    benchmark.set_tf32(False)
     if not torch.isfinite(loss):
         raise RuntimeError(f"non-finite loss {loss.item()} in {precision}")
     return seconds

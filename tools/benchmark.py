@@ -23,13 +23,14 @@ import os
 import platform
 import random
 import shlex
+import statistics
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -295,3 +296,30 @@ def training_step_flops(model: Any, batch: dict) -> int:
         model.objective(batch)["loss"].backward()
     model.zero_grad(set_to_none=True)
     return counter.get_total_flops()
+
+
+def set_tf32(on: bool) -> None:
+    """TF32 on or off for CUDA's matrix products and cuDNN (PyTorch allows it in cuDNN by default)."""
+    torch.backends.cuda.matmul.allow_tf32 = on
+    torch.backends.cudnn.allow_tf32 = on
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for ``device``'s queued work (a no-op on the CPU), so that a host clock times it."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def median_seconds(fn: Callable[[], Any], device: torch.device, repeats: int, warmup: int = 2) -> float:
+    """The median wall seconds of ``fn()`` over ``repeats`` calls after ``warmup``, ``device`` synchronised around
+    each call."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        synchronize(device)
+        t0 = time.perf_counter()
+        fn()
+        synchronize(device)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)

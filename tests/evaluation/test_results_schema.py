@@ -7,8 +7,8 @@ import json
 import pytest
 
 from sentence_lab.evaluation.protocol import PROTOTYPE
-from sentence_lab.evaluation.results import (SCHEMA_VERSION, ResultsWriter, protocol_record, read_results, results_meta,
-                                document_of_test_scores, to_jsonable)
+from sentence_lab.evaluation.results import (SCHEMA_VERSION, ResultsWriter, document_of_test_scores, percent_score,
+                                              protocol_record, read_results, results_meta, to_jsonable)
 
 
 def _write(path, doc) -> None:
@@ -57,3 +57,12 @@ def test_anything_else_is_refused_in_one_line(tmp_path, content, says):
     with pytest.raises(ValueError, match=says) as err:
         read_results(path)
     assert "\n" not in str(err.value) and str(path) in str(err.value)
+
+
+def test_percent_score_puts_correlations_on_the_accuracies_scale():
+    assert percent_score({"main_score": 81.2, "main_metric": "acc"}) == 81.2
+    assert percent_score({"main_score": 0.7275, "main_metric": "pearson"}) == pytest.approx(72.75)
+    assert percent_score({"main_score": 0.55, "main_metric": "all.spearman.wmean"}) == pytest.approx(55.0)
+    assert percent_score({"main_score": 0.9, "main_metric": "mse"}) == 0.9
+    assert percent_score({"main_score": None, "main_metric": "acc"}) is None
+    assert percent_score(None) is None

@@ -45,6 +45,7 @@ import xml.etree.ElementTree as ET
 import zipfile
 from importlib import metadata
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -72,8 +73,10 @@ TASK_FOLDERS = ("MR", "CR", "SUBJ", "MPQA", "TREC", "SICK", "STS")
 TWELVE = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14", "STS15",
           "STS16"]
 CARRY_LIMIT_MIB = 64
-# Seconds each part may take (the whole check aims at 5 minutes on an H100; a device command is stopped at 10).
-LIMITS = {"rnn precision": 60, "gpu tests": 150, "default run": 220, "throughput": 120, "engine": 90}
+# Seconds each part may take. Measured on an H100 (docs/results.md, "On a GPU"): rnn precision 15, gpu tests 108,
+# default run about 280, throughput 77-96, engine 41: more than one device command's 10 minutes, so the check runs as
+# two calls (docs/development.md, "The GPU check").
+LIMITS = {"rnn precision": 60, "gpu tests": 150, "default run": 360, "throughput": 120, "engine": 90}
 DRY_RUN_TRAINING = ["trainer=cpu", "encoder.hidden_dim=16", "data.batch_size=16", "trainer.max_epochs=2",
                     "++trainer.limit_train_batches=3", "++trainer.limit_val_batches=1", "trainer.val_check_interval=1.0",
                     "callbacks.last_checkpoint.every_n_train_steps=null", "callbacks.eval_suite.max_examples_per_split=48",
@@ -199,10 +202,10 @@ def prepare(prepared: Path) -> int:
 # ---- the parts ---------------------------------------------------------------------------------------------------
 
 def environment(prepared: Path) -> dict:
-    modules = {}
+    modules, locations = {}, {}
     for module, dist in MODULES.items():
         try:
-            importlib.import_module(module)
+            locations[module] = str(Path(importlib.import_module(module).__file__).parent)
             modules[module] = metadata.version(dist)
         except Exception as err:  # noqa: BLE001 - a missing module is what this part reports
             modules[module] = f"missing: {type(err).__name__}: {err}"
@@ -217,7 +220,7 @@ def environment(prepared: Path) -> dict:
             "gpu_memory_gib": round(props.total_memory / 2**30, 1) if props else None,
             "multiprocessors": props.multi_processor_count if props else None,
             "nvidia_smi": smi.stdout.strip() if smi and smi.returncode == 0 else None,
-            "cpu_count": os.cpu_count(), "modules": modules, "revision": revision.get("revision"),
+            "cpu_count": os.cpu_count(), "modules": modules, "locations": locations, "revision": revision.get("revision"),
             "revision_dirty": revision.get("dirty"), "hostname": os.uname().nodename}
 
 
@@ -289,36 +292,23 @@ def default_run(logs: Path, env: dict, dry: bool) -> dict:
     return result
 
 
-def rnn_precision(logs: Path, env: dict, dry: bool) -> dict:
-    record = logs / "rnn_precision.json"
-    cmd = [sys.executable, "benchmarks/gpu_rnn_precision.py", f"--output={record}", *(["--smoke"] if dry else [])]
-    result = run_part("rnn precision", cmd, logs, LIMITS["rnn precision"], env)
-    if record.is_file():
-        result["rows"] = json.loads(record.read_text())["results"]["rows"]
-    return result
+def benchmark_part(name: str, script: str, keys: tuple[str, ...]) -> Callable[[Path, dict, bool], dict]:
+    """A part that runs ``benchmarks/<script>.py`` (``--smoke`` in a dry run) and keeps ``keys`` of its record."""
+    def part(logs: Path, env: dict, dry: bool) -> dict:
+        record = logs / f"{script}.json"
+        cmd = [sys.executable, f"benchmarks/{script}.py", f"--output={record}", *(["--smoke"] if dry else [])]
+        result = run_part(name, cmd, logs, LIMITS[name], env)
+        if record.is_file():
+            results = json.loads(record.read_text())["results"]
+            result.update({key: results[key] for key in keys})
+        return result
+    return part
 
 
-def throughput(logs: Path, env: dict, dry: bool) -> dict:
-    record = logs / "throughput.json"
-    cmd = [sys.executable, "benchmarks/gpu_throughput.py", f"--output={record}", *(["--smoke"] if dry else [])]
-    result = run_part("throughput", cmd, logs, LIMITS["throughput"], env)
-    if record.is_file():
-        doc = json.loads(record.read_text())["results"]
-        result.update(matmul_rates=doc["matmul_rates"], copy_bandwidth=doc["copy_bandwidth"], rows=doc["rows"])
-    return result
-
-
-def engine(logs: Path, env: dict, dry: bool) -> dict:
-    record = logs / "engine.json"
-    cmd = [sys.executable, "benchmarks/gpu_engine_speed.py", f"--output={record}", *(["--smoke"] if dry else [])]
-    result = run_part("engine", cmd, logs, LIMITS["engine"], env)
-    if record.is_file():
-        result["tasks"] = json.loads(record.read_text())["results"]["tasks"]
-    return result
-
-
-PARTS = {"rnn precision": rnn_precision, "gpu tests": gpu_tests, "default run": default_run, "throughput": throughput,
-         "engine": engine}
+PARTS = {"rnn precision": benchmark_part("rnn precision", "gpu_rnn_precision", ("rows",)),
+         "gpu tests": gpu_tests, "default run": default_run,
+         "throughput": benchmark_part("throughput", "gpu_throughput", ("matmul_rates", "copy_bandwidth", "rows")),
+         "engine": benchmark_part("engine", "gpu_engine_speed", ("tasks",))}
 
 
 def table(record: dict) -> str:

@@ -1,0 +1,100 @@
+"""The GPU check (scripts/gpu_check.py, scripts/gpu_check.sh): the slimmed wheel, the words whose GloVe rows
+travel, the table of a record, and -- slow, with the registry and the task data -- ``--prepare`` then ``--dry-run``
+end to end on the CPU, so that the check cannot rot between the tasks that are lent a GPU."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from sentence_lab.text.tokenizer import Tokenizer
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = importlib.util.spec_from_file_location("gpu_check", ROOT / "scripts" / "gpu_check.py")
+gpu_check = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(gpu_check)
+
+
+def test_the_slim_wheel_keeps_the_library_and_a_record_of_exactly_what_it_holds(tmp_path):
+    source = tmp_path / "src" / "blingfire-0.1.8-py3-none-any.whl"
+    source.parent.mkdir()
+    members = {"blingfire/__init__.py": b"init", "blingfire/libblingfiretokdll.so": b"so",
+               "blingfire/bert_base_tok.bin": b"model", "blingfire/blingfiretokdll.dll": b"dll",
+               "blingfire-0.1.8.dist-info/WHEEL": b"wheel"}
+    record = "".join(f"{name},sha256=x,{len(data)}\n" for name, data in members.items())
+    with zipfile.ZipFile(source, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+        z.writestr("blingfire-0.1.8.dist-info/RECORD", record + "blingfire-0.1.8.dist-info/RECORD,,\n")
+    slim = gpu_check.slim_wheel(source, tmp_path)
+    with zipfile.ZipFile(slim) as z:
+        names = set(z.namelist())
+        listed = {line.split(",")[0] for line in z.read("blingfire-0.1.8.dist-info/RECORD").decode().splitlines()}
+    assert names == {"blingfire/__init__.py", "blingfire/libblingfiretokdll.so", "blingfire-0.1.8.dist-info/WHEEL",
+                     "blingfire-0.1.8.dist-info/RECORD"}
+    assert listed == names
+
+
+def test_the_travelling_words_hold_every_cut_of_the_text_lowercased():
+    words = gpu_check.words_of("Don't stop -- the U.S. River's   end.\nWhy?", Tokenizer("treebank"))
+    assert {"do", "n't", "don't", "stop", "--", "u.s.", "river", "'s", "end", ".", "why", "?"} <= words
+    assert not any(w != w.lower() for w in words)
+
+
+def record(**parts) -> dict:
+    environment = {"gpu": "NVIDIA H100 80GB HBM3", "torch": "2.11.0+cu130", "cuda": "13.0", "cudnn": 91900,
+                   "modules": {"lightning": "2.6.6"}, "revision": "cd7f536f0a", "revision_dirty": False}
+    return {"started": "2026-11-27T11:53:59", "environment": environment, "parts": parts, "seconds": 232.0}
+
+
+def test_the_table_shows_each_part_that_ran_and_only_those():
+    text = gpu_check.table(record(**{
+        "gpu tests": {"passed": 17, "failures": 0, "errors": 0, "skipped": 0, "seconds": 107.8,
+                      "largest": {"bf16_relative_difference": 0.0047}},
+        "default run": {"seconds": 300.0, "tasks_scored": 12, "mean_trained": 68.4, "mean_epoch_0": 66.5, "better": 11,
+                        "train_seconds": 104.0, "suite_seconds": 140.0, "other_seconds": 56.0, "epochs": {0: {}, 1: {},
+                                                                                                           2: {}}}}))
+    assert "NVIDIA H100 80GB HBM3, torch 2.11.0+cu130" in text
+    assert "| GPU tests | 17 passed, 0 failed, 0 errors, 0 skipped; largest bf16_relative_difference 0.0047 | 107.8 |" \
+        in text
+    assert "mean of 12 tasks 68.40 vs epoch 0 66.50 (11 of 12 better); training 104.0 s, suite 140.0 s " \
+           "(3 evaluations), rest 56.0 s" in text
+    assert "throughput" not in text and "engine" not in text and "| whole check | | 232 |" in text
+
+
+@pytest.mark.slow
+@pytest.mark.real_data
+def test_prepare_then_dry_run_end_to_end_on_the_cpu(tmp_path):
+    data = os.environ.get("SENTENCE_DATA")
+    if not data:
+        pytest.skip("SENTENCE_DATA not set")
+    env = {**os.environ, "GPU_CHECK_DIR": str(tmp_path / "prepared"), "SENTENCE_DATA": data}
+    env.pop(gpu_check.GLOVE_DIR_VARIABLE, None)
+    prepared = subprocess.run(["bash", "scripts/gpu_check.sh", "--prepare"], cwd=ROOT, env=env, capture_output=True,
+                              text=True)
+    assert prepared.returncode == 0, prepared.stderr[-2000:]
+    carried = float(re.search(r"carries ([\d.]+) MiB", prepared.stdout).group(1))
+    assert 0 < carried <= gpu_check.CARRY_LIMIT_MIB
+    assert {w.name.split("-")[0] for w in (tmp_path / "prepared" / "wheels").glob("*.whl")} == {
+        "hydra_core", "omegaconf", "antlr4_python3_runtime", "sacremoses", "nltk", "blingfire"}
+
+    out = tmp_path / "out"
+    dry = subprocess.run(["bash", "scripts/gpu_check.sh", "--dry-run", "--out", str(out)], cwd=ROOT, env=env,
+                         capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-2000:]
+    assert "carries" in dry.stdout and "| whole check |" in dry.stdout
+    doc = json.loads((out / "gpu_check.json").read_text())
+    assert doc["dry_run"] and set(doc["parts"]) == set(gpu_check.PARTS)
+    assert all(part["exit_code"] == 0 for part in doc["parts"].values())
+    assert ".venv" not in doc["environment"]["locations"]["blingfire"]  # the slim wheel, from the carried folder
+    run = doc["parts"]["default run"]
+    assert sorted(run["epochs"]) == ["0", "1", "2"] and run["tasks_scored"] == 12  # before training, both epochs
+    assert doc["parts"]["gpu tests"]["tests"] == doc["parts"]["gpu tests"]["skipped"] > 0  # no CUDA here
+    assert {row["precision"] for row in doc["parts"]["throughput"]["rows"]} == {"float32", "tf32", "bf16-mixed"}
+    assert (out / "gpu_check_logs.tar.gz").is_file()
