@@ -269,7 +269,6 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
     from sentence_lab.evaluation.embedding_cache import EmbeddingCache
     from sentence_lab.evaluation.protocol import FULL, PROTOTYPE
     from sentence_lab.evaluation.runner import load_tasks
-    from sentence_lab.evaluation.regimes import features
 
     params = {"prototype": PROTOTYPE, "full": FULL}[params_name]
     if reference:
@@ -305,8 +304,7 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task in loaded:
         spec = task.spec
-        X = {k: features(s, projection.embed, spec.features) for k, s in task.data.splits.items()}
-        y = {k: (s.y.astype(np.float64) if spec.regime == "regression" else s.y) for k, s in task.data.splits.items()}
+        X, y = benchmark.task_features(task, projection.embed)
         works.clear()
         t0 = time.perf_counter()
         ours = benchmark.run_regime(spec, X, y, params, task.data.nclasses)

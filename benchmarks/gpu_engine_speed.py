@@ -26,7 +26,6 @@ import torch
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import PROTOTYPE
 from sentence_lab.evaluation import regimes
-from sentence_lab.evaluation.regimes import features
 from sentence_lab.evaluation.runner import load_tasks
 from sentence_lab.tools import benchmark
 
@@ -72,15 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for task in loaded:
         spec = task.spec
-        X = {k: features(s, projection.embed, spec.features) for k, s in task.data.splits.items()}
-        y = {k: (s.y.astype(np.float64) if spec.regime == "regression" else s.y) for k, s in task.data.splits.items()}
+        X, y = benchmark.task_features(task, projection.embed)
         seconds, scores = [], []
         for device in devices:
             params = dataclasses.replace(PROTOTYPE, device=device)
             t0 = time.perf_counter()
             result = benchmark.run_regime(spec, X, y, params, task.data.nclasses)
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
+            benchmark.synchronize(torch.device(device))
             seconds.append(time.perf_counter() - t0)
             scores.append({k: float(result[k]) for k in SCORE_KEYS if k in result})
         key = "acc" if "acc" in scores[0] else "pearson"

@@ -12,8 +12,9 @@ pass (device synchronised) and the relative difference of the output from float3
 
 * ``float32`` / ``tf32``: autocast off, TF32 off / on (cuDNN allows TF32 by default);
 * ``autocast bf16``: the layer called under autocast to bfloat16 (what PyTorch does);
-* ``bfloat16`` / ``float16``: autocast off, the layer and its input in that dtype (what the encoders now do for
-  bfloat16).
+* ``bfloat16`` / ``float16``: autocast off, the layer and its input in that dtype;
+* ``encoders' path``: the same layer through ``encoders/rnn.py``'s ``run_rnn`` (a kernel call per direction, the
+  weights cast per batch under autocast), in float32 and under autocast to bfloat16 (which it runs in bfloat16).
 
 The figures go to a JSON record (``--output``, default ``logs/benchmarks/gpu_rnn_precision/<time>.json``).
 """
@@ -22,15 +23,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import functools
 from pathlib import Path
 
 import torch
 from torch import nn
 
+from sentence_lab.encoders.rnn import run_rnn
 from sentence_lab.tools import benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
-MODES = ("float32", "tf32", "autocast bf16", "bfloat16", "float16")
+MODES = ("float32", "tf32", "autocast bf16", "bfloat16", "float16", "encoders' path, float32",
+         "encoders' path, autocast bf16")
 
 
 def run_mode(layer: nn.Module, x: torch.Tensor, mode: str, repeats: int) -> tuple[torch.Tensor, float]:
@@ -39,8 +43,11 @@ def run_mode(layer: nn.Module, x: torch.Tensor, mode: str, repeats: int) -> tupl
     benchmark.set_tf32(mode == "tf32")
     dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(mode)
     module = copy.deepcopy(layer).to(dtype) if dtype else layer
+    if mode.startswith("encoders' path"):
+        lengths = torch.full((x.size(0),), x.size(1), device=device)
+        module = functools.partial(run_rnn, layer, lengths=lengths)
     inp = x.to(dtype) if dtype else x
-    autocast = (torch.autocast(device.type, dtype=torch.bfloat16) if mode == "autocast bf16"
+    autocast = (torch.autocast(device.type, dtype=torch.bfloat16) if mode.endswith("autocast bf16")
                 else contextlib.nullcontext())
 
     def step() -> torch.Tensor:

@@ -158,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     batches = [chunks[i] for i in range(min(len(chunks), 32))]
     encoders = {"bilstm_max 2x16": ("bilstm_max", {"hidden_dim": 16})} if args.smoke else {
         k: ENCODERS[k] for k in args.encoders.split(",")}
-    print(f"\n| encoder | params | precision | sentences/s | GFLOP/step | MB/step | TFLOP/s | floor ms | "
-          f"of the floor |\n|---|---|---|---|---|---|---|---|---|", flush=True)
+    print("\n| encoder | params | precision | sentences/s | GFLOP/step | MB/step | TFLOP/s | floor ms | "
+          "of the floor |\n|---|---|---|---|---|---|---|---|---|", flush=True)
     rows = []
     for label, (config, overrides) in encoders.items():
         cpu_model = make_model(config, overrides, vocab, args.smoke)

@@ -49,6 +49,8 @@ def kernel_dtype(x: torch.Tensor) -> torch.dtype | None:
     """bfloat16 when autocast to bfloat16 is on for ``x``'s device (the kernel then runs outside autocast, in
     bfloat16); None otherwise (the kernel runs as called)."""
     device = x.device.type
+    if not torch.amp.is_autocast_available(device):  # e.g. meta tensors
+        return None
     if torch.is_autocast_enabled(device) and torch.get_autocast_dtype(device) == torch.bfloat16:
         return torch.bfloat16
     return None

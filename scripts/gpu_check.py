@@ -178,6 +178,16 @@ def report_carried(prepared: Path) -> float:
     return mib
 
 
+def write_revision(prepared: Path) -> None:
+    """The checkout's revision, and whether tracked files differ from it, for the device's record (``.git`` does not
+    travel): written by ``--prepare`` and again by every dry run, the last step before carrying."""
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True).stdout
+    revision = {"revision": git_revision(ROOT), "dirty": bool(dirty),
+                "written": datetime.datetime.now().isoformat(timespec="seconds")}
+    (prepared / "revision.json").write_text(json.dumps(revision, indent=2) + "\n")
+
+
 def prepare(prepared: Path) -> int:
     data_root = os.environ.get("SENTENCE_DATA")
     if not data_root:
@@ -188,10 +198,7 @@ def prepare(prepared: Path) -> int:
     prepare_wheels(prepared / "wheels")
     prepare_tasks(prepared, Path(data_root))
     rows, wanted = prepare_glove(prepared)
-    revision = {"revision": git_revision(ROOT), "dirty": bool(subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout),
-        "prepared": datetime.datetime.now().isoformat(timespec="seconds")}
-    (prepared / "revision.json").write_text(json.dumps(revision, indent=2) + "\n")
+    write_revision(prepared)
     print(f"prepared {prepared} in {time.perf_counter() - started:.0f} s: "
           f"{len(list((prepared / 'wheels').glob('*.whl')))} wheels, {rows:,} GloVe rows of {wanted:,} words, "
           f"tasks {', '.join(TASK_FOLDERS)}")
@@ -224,6 +231,16 @@ def environment(prepared: Path) -> dict:
             "revision_dirty": revision.get("dirty"), "hostname": os.uname().nodename}
 
 
+def read_outputs(result: dict, read: Callable[[], dict]) -> dict:
+    """``result`` updated with what ``read()`` gets from a part's output files; a file that cannot be read is recorded
+    as ``read_error`` (the part's seconds and exit code are kept)."""
+    try:
+        result.update(read())
+    except Exception as err:  # noqa: BLE001 - a truncated or malformed output file: recorded, the check goes on
+        result["read_error"] = f"{type(err).__name__}: {err}"
+    return result
+
+
 def run_part(name: str, cmd: list[str], logs: Path, limit: int, env: dict) -> dict:
     """Run one part; its output goes to ``logs/<name>.log``. Returns seconds, exit code and whether it timed out."""
     log = logs / f"{name.replace(' ', '_')}.log"
@@ -248,17 +265,20 @@ def gpu_tests(logs: Path, env: dict, dry: bool) -> dict:
     cmd = [sys.executable, "-m", "pytest", "-m", "gpu", "tests/gpu", "-q", "-p", "no:cacheprovider", "-rfE",
            f"--junitxml={xml}"]
     result = run_part("gpu tests", cmd, logs, LIMITS["gpu tests"], env)
-    if xml.is_file():
-        suite = ET.parse(xml).getroot().find("testsuite")
-        counts = {k: int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
-        result.update(counts, passed=counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"])
-        properties: dict[str, list[float]] = {}
-        for prop in suite.iter("property"):
-            properties.setdefault(prop.get("name"), []).append(float(prop.get("value")))
-        result["largest"] = {k: max(v) for k, v in properties.items()}
-        result["failed"] = [c.get("name") for c in suite.iter("testcase")
-                            if c.find("failure") is not None or c.find("error") is not None]
-    return result
+    return read_outputs(result, lambda: junit_summary(xml)) if xml.is_file() else result
+
+
+def junit_summary(xml: Path) -> dict:
+    """Counts, failed tests and the largest value of each recorded property of a pytest JUnit XML file."""
+    suite = ET.parse(xml).getroot().find("testsuite")
+    counts = {k: int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
+    properties: dict[str, list[float]] = {}
+    for prop in suite.iter("property"):
+        properties.setdefault(prop.get("name"), []).append(float(prop.get("value")))
+    return {**counts, "passed": counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"],
+            "largest": {k: max(v) for k, v in properties.items()},
+            "failed": [c.get("name") for c in suite.iter("testcase")
+                       if c.find("failure") is not None or c.find("error") is not None]}
 
 
 def default_run(logs: Path, env: dict, dry: bool) -> dict:
@@ -267,29 +287,37 @@ def default_run(logs: Path, env: dict, dry: bool) -> dict:
     cmd = [sys.executable, "train.py", *(DRY_RUN_TRAINING if dry else ["trainer=gpu"]),
            f"callbacks.eval_suite.tasks={tasks}", f"hydra.run.dir={run_dir}"]
     result = run_part("default run", cmd, logs, LIMITS["default run"], env)
+    return read_outputs(result, lambda: default_run_summary(run_dir, result["seconds"]))
+
+
+def default_run_summary(run_dir: Path, seconds: float) -> dict:
+    """Per evaluation of the per-epoch suite: the twelve tasks' scores (x100 for correlations), the probing scores and
+    the seconds; the mean of the twelve after the last evaluated epoch against epoch 0; the wall time split."""
     epochs = {}
     for path in sorted((run_dir / "eval").glob("epoch_*.json")):
         doc = json.loads(path.read_text())
-        scores = {task: percent_score(doc["results"].get(task)) for task in TWELVE}
         epochs[int(path.stem.split("_")[1])] = {
-            "eval_seconds": doc.get("eval_seconds"), "epoch_train_seconds": doc.get("epoch_train_seconds"),
-            "scores": scores, "errors": sorted(doc.get("errors", {})),
+            "eval_seconds": doc.get("eval_seconds"), "epoch_seconds": doc.get("epoch_train_seconds"),
+            "scores": {task: percent_score(doc["results"].get(task)) for task in TWELVE},
+            "errors": sorted(doc.get("errors", {})),
             "probing": {t: percent_score(r) for t, r in doc["results"].items() if t not in TWELVE}}
-    result["epochs"] = epochs
+    summary: dict = {"epochs": epochs}
     if 0 in epochs and len(epochs) > 1:
-        first, last = epochs[0]["scores"], epochs[max(epochs)]["scores"]
-        both = [t for t in TWELVE if first[t] is not None and last[t] is not None]
+        last = max(epochs)
+        first, trained = epochs[0]["scores"], epochs[last]["scores"]
+        both = [t for t in TWELVE if first[t] is not None and trained[t] is not None]
         if both:
-            result.update(tasks_scored=len(both), mean_epoch_0=statistics.mean(first[t] for t in both),
-                          mean_trained=statistics.mean(last[t] for t in both),
-                          better=sum(last[t] > first[t] for t in both))
+            summary.update(trained_epoch=last, tasks_scored=len(both),
+                           mean_epoch_0=statistics.mean(first[t] for t in both),
+                           mean_trained=statistics.mean(trained[t] for t in both),
+                           better=sum(trained[t] > first[t] for t in both))
     suite = sum(e["eval_seconds"] or 0 for e in epochs.values())
-    training = sum(e["epoch_train_seconds"] or 0 for e in epochs.values())
-    result.update(suite_seconds=round(suite, 1), train_seconds=round(training, 1),
-                  other_seconds=round(result["seconds"] - suite - training, 1))
+    # an epoch's seconds run from its first step to the suite after it: its validations and checkpoints included
+    training = sum(e["epoch_seconds"] or 0 for e in epochs.values())
     status = run_dir / "run_status.json"
-    result["run_status"] = json.loads(status.read_text()) if status.is_file() else None
-    return result
+    return {**summary, "suite_seconds": round(suite, 1), "epoch_seconds": round(training, 1),
+            "other_seconds": round(seconds - suite - training, 1),
+            "run_status": json.loads(status.read_text()) if status.is_file() else None}
 
 
 def benchmark_part(name: str, script: str, keys: tuple[str, ...]) -> Callable[[Path, dict, bool], dict]:
@@ -298,10 +326,9 @@ def benchmark_part(name: str, script: str, keys: tuple[str, ...]) -> Callable[[P
         record = logs / f"{script}.json"
         cmd = [sys.executable, f"benchmarks/{script}.py", f"--output={record}", *(["--smoke"] if dry else [])]
         result = run_part(name, cmd, logs, LIMITS[name], env)
-        if record.is_file():
-            results = json.loads(record.read_text())["results"]
-            result.update({key: results[key] for key in keys})
-        return result
+        if not record.is_file():
+            return result
+        return read_outputs(result, lambda: {key: json.loads(record.read_text())["results"][key] for key in keys})
     return part
 
 
@@ -311,41 +338,52 @@ PARTS = {"rnn precision": benchmark_part("rnn precision", "gpu_rnn_precision", (
          "engine": benchmark_part("engine", "gpu_engine_speed", ("tasks",))}
 
 
+def status(part: dict) -> str:
+    """How a part ended: exit code or timeout, and any error of the part itself or of reading its output."""
+    if "error" in part:
+        return f"error: {part['error'][:100]}"
+    text = "timed out" if part.get("timed_out") else f"exit {part.get('exit_code')}"
+    return text + (f"; output unreadable: {part['read_error'][:80]}" if "read_error" in part else "")
+
+
 def table(record: dict) -> str:
     env = record["environment"]
     lines = [f"GPU check, {record['started']}: {env['gpu'] or 'no GPU (dry run on the CPU)'}, torch {env['torch']} "
              f"(CUDA {env['cuda']}, cuDNN {env['cudnn']}), lightning {env['modules'].get('lightning')}, "
              f"revision {(env['revision'] or '?')[:10]}{' (dirty)' if env['revision_dirty'] else ''}",
              "", "| part | result | seconds |", "|---|---|---|"]
-    parts = record["parts"]
-    for row in parts.get("rnn precision", {}).get("rows", []):
-        lines.append(f"| {row['layer']} {row['mode']} | " + (f"error {row['error'][:60]}" if "error" in row else
-                     f"{row['dtype']}, {1e3 * row['seconds']:.2f} ms forward + backward, "
-                     f"{row['relative_difference']:.1e} from float32") + " | |")
-    t = parts.get("gpu tests")
-    if t is not None:
-        lines.append(f"| GPU tests | {t.get('passed', '?')} passed, {t.get('failures', '?')} failed, "
-                     f"{t.get('errors', '?')} errors, {t.get('skipped', '?')} skipped; largest "
-                     + ", ".join(f"{k} {v:.2g}" for k, v in sorted(t.get("largest", {}).items()))
-                     + f" | {t.get('seconds')} |")
-    d = parts.get("default run")
-    if d is not None:
-        lines.append(default_run_row(d))
-    p = parts.get("throughput")
-    if p is not None:
-        lines += throughput_rows(p)
-    e = parts.get("engine")
-    if e is not None:
-        lines += engine_rows(e)
+    rows = {"rnn precision": rnn_precision_rows, "gpu tests": gpu_tests_rows, "default run": default_run_rows,
+            "throughput": throughput_rows, "engine": engine_rows}
+    for name, part in record["parts"].items():
+        lines.append(f"| {name} | {status(part)} | {part.get('seconds', '')} |")
+        lines += rows[name](part)
     lines.append(f"| whole check | | {record['seconds']:.0f} |")
     return "\n".join(lines)
 
 
-def default_run_row(d: dict) -> str:
-    gain = (f"mean of {d['tasks_scored']} tasks {d['mean_trained']:.2f} vs epoch 0 {d['mean_epoch_0']:.2f} "
-            f"({d['better']} of {d['tasks_scored']} better)" if "mean_trained" in d else "no gain measured")
-    return (f"| default run | {gain}; training {d.get('train_seconds')} s, suite {d.get('suite_seconds')} s "
-            f"({len(d.get('epochs', {}))} evaluations), rest {d.get('other_seconds')} s | {d.get('seconds')} |")
+def rnn_precision_rows(part: dict) -> list[str]:
+    return [f"| {row['layer']} {row['mode']} | " + (f"error {row['error'][:60]}" if "error" in row else
+            f"{row['dtype']}, {1e3 * row['seconds']:.2f} ms forward + backward, "
+            f"{row['relative_difference']:.1e} from float32") + " | |" for row in part.get("rows", [])]
+
+
+def gpu_tests_rows(t: dict) -> list[str]:
+    if "tests" not in t:
+        return []
+    largest = ", ".join(f"{k} {v:.2g}" for k, v in sorted(t.get("largest", {}).items()))
+    failed = f"; failed: {', '.join(t['failed'])}" if t.get("failed") else ""
+    return [f"| GPU tests | {t['passed']} passed, {t['failures']} failed, {t['errors']} errors, {t['skipped']} "
+            f"skipped; largest {largest}{failed} | |"]
+
+
+def default_run_rows(d: dict) -> list[str]:
+    if "epochs" not in d:
+        return []
+    gain = (f"mean of {d['tasks_scored']} tasks after epoch {d['trained_epoch']} {d['mean_trained']:.2f} vs epoch 0 "
+            f"{d['mean_epoch_0']:.2f} ({d['better']} of {d['tasks_scored']} better)" if "mean_trained" in d
+            else "no gain measured")
+    return [f"| default run | {gain}; epochs {d['epoch_seconds']} s (validations and checkpoints included), suite "
+            f"{d['suite_seconds']} s ({len(d['epochs'])} evaluations), start-up and the rest {d['other_seconds']} s | |"]
 
 
 def throughput_rows(p: dict) -> list[str]:
@@ -357,7 +395,6 @@ def throughput_rows(p: dict) -> list[str]:
             lines.append(f"| QT {row['encoder']} {row['precision']} | {row['sentences_per_second']:,.0f} sentences/s, "
                          f"{row['achieved_flops_per_second'] / 1e12:.2f} TFLOP/s, {100 * row['share_of_floor']:.1f}% "
                          f"of the floor | |")
-    lines.append(f"| throughput | exit {p.get('exit_code')} | {p.get('seconds')} |")
     return lines
 
 
@@ -368,7 +405,6 @@ def engine_rows(e: dict) -> list[str]:
         lines.append(f"| engine {row['task']} {row['d']}-d | {row['devices'][0]} {row['seconds'][0]:.2f} s vs "
                      f"{row['devices'][1]} {row['seconds'][1]:.2f} s ({row['ratio']:.1f}x); {key} "
                      f"{row['scores'][0][key]:.4g} vs {row['scores'][1][key]:.4g} | |")
-    lines.append(f"| engine | exit {e.get('exit_code')} | {e.get('seconds')} |")
     return lines
 
 
@@ -408,13 +444,22 @@ def check(out: Path, prepared: Path, dry: bool, parts: list[str]) -> int:
     return 1 if failed else 0
 
 
+def part_names(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in PARTS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown part {', '.join(unknown) or '(none)'}: choose from "
+                                         f"{', '.join(PARTS)}")
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prepare", action="store_true", help="build the folder that travels, here")
     parser.add_argument("--dry-run", action="store_true", help="every part on the CPU at tiny sizes")
     parser.add_argument("--dir", type=Path, default=PREPARED, help="the prepared folder (default .gpu_check)")
     parser.add_argument("--out", type=Path, default=None, help="where the record goes (default $OUT)")
-    parser.add_argument("--parts", default=",".join(PARTS), help=f"of {', '.join(PARTS)}")
+    parser.add_argument("--parts", type=part_names, default=list(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
     args = parser.parse_args(argv)
     prepared = args.dir.resolve()
     if args.prepare:
@@ -423,10 +468,11 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{prepared} is not prepared: run bash scripts/gpu_check.sh --prepare here first (and carry "
                          f"{prepared.name} to the device machine)")
     if args.dry_run:
+        write_revision(prepared)
         report_carried(prepared)
     out = args.out or Path(os.environ.get("OUT") or ROOT / "logs" / "gpu_check" /
                            datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S"))
-    return check(out, prepared, args.dry_run, args.parts.split(","))
+    return check(out, prepared, args.dry_run, args.parts)
 
 
 if __name__ == "__main__":

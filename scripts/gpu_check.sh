@@ -11,10 +11,18 @@ cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 PREPARED="${GPU_CHECK_DIR:-.gpu_check}"
 mode=device
-case "${1:-}" in
-  --prepare) shift; exec "$PY" scripts/gpu_check.py --prepare --dir "$PREPARED" "$@" ;;
-  --dry-run) mode=dry; shift ;;
-esac
+args=()
+for arg in "$@"; do  # the mode may come anywhere among the arguments
+  case "$arg" in
+    --prepare) mode=prepare ;;
+    --dry-run) mode=dry ;;
+    *) args+=("$arg") ;;
+  esac
+done
+set -- "${args[@]+"${args[@]}"}"
+if [ "$mode" = prepare ]; then
+  exec "$PY" scripts/gpu_check.py --prepare --dir "$PREPARED" "$@"
+fi
 if ! ls "$PREPARED"/wheels/*.whl >/dev/null 2>&1; then
   echo "gpu_check: no wheels under $PREPARED/wheels: run bash scripts/gpu_check.sh --prepare here first and carry $PREPARED" >&2
   exit 2

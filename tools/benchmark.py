@@ -37,6 +37,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from sentence_lab.evaluation import regimes
+from sentence_lab.evaluation.regimes import features
 from sentence_lab.evaluation.baselines import BowGloveEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import git_revision, library_versions
@@ -256,6 +257,15 @@ class ProjectedBow:
 
     def encode(self, sentences: list[str]) -> np.ndarray:
         return self.bow.encode(sentences) @ self.P
+
+
+def task_features(task: Any, embed: Callable[[list[str]], np.ndarray]) -> tuple[dict, dict]:
+    """A loaded task's features (``embed``'s vectors, paired as the task asks) and labels by split, as its regime
+    reads them (regression targets as float64)."""
+    spec, splits = task.spec, task.data.splits
+    X = {k: features(s, embed, spec.features) for k, s in splits.items()}
+    y = {k: (s.y.astype(np.float64) if spec.regime == "regression" else s.y) for k, s in splits.items()}
+    return X, y
 
 
 def run_regime(spec: Any, X: dict, y: dict, params: ProtocolParams, nclasses: int | None) -> dict:
