@@ -423,7 +423,6 @@ def check(out: Path, prepared: Path, dry: bool, parts: list[str]) -> int:
     logs = Path(tempfile.mkdtemp(prefix="gpu_check_"))
     env = {**os.environ, "SENTENCE_DATA": str(prepared / "data"), GLOVE_DIR_VARIABLE: str(prepared / "glove"),
            "PYTHONUNBUFFERED": "1", "PROJECT_ROOT": str(ROOT)}
-    os.environ.update({GLOVE_DIR_VARIABLE: env[GLOVE_DIR_VARIABLE]})
     record = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "dry_run": dry,
               "environment": environment(prepared), "parts": {}}
     print(json.dumps(record["environment"], indent=1), flush=True)
