@@ -34,7 +34,8 @@ if [ "$mode" = dry ]; then
   "$PY" "${install[@]}" --target "$site" "$PREPARED"/wheels/*.whl || exit 3
   # the carried wheels shadow what this environment holds, so the dry run proves they are whole
   export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
-  exec "$PY" scripts/gpu_check.py --dry-run --dir "$PREPARED" "$@"
+  "$PY" scripts/gpu_check.py --dry-run --dir "$PREPARED" "$@"  # not exec: the trap removes the folder
+  exit $?
 fi
 # On the device machine: the image's torch and lightning stay; the project goes in without its dependencies (its
 # torch pin is the CPU build of the development machines).
