@@ -324,8 +324,8 @@ def compare(ap: argparse.ArgumentParser, args: argparse.Namespace, run: benchmar
                       "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                       # the working-tree files our side ran with (others may be editing them)
                       "ours_sha256": {f.relative_to(ROOT).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest()[:16]
-                                      for f in [ROOT / "evaluation" / "classifier.py",
-                                                *sorted((ROOT / "evaluation" / "regimes").glob("*.py"))]}},
+                                      for f in [ROOT / "sentence_lab" / "evaluation" / "classifier.py",
+                                                *sorted((ROOT / "sentence_lab" / "evaluation" / "regimes").glob("*.py"))]}},
              "tasks": {}}
     for path in filter(None, (args.reference_json or "").split(",")):
         if Path(path).is_file():

@@ -1,4 +1,4 @@
-"""The task table: typed families and regimes, each regime a module of evaluation/regimes/."""
+"""The task table: typed families and regimes, each regime a module of sentence_lab/evaluation/regimes/."""
 from __future__ import annotations
 
 import pytest

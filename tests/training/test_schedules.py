@@ -76,7 +76,7 @@ def test_model_scheduler_steps_the_learning_rate(tiny_corpus, tmp_path):
     cfg = compose_train_cfg(tiny_corpus, tmp_path, [
         "encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random", "logger=none", "trainer.max_epochs=1",
         "~callbacks.rich_progress_bar", "~callbacks.model_summary", "model.optimizer.lr=0.01",
-        "model.scheduler={_target_:training.schedules.warmup_linear_decay,warmup:0.5}"])
+        "model.scheduler={_target_:sentence_lab.training.schedules.warmup_linear_decay,warmup:0.5}"])
     trainer, model = fit(cfg)
     total = trainer.global_step
     assert total >= 4

@@ -13,7 +13,8 @@ import signal
 import sys
 from pathlib import Path
 
-from sentence_lab.cli.project_root import PACKAGE_HOME, set_project_root
+from sentence_lab.cli.project_root import set_project_root
+from sentence_lab.home import CONF
 
 set_project_root()
 
@@ -123,7 +124,7 @@ def evaluate(cfg: DictConfig) -> int:
     return 1 if doc.get("errors") else 0
 
 
-@hydra.main(version_base="1.3", config_path=str(PACKAGE_HOME / "conf"), config_name="evaluate")
+@hydra.main(version_base="1.3", config_path=str(CONF), config_name="evaluate")
 def main(cfg: DictConfig) -> None:
     code = evaluate(cfg)
     if code:

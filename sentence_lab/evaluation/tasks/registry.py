@@ -10,7 +10,7 @@ from .base import TaskData
 
 
 Family = Literal["transfer", "relatedness", "similarity", "probing"]
-# SentEval's evaluation regimes: each is the module of the same name under evaluation/regimes/
+# SentEval's evaluation regimes: each is the module of the same name under sentence_lab/evaluation/regimes/
 Regime = Literal["nested", "kfold", "split", "regression", "cosine"]
 FAMILIES: tuple[str, ...] = get_args(Family)
 REGIME_NAMES: tuple[str, ...] = get_args(Regime)

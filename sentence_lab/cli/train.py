@@ -1,7 +1,8 @@
 """Train a sentence encoder: ``python train.py encoder=bilstm_max objective=qt``."""
 import sys
 
-from sentence_lab.cli.project_root import PACKAGE_HOME, set_project_root
+from sentence_lab.cli.project_root import set_project_root
+from sentence_lab.home import CONF
 
 set_project_root()
 
@@ -16,7 +17,7 @@ from sentence_lab.training.sweeps import run_job  # noqa: E402
 register_resolvers()
 
 
-@hydra.main(version_base="1.3", config_path=str(PACKAGE_HOME / "conf"), config_name="train")
+@hydra.main(version_base="1.3", config_path=str(CONF), config_name="train")
 def train_job(cfg: DictConfig) -> float | None:
     return run_job(cfg, train)
 

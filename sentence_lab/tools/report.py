@@ -37,6 +37,7 @@ from sentence_lab.adapters.trained import load_checkpoint_encoder
 from sentence_lab.evaluation.results import probe_details, read_results
 from sentence_lab.evaluation.sts_conventions import CONVENTIONS, StsConvention, convention
 from sentence_lab.evaluation.tasks.registry import TASKS, get_path
+from sentence_lab.home import ASSETS
 from sentence_lab.text.documents import list_documents, read_document, split_sentences
 from sentence_lab.text.files import EXIT_WRITE_FAILED, atomic_write_text, write_failure
 from sentence_lab.tools.compare import with_convention
@@ -424,7 +425,7 @@ def plot_losses(runs: list[Run], path: Path) -> bool:
 # ---- nearest neighbours -------------------------------------------------------------------------------
 def default_pool(limit: int = 3000) -> list[str]:
     """Sentences of the shipped validation books."""
-    root = Path(__file__).resolve().parents[1] / "assets" / "books" / "valid"
+    root = ASSETS / "books" / "valid"
     pool: list[str] = []
     for doc in list_documents(root):
         pool += [s for s in split_sentences(read_document(doc)) if 4 <= len(s.split()) <= 30]
@@ -484,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="an evaluate.py results file shown beside the runs (repeatable), e.g. bow_glove, minilm")
     parser.add_argument("--sts-convention", default=None, choices=sorted(CONVENTIONS),
                         help="also the STS rows as a paper's convention reports them (simcse, senteval, "
-                             "senteval_spearman; evaluation/sts_conventions.py)")
+                             "senteval_spearman; sentence_lab/evaluation/sts_conventions.py)")
     args = parser.parse_args(argv)
     read = lambda p: [l.strip() for l in p.read_text(encoding="utf-8").splitlines() if l.strip()] if p else None  # noqa: E731,E741
     try:

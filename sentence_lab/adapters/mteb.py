@@ -12,7 +12,6 @@ against SentEval's 4,927: its numbers are MTEB's, not comparable with our STS co
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -24,8 +23,7 @@ from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ModelMeta, ScoringFunction
 
 from sentence_lab.adapters.from_config import build_text_encoder
-
-CONF = Path(__file__).resolve().parents[1] / "conf"
+from sentence_lab.home import CONF
 
 
 class MTEBEncoder(AbsEncoder):

@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sentence_lab.home import HOME
+
 MARKER = ".project-root"
 INSTALLED_UNDER = ("site-packages", "dist-packages")
-# conf/ and assets/ lie beside cli/ in both layouts (the wheel ships them as sentence_lab/conf and sentence_lab/assets)
-PACKAGE_HOME = Path(__file__).resolve().parents[1]
 
 
 def clone_root(code: Path = Path(__file__)) -> Path | None:
@@ -30,4 +30,4 @@ def set_project_root() -> None:
     """``PROJECT_ROOT`` (where runs, caches and the default data folder go) and ``SENTENCE_LAB_HOME`` (where the
     configs and shipped assets are), unless already set."""
     os.environ.setdefault("PROJECT_ROOT", str(clone_root() or Path.cwd()))
-    os.environ.setdefault("SENTENCE_LAB_HOME", str(PACKAGE_HOME))
+    os.environ.setdefault("SENTENCE_LAB_HOME", str(HOME))

@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import train_test_split
 
+from sentence_lab.home import ASSETS
+
 from .base import GET_DATA_HINT, MalformedData, MissingTaskData, TaskData, int_split, iter_lines, join_tokens
 
 PROBING_FILES = {
@@ -111,7 +113,7 @@ def _load_xprobe_layout(task: str, va_path: Path, te_path: Path) -> TaskData:
     return TaskData(splits=splits, nclasses=len(ids), info={**info, "nclasses": len(ids)})
 
 
-SHIPPED_SET = Path(__file__).resolve().parents[2] / "assets" / "probing" / "books-en"
+SHIPPED_SET = ASSETS / "probing" / "books-en"
 SOURCES = ("auto", "senteval", "xprobe", "generated")
 SOURCE_HINT = "probing= takes auto, senteval, xprobe, generated or generated:<dir>"
 

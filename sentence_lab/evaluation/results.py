@@ -21,6 +21,7 @@ from typing import Any, Iterable, Literal, TypedDict
 from filelock import FileLock
 
 from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.home import HOME
 from sentence_lab.text.files import atomic_write_text
 
 SCHEMA_VERSION = 1
@@ -64,7 +65,7 @@ class ResultsDocument(TypedDict, total=False):
 
 def git_revision(root: Path | None = None) -> str | None:
     """The checkout's commit, ``-dirty`` when tracked files differ from it; ``None`` outside a git checkout."""
-    root = root or Path(__file__).resolve().parent.parent
+    root = root or HOME
     try:
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
