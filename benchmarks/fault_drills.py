@@ -40,14 +40,17 @@ class Drills:
         self.corpus = work / "corpus"
         write_corpus(self.corpus / "train", 3, 40, 0)
         write_corpus(self.corpus / "valid", 1, 24, 1)
-        # sentence_lab.* of the drilled checkout first on the path (the editable install maps it onto this one)
-        names = work / "names" / "sentence_lab"
-        names.mkdir(parents=True)
-        for folder in ("text", "encoders", "objectives", "datamodules", "training", "evaluation", "adapters", "tools",
-                       "cli", "conf", "assets"):
-            if (checkout / folder).is_dir():
-                (names / folder).symlink_to(checkout / folder)
-        path = os.pathsep.join([str(names.parent), str(checkout), str(ROOT / "tests")])
+        # sentence_lab.* of the drilled checkout first on the path: its sentence_lab/ folder, or, in a checkout of the
+        # older layout (the packages at its top, mapped by pyproject), links to them; then this checkout's tests.helpers
+        names = checkout
+        if not (checkout / "sentence_lab").is_dir():
+            names = work / "names"
+            (names / "sentence_lab").mkdir(parents=True)
+            for folder in ("text", "encoders", "objectives", "datamodules", "training", "evaluation", "adapters",
+                           "tools", "cli", "conf", "assets"):
+                if (checkout / folder).is_dir():
+                    (names / "sentence_lab" / folder).symlink_to(checkout / folder)
+        path = os.pathsep.join([str(names), str(checkout), str(ROOT)])
         self.env = dict(os.environ, PROJECT_ROOT=str(checkout), OMP_NUM_THREADS="1", PYTHONPATH=path)
         self.count = 0
 
@@ -313,7 +316,7 @@ print(cfg.trainer.max_time, cfg.trainer.max_epochs, cfg.trainer.get("max_steps")
         here = self.fresh()
         done = self.run(self.train_cmd(here, "trainer.max_steps=12", "trainer.max_epochs=5",
                                        "trainer.val_check_interval=1.0",
-                                       "+callbacks.inject._target_=helpers.non_finite_at.NonFiniteLossAt", *overrides,
+                                       "+callbacks.inject._target_=tests.helpers.non_finite_at.NonFiniteLossAt", *overrides,
                                        flags=flags), here)
         runs = self.runs(here)
         return done, runs[0] if runs else None

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers.senteval_tree import HashEncoder, make_senteval_tree
+from tests.helpers.senteval_tree import HashEncoder, make_senteval_tree
 from sentence_lab.training.run_dir import register_resolvers
 
 # SENTENCE_LAB_SKIPPED_TESTS=<file>: the skipped tests' ids go there (.ci/run runs them again with the extras and data)
-pytest_plugins = ["helpers.skipped_tests"]
+pytest_plugins = ["tests.helpers.skipped_tests"]
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("PROJECT_ROOT", str(ROOT))

@@ -27,8 +27,8 @@ from omegaconf import OmegaConf
 
 from sentence_lab.training.run import fit
 
-from helpers.fingerprint import FirstSteps
-from helpers.train_config import compose_default_cfg
+from tests.helpers.fingerprint import FirstSteps
+from tests.helpers.train_config import compose_default_cfg
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +59,7 @@ def _fingerprint(tmp_path: Path) -> dict:
     cfg = compose_default_cfg(tmp_path / "run", [f"paths.cache_dir={tmp_path / 'cache'}", f"trainer.max_steps={STEPS}",
                                                  "logger=none", "~callbacks.rich_progress_bar",
                                                  "~callbacks.model_summary",
-                                                 "+callbacks.first_steps._target_=helpers.fingerprint.FirstSteps"])
+                                                 "+callbacks.first_steps._target_=tests.helpers.fingerprint.FirstSteps"])
     trainer, model = fit(cfg)
     steps = next(c for c in trainer.callbacks if isinstance(c, FirstSteps))
     words = "\n".join(model.vocab.itos).encode()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from _pytest.outcomes import Skipped
 
-from helpers.extras import EXTRAS, extra_providing, skip_when_an_extra_is_missing
+from tests.helpers.extras import EXTRAS, extra_providing, skip_when_an_extra_is_missing
 
 ROOT = Path(__file__).resolve().parents[1]
 EXTRAS_IN_PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]

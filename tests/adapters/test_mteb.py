@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from helpers.extras import missing_extra
+from tests.helpers.extras import missing_extra
 
 if missing_extra("mteb"):
     pytest.skip(missing_extra("mteb"), allow_module_level=True)
@@ -62,7 +62,7 @@ def test_an_exported_model_runs_in_mteb_as_a_sentence_transformers_model(tiny_co
 
     from sentence_lab.tools.export_st import main as export_main
     from sentence_lab.training.run import fit
-    from helpers.train_config import compose_objective_cfg
+    from tests.helpers.train_config import compose_objective_cfg
 
     cfg = compose_objective_cfg("qt", tiny_corpus, tiny_pairs, tmp_path / "run",
                                 ["encoder=bilstm_max", "encoder.hidden_dim=16", "trainer.max_steps=2",

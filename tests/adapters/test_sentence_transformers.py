@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.extras import missing_extra
+from tests.helpers.extras import missing_extra
 
 if missing_extra("sentence-transformers-export"):
     pytest.skip(missing_extra("sentence-transformers-export"), allow_module_level=True)
@@ -23,7 +23,7 @@ from sentence_lab.adapters.trained import load_checkpoint_encoder  # noqa: E402
 from sentence_lab.training.checkpoint_io import NonFiniteWeights  # noqa: E402
 from sentence_lab.tools.export_st import main as export_main  # noqa: E402
 from sentence_lab.training.run import fit  # noqa: E402
-from helpers.train_config import compose_objective_cfg  # noqa: E402
+from tests.helpers.train_config import compose_objective_cfg  # noqa: E402
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.extras import missing_extra
+from tests.helpers.extras import missing_extra
 from sentence_lab.tools.benchmark import RECORD_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]

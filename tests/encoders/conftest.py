@@ -12,7 +12,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from sentence_lab.text import SPECIALS, Vocab
-from helpers.train_config import is_text_encoder_config
+from tests.helpers.train_config import is_text_encoder_config
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 ENCODER_CONF_DIR = CONF_DIR / "encoder"

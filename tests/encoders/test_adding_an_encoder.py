@@ -7,12 +7,12 @@ import sys
 import pytest
 import torch
 import yaml
-from helpers.recipes import compose_commands, conf_with, follow
+from tests.helpers.recipes import compose_commands, conf_with, follow
 from omegaconf import OmegaConf, open_dict
 
 from sentence_lab.encoders.base import SentenceEncoder, is_trainable
 from sentence_lab.text import SPECIALS, Vocab
-from helpers.train_config import compose_train_cfg
+from tests.helpers.train_config import compose_train_cfg
 from sentence_lab.training.run import fit
 
 PAGE = "adding-an-encoder.md"

@@ -7,7 +7,7 @@ import torch
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.encoders.multichannel import MultiChannelEncoder
 
-from conftest import compose_encoder
+from tests.encoders.conftest import compose_encoder
 
 
 def test_mc_config_concatenates_a_frozen_glove_channel_and_a_tuned_one(vocab):

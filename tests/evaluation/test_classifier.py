@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from helpers.senteval_transcription import train_member
-from helpers.synthetic import linear_data
+from tests.helpers.senteval_transcription import train_member
+from tests.helpers.synthetic import linear_data
 from torch import nn
 
 from sentence_lab.evaluation.classifier import (BatchPlan, EarlyStopping, Group, MaskedOptimizer, StackedProbe, fit_members,

@@ -13,7 +13,7 @@ import pytest
 
 from sentence_lab.evaluation.results import SCHEMA_VERSION, read_results
 
-from helpers.small_filesystem import fill, small_filesystem
+from tests.helpers.small_filesystem import fill, small_filesystem
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -194,9 +194,9 @@ def test_a_stopped_evaluation_exits_128_plus_the_signal_with_one_line_and_keeps_
                                                                                          tmp_path):
     out = tmp_path / "results.json"
     env = {**os.environ, "SENTENCE_DATA": str(senteval_root), "PROJECT_ROOT": str(tmp_path),
-           "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+           "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, str(ROOT / "evaluate.py"), "encoder=callable",
-                             "encoder.function=helpers.worker_jobs:slow_encode",
+                             "encoder.function=tests.helpers.worker_jobs:slow_encode",
                              "evaluation.encode_batch_size=4", "tasks=[MR,CR,SUBJ,MPQA,TREC]", "evaluation.kfold=2",
                              "evaluation.max_epoch=4", "evaluation.l2_grid=[1e-3]", f"results_file={out}"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

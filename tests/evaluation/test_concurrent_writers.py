@@ -62,8 +62,8 @@ def test_two_evaluate_runs_started_together_on_one_results_file_keep_all_tasks(s
 
 
 def test_processes_appending_to_failed_jobs_at_once_lose_no_line(tmp_path):
-    code = f"import sys; sys.path[:0] = {[str(ROOT), str(ROOT / 'tests')]!r}; " \
-           "from helpers.worker_jobs import append_failures; append_failures(sys.argv[1], int(sys.argv[2]))"
+    code = f"import sys; sys.path[:0] = {[str(ROOT)]!r}; " \
+           "from tests.helpers.worker_jobs import append_failures; append_failures(sys.argv[1], int(sys.argv[2]))"
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(w)]) for w in (1, 2, 3)]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     lines = (tmp_path / FAILED_JOBS).read_text().splitlines()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers.senteval_tree import HashEncoder
+from tests.helpers.senteval_tree import HashEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import SCHEMA_VERSION, ResultsWriter, read_results, to_jsonable
 from sentence_lab.evaluation.runner import load_tasks, run_tasks

@@ -12,8 +12,8 @@ from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.run import fit
 
-from helpers.device_probe import DeviceProbe
-from helpers.train_config import compose_train_cfg
+from tests.helpers.device_probe import DeviceProbe
+from tests.helpers.train_config import compose_train_cfg
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 
@@ -28,7 +28,7 @@ BF16_TOLERANCE = 2e-2  # the GPU's vectors under bf16 autocast against the CPU's
 def gpu_run(tiny_corpus, tmp_path, overrides: list[str]) -> tuple:
     overrides = ["trainer=gpu", "trainer.max_steps=3", "trainer.max_epochs=1", "trainer.num_sanity_val_steps=0",
                  "++trainer.limit_val_batches=1", "trainer.log_every_n_steps=1", "test_after_fit=false",
-                 "+callbacks.device_probe._target_=helpers.device_probe.DeviceProbe", *QUIET, *overrides]
+                 "+callbacks.device_probe._target_=tests.helpers.device_probe.DeviceProbe", *QUIET, *overrides]
     trainer, model = fit(compose_train_cfg(tiny_corpus, tmp_path, overrides))
     probe = next(c for c in trainer.callbacks if isinstance(c, DeviceProbe))
     return trainer, model, probe

@@ -8,7 +8,7 @@ import torch
 
 from sentence_lab.objectives.hinge import JBi, JPa, distance, random_others
 
-from helpers.toy import one_word_batch, sum_encoder
+from tests.helpers.toy import one_word_batch, sum_encoder
 
 # Word vectors of ids 4..9 (one-word segments, so a segment's vector is its word's).
 ROWS = {4: [0.0, 0.0], 5: [1.0, 0.0], 6: [3.0, 0.0], 7: [0.0, 1.0], 8: [0.0, 2.0], 9: [2.0, 2.0]}

@@ -7,7 +7,7 @@ import torch
 
 from sentence_lab.objectives.nli import NLI, pair_features
 
-from helpers.toy import one_word_batch, sum_encoder
+from tests.helpers.toy import one_word_batch, sum_encoder
 
 
 def test_pair_features_are_u_v_absdiff_product():

@@ -8,7 +8,7 @@ import pytest
 
 from sentence_lab.text.files import OutputWriteError, atomic_write_text, write_failure
 
-from helpers.small_filesystem import fill, small_filesystem
+from tests.helpers.small_filesystem import fill, small_filesystem
 
 
 def test_a_full_disk_keeps_the_previous_file_and_names_it(tmp_path):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.worker_jobs import die, square
+from tests.helpers.worker_jobs import die, square
 from sentence_lab.text.processes import WorkersFailed, ordered_map
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -28,9 +28,9 @@ def test_a_worker_that_dies_is_one_error_not_a_pool_that_replaces_it_forever():
 def test_workers_start_inside_a_joblib_loky_worker():
     """A loky worker's default start method is 'loky', which a spawned child cannot set: with multiprocessing.Pool
     every child died at start-up and was replaced forever (the joblib sweep that never ended)."""
-    script = ("import joblib\nfrom helpers.worker_jobs import squares_in_workers\n"
+    script = ("import joblib\nfrom tests.helpers.worker_jobs import squares_in_workers\n"
               "print(joblib.Parallel(n_jobs=2, backend='loky')(joblib.delayed(squares_in_workers)(n) for n in (3, 4)))")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS.parent), str(TESTS)]))
+    env = dict(os.environ, PYTHONPATH=str(TESTS.parent))
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[[0, 1, 4], [0, 1, 4, 9]]"

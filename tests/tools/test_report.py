@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from sentence_lab.tools.report import Run, build_report, correlation_matrix, find_runs, main
-from helpers.small_filesystem import fill, small_filesystem
-from helpers.train_config import sweep_command
+from tests.helpers.small_filesystem import fill, small_filesystem
+from tests.helpers.train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ from sentence_lab.training.checkpoint_io import AtomicCheckpointIO, CheckpointWr
 from sentence_lab.training.checkpoint_choice import resolve_checkpoint
 from sentence_lab.training.checkpoint_choice import check_checkpoint_path, newest_resumable_checkpoint
 
-from helpers.small_filesystem import small_filesystem
+from tests.helpers.small_filesystem import small_filesystem
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.checkpoint_choice import resolve_checkpoint
 from sentence_lab.training.run import fit
 
-from helpers.train_config import compose_train_cfg
+from tests.helpers.train_config import compose_train_cfg
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
@@ -106,7 +106,7 @@ def test_resuming_with_another_vocabulary_is_an_error(tiny_corpus, tmp_path):
 
 
 def test_resume_true_continues_the_newest_run_in_its_directory(tiny_corpus, tmp_path):
-    from helpers.train_config import compose_train_cfg
+    from tests.helpers.train_config import compose_train_cfg
 
     quiet = ["encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random", "logger=none",
              "callbacks=[default,epoch_checkpoints]",

@@ -8,7 +8,7 @@ from torch._dynamo.utils import counters
 from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.run import fit
 
-from helpers.train_config import compose_train_cfg
+from tests.helpers.train_config import compose_train_cfg
 
 ENCODERS = {
     "bilstm_max": {"_target_": "sentence_lab.encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 6},

@@ -39,7 +39,7 @@ def test_distributed_wrapper_splits_batches_of_runs_whole():
 
 
 def ddp_env(**env: str) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}", OMP_NUM_THREADS="1", **env)
+    return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", **env)
 
 
 def ddp_command(script: Path, tiny_corpus: Path, tmp_path: Path, *overrides: str) -> list[str]:

@@ -6,7 +6,7 @@ import pytest
 from sentence_lab.training.config_tree import config_tree
 from sentence_lab.training.run import fit
 
-from helpers.train_config import compose_train_cfg
+from tests.helpers.train_config import compose_train_cfg
 
 
 @pytest.mark.parametrize("name,key,value", [("fdr", "fast_dev_run", True), ("overfit", "overfit_batches", 3),

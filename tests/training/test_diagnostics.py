@@ -11,7 +11,7 @@ from sentence_lab.objectives.decoders import GRUDecoder
 from sentence_lab.training.diagnostics import spread_indices, word_norms_by_frequency, VectorDiagnostics, maxpool_winner_share, vector_statistics
 from sentence_lab.training.run import fit
 
-from helpers.train_config import compose_objective_cfg, compose_train_cfg
+from tests.helpers.train_config import compose_objective_cfg, compose_train_cfg
 
 
 def test_vectors_all_pointing_one_way_are_fully_anisotropic_and_of_rank_one():

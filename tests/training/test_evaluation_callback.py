@@ -17,7 +17,7 @@ from sentence_lab.training.evaluation_callback import EvalSuiteCallback, task_ta
 from sentence_lab.evaluation.results import ResultsWriter, read_results
 from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
 from sentence_lab.evaluation.tasks import UnknownTask
-from helpers.train_config import compose_train_cfg
+from tests.helpers.train_config import compose_train_cfg
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"

@@ -16,15 +16,15 @@ from sentence_lab.training.checkpoints import BestCheckpoint
 from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining
 from sentence_lab.training.run import fit
 
-from helpers.train_config import compose_train_cfg
-from helpers.weight_snapshots import AllWeightSnapshots
+from tests.helpers.train_config import compose_train_cfg
+from tests.helpers.weight_snapshots import AllWeightSnapshots
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = ["encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random", "trainer.max_steps=12",
          "trainer.max_epochs=5", "trainer.val_check_interval=1.0", "trainer.num_sanity_val_steps=0", "logger=none",
          "~callbacks.rich_progress_bar", "~callbacks.model_summary"]
-INJECT = "+callbacks.inject._target_=helpers.non_finite_at.NonFiniteLossAt"
-SNAPSHOTS = "+callbacks.snapshots._target_=helpers.weight_snapshots.AllWeightSnapshots"
+INJECT = "+callbacks.inject._target_=tests.helpers.non_finite_at.NonFiniteLossAt"
+SNAPSHOTS = "+callbacks.snapshots._target_=tests.helpers.weight_snapshots.AllWeightSnapshots"
 
 
 def _status(run: Path) -> dict:
@@ -76,7 +76,7 @@ def test_too_many_in_a_row_stop_the_run_with_the_last_finite_weights(tiny_corpus
 @pytest.mark.slow
 def test_weights_that_turned_inf_are_never_written(tiny_corpus, tmp_path):
     cfg = compose_train_cfg(tiny_corpus, tmp_path, QUICK + [
-        "+callbacks.poison._target_=helpers.non_finite_at.InfWeightAfter", "+callbacks.poison.step=3",
+        "+callbacks.poison._target_=tests.helpers.non_finite_at.InfWeightAfter", "+callbacks.poison.step=3",
         "callbacks.last_checkpoint.every_n_train_steps=2", "callbacks.non_finite_steps.max_in_a_row=1"])
     with pytest.raises(NonFiniteTraining, match="stopped at step 5"):
         fit(cfg)
@@ -90,7 +90,7 @@ def test_weights_that_turned_inf_are_never_written(tiny_corpus, tmp_path):
 @pytest.mark.slow
 def test_train_py_stops_in_one_line_with_exit_1(tiny_corpus, tmp_path):
     run = tmp_path / "run"
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}", OMP_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     cmd = [sys.executable, str(ROOT / "train.py"), *QUICK, "~callbacks.eval_suite", "print_config=false",
            INJECT, "+callbacks.inject.from_step=2",
            "callbacks.non_finite_steps.max_in_a_row=3", f"data.train_dir={tiny_corpus / 'train'}",
@@ -130,7 +130,7 @@ def test_the_limit_is_checked():
 
 
 def _ddp(tiny_corpus: Path, tmp_path: Path, *overrides: str) -> tuple[subprocess.CompletedProcess, Path]:
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}", OMP_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     cmd = [sys.executable, str(ROOT / "train.py"), "trainer=ddp_cpu", "trainer.strategy.timeout.seconds=60", *QUICK,
            "~callbacks.eval_suite", "print_config=false", INJECT, f"data.train_dir={tiny_corpus / 'train'}",
            f"data.valid_dir={tiny_corpus / 'valid'}", "data.batch_size=8", f"paths.cache_dir={tmp_path / 'cache'}",

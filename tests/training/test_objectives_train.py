@@ -8,8 +8,8 @@ from sentence_lab.evaluation.results import read_results
 from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.run import fit, train
 
-from helpers.weight_snapshots import EncoderAndDecoderSnapshots
-from helpers.train_config import compose_objective_cfg, compose_train_cfg
+from tests.helpers.weight_snapshots import EncoderAndDecoderSnapshots
+from tests.helpers.train_config import compose_objective_cfg, compose_train_cfg
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
@@ -108,7 +108,7 @@ def test_encoders_stay_put_for_the_frozen_steps_then_learn_at_their_own_rate(tin
                                 ["encoder=gru", "trainer.max_steps=4", "trainer.max_epochs=10", "data.batch_size=4",
                                  "trainer.num_sanity_val_steps=0", "trainer.val_check_interval=2", "model.encoder_frozen_steps=2",
                                  "model.encoder_lr_scale=0.25", *QUIET, *SMALL_DECODER,
-                                 "+callbacks.snapshots._target_=helpers.weight_snapshots.EncoderAndDecoderSnapshots"])
+                                 "+callbacks.snapshots._target_=tests.helpers.weight_snapshots.EncoderAndDecoderSnapshots"])
     trainer, model = fit(cfg)
     snapshots = next(c for c in trainer.callbacks if isinstance(c, EncoderAndDecoderSnapshots))
     groups = trainer.optimizers[0].param_groups

@@ -9,7 +9,7 @@ from omegaconf import OmegaConf
 
 from sentence_lab.training.renamed_keys import move_renamed_nodes, renamed_overrides
 
-from helpers.train_config import ROOT
+from tests.helpers.train_config import ROOT
 
 
 def test_old_overrides_are_spelled_the_new_way_with_a_warning():

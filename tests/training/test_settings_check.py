@@ -7,7 +7,7 @@ from omegaconf import OmegaConf
 
 from sentence_lab.training.settings_check import SettingsError, check_resume_settings, check_settings
 
-from helpers.train_config import compose_train_cfg
+from tests.helpers.train_config import compose_train_cfg
 
 
 @pytest.mark.parametrize("override, message", [

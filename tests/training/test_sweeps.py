@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 import yaml
 
-from helpers.extras import needs_extra
+from tests.helpers.extras import needs_extra
 from sentence_lab.text.glove import load_glove
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
@@ -111,7 +111,7 @@ def test_combine_skip_trains_a_uni_and_a_bi_gru_then_scores_their_concatenation_
 
 def _joblib_sweep(tiny_corpus: Path, tmp_path: Path, *overrides: str) -> tuple[subprocess.CompletedProcess, Path]:
     """A 2-job joblib sweep on a cold corpus cache, each job preparing the corpus in 2 worker processes."""
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests' / 'helpers'}", OMP_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     sweep = tmp_path / "sweep"
     cmd = [sys.executable, str(ROOT / "train.py"), "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
            "encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random", "data.batch_size=8",

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers.extras import missing_extra
-from helpers.wandb_log import config, history
-from helpers.train_config import compose_train_cfg
+from tests.helpers.extras import missing_extra
+from tests.helpers.wandb_log import config, history
+from tests.helpers.train_config import compose_train_cfg
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 import numpy as np
-from helpers.senteval_transcription import RelatednessPytorch, train_member
+from tests.helpers.senteval_transcription import RelatednessPytorch, train_member
 from sklearn.model_selection import StratifiedKFold
 
 from sentence_lab.evaluation import regimes

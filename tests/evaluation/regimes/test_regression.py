@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 from scipy.stats import pearsonr
-from helpers.senteval_transcription import RelatednessPytorch
+from tests.helpers.senteval_transcription import RelatednessPytorch
 
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes.regression import relatedness, tai_target

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.extras import needs_extra
+from tests.helpers.extras import needs_extra
 
 from sentence_lab.tools.probing_gen.__main__ import parse_settings
 from sentence_lab.tools.probing_gen.generate import generate
