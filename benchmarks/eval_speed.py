@@ -209,10 +209,9 @@ def compute_seconds_at_shape(works: list[dict], flops: float, peak: float, secon
 
 def run_senteval(spec, X: dict, y: dict, params, nclasses: int | None) -> dict:
     """SentEval's validation / relatedness classes (imported from ``--reference``) on the same features."""
+    from sentence_lab.evaluation.regimes import tai_target
     from senteval.tools.relatedness import RelatednessPytorch
     from senteval.tools.validation import InnerKFoldClassifier, KFoldClassifier, SplitClassifier
-
-    from sentence_lab.evaluation.regimes import tai_target
 
     config = {"nclasses": nclasses or 5, "seed": params.seed, "usepytorch": True, "kfold": params.kfold,
               "classifier": {"nhid": params.nhid, "optim": params.optim, "batch_size": params.batch_size,
@@ -265,9 +264,9 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
     ``smoke``: the machine's peaks and the BLAS shapes measured briefly, on small arrays; 256-d features and
     BiLSTM-max."""
     import sentence_lab.evaluation.classifier as engine
-    from sentence_lab.evaluation.regimes import MODULES
     from sentence_lab.evaluation.embedding_cache import EmbeddingCache
     from sentence_lab.evaluation.protocol import FULL, PROTOTYPE
+    from sentence_lab.evaluation.regimes import MODULES
     from sentence_lab.evaluation.runner import load_tasks
 
     params = {"prototype": PROTOTYPE, "full": FULL}[params_name]

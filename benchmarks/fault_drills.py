@@ -23,8 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from sentence_lab.evaluation.results import git_revision
 from sentence_lab.tools import benchmark

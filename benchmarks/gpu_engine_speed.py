@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from sentence_lab.evaluation import regimes
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import PROTOTYPE
-from sentence_lab.evaluation import regimes
 from sentence_lab.evaluation.runner import load_tasks
 from sentence_lab.tools import benchmark
 

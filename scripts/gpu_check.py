@@ -43,9 +43,9 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 import zipfile
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa

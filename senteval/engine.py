@@ -17,11 +17,11 @@ from __future__ import annotations
 import difflib
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from sentence_lab.evaluation.tasks.base import MissingTaskData, TaskData, check_splits
 from sentence_lab.evaluation.regimes import REGIMES, cosine_summary, task_params
+from sentence_lab.evaluation.tasks.base import MissingTaskData, TaskData, check_splits
 from sentence_lab.evaluation.tasks.registry import TASKS, TaskSpec
 
 from . import feeding

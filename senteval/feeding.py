@@ -11,7 +11,7 @@ each task module's (``senteval/*.py`` at 5d6dc11):
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.senteval_tree import HashEncoder, make_senteval_tree
 from sentence_lab.training.run_dir import register_resolvers
+from tests.helpers.senteval_tree import HashEncoder, make_senteval_tree
 
 # SENTENCE_LAB_SKIPPED_TESTS=<file>: the skipped tests' ids go there (.ci/run runs them again with the extras and data)
 pytest_plugins = ["tests.helpers.skipped_tests"]

@@ -2,10 +2,10 @@
 of an absent extra skips naming it while any other import error still fails."""
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from _pytest.outcomes import Skipped
 
 from tests.helpers.extras import EXTRAS, extra_providing, skip_when_an_extra_is_missing

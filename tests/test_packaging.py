@@ -8,11 +8,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from sentence_lab.cli.project_root import MARKER, clone_root
 from sentence_lab.tools.benchmark import CLONE_VARIABLES, files_under, fresh_environment_with

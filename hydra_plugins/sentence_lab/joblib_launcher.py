@@ -7,8 +7,8 @@ elsewhere finish. Here each job of the batch that started and never ended (``job
 only where the optional ``sweeps`` extra (hydra-joblib-launcher) is installed."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from hydra.core.utils import JobReturn
 
@@ -16,8 +16,9 @@ from sentence_lab.training.errors import one_line
 from sentence_lab.training.sweeps import failed_jobs_message, record_lost_jobs
 
 try:  # the optional sweeps extra; Hydra imports every hydra_plugins module at start-up, so its absence is no error
-    from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
     from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
 except ImportError:
     JoblibLauncher = None
 

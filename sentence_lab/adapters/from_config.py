@@ -11,7 +11,7 @@ It accepts:
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf

@@ -12,7 +12,8 @@ against SentEval's 4,927: its numbers are MTEB's, not comparable with our STS co
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from datasets import Dataset, DatasetDict

@@ -12,8 +12,9 @@ No encoder here maps exactly onto sentence-transformers' own modules: every one 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -89,7 +90,7 @@ class SentenceLabModule(InputModule):
     @classmethod
     def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None,
              cache_folder: str | None = None, revision: str | None = None, local_files_only: bool = False,
-             **kwargs) -> "SentenceLabModule":
+             **kwargs) -> SentenceLabModule:
         files = {name: cls.load_file_path(model_name_or_path, name, subfolder=subfolder, token=token,
                                           cache_folder=cache_folder, revision=revision,
                                           local_files_only=local_files_only) for name in (CONFIG_FILE, WEIGHTS_FILE)}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Iterable
+from collections.abc import Iterable
 
 from omegaconf import DictConfig, OmegaConf
 

@@ -2,7 +2,7 @@
 runs of consecutive sentences drawn from anywhere in the corpus (skip-thought's triples)."""
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch

@@ -9,10 +9,10 @@ import logging
 import os
 import shutil
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 from filelock import FileLock
@@ -117,7 +117,7 @@ class TokenizedCorpus:
     def sentence(self, i: int) -> np.ndarray:
         return self.span(i, i + 1)
 
-    def head(self, n: int) -> "TokenizedCorpus":
+    def head(self, n: int) -> TokenizedCorpus:
         """The first ``n`` sentences (views, no copy)."""
         n = min(n, len(self))
         return TokenizedCorpus(self.word_ids[: self.offsets[n]], self.offsets[: n + 1], self.doc_ids[:n],

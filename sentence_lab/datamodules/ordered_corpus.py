@@ -7,8 +7,12 @@ import os
 import numpy as np
 from torch.utils.data import DataLoader
 
-from sentence_lab.datamodules.contiguous import (ContiguousChunks, EpochShuffledGroups, EpochShuffledSampler,
-                                                 ScatteredRuns)
+from sentence_lab.datamodules.contiguous import (
+    ContiguousChunks,
+    EpochShuffledGroups,
+    EpochShuffledSampler,
+    ScatteredRuns,
+)
 from sentence_lab.datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
 from sentence_lab.datamodules.resumable import ResumableBatches, SkippingDataLoader
 from sentence_lab.objectives.contract import SENTENCES

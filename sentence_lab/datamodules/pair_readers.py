@@ -18,8 +18,9 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 Pair = tuple[str, str, "str | None"]
 

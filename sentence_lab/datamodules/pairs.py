@@ -7,8 +7,9 @@ import logging
 import os
 import pickle
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -20,8 +21,8 @@ from sentence_lab.datamodules.pair_readers import read_pairs
 from sentence_lab.datamodules.resumable import ResumableBatches, SkippingDataLoader
 from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
 from sentence_lab.text import EOS_ID, Tokenizer, Vocab
-from sentence_lab.text.padding import pad_batch
 from sentence_lab.text.config_values import plain
+from sentence_lab.text.padding import pad_batch
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,8 @@
 scratch; with different inputs the two "discover less redundant features")."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import torch
 from hydra.utils import instantiate

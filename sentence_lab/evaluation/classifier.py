@@ -33,8 +33,9 @@ runs torch's fused kernel. What the engine reads and computes is counted in ``Fi
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterator, NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -182,7 +183,7 @@ class StackedProbe:
 
     @classmethod
     def init(cls, d: int, nclasses: int, nhid: int, shape: tuple[int, int], seed: int, dropout: float,
-             dtype: torch.dtype, device: torch.device) -> "StackedProbe":
+             dtype: torch.dtype, device: torch.device) -> StackedProbe:
         """Every member starts from SentEval's weights right after ``torch.manual_seed(seed)``."""
         sizes = [d, nclasses] if nhid == 0 else [d, nhid, nclasses]
         with torch.random.fork_rng(devices=[]):
@@ -194,7 +195,7 @@ class StackedProbe:
 
     @classmethod
     def init_members(cls, d: int, nclasses: int, hidden: Sequence[tuple[int, float]], groups: int, seed: int,
-                     dtype: torch.dtype, device: torch.device) -> "StackedProbe":
+                     dtype: torch.dtype, device: torch.device) -> StackedProbe:
         """Members ``hidden[l] = (nhid, dropout)`` of one hidden width ``nhid > 0``, each starting from SentEval's
         weights right after ``torch.manual_seed(seed)``, with its own dropout rate."""
         widths = {n for n, _ in hidden}

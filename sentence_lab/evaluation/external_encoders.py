@@ -7,13 +7,12 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pyarrow.parquet as pq
 import torch
-
 
 
 class MissingSentences(ValueError):

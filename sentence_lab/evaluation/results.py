@@ -15,8 +15,9 @@ import json
 import math
 import platform
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from filelock import FileLock
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -14,9 +14,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from . import probing_measures
 from .embedding_cache import EmbeddingCache
 from .protocol import ProtocolParams
+from .regimes import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_view, run_dev_only, task_params
 from .results import ResultsWriter
 from .tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
-from .regimes import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_view, run_dev_only, task_params
 from .tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
 from .text_encoders import ChecksCoverage, EncoderOutputError, ReportsOOV, RunsTasks, TextEncoder
 

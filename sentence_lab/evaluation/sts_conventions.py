@@ -7,8 +7,8 @@ nor can sentence-transformers' evaluators on raw STS-B: ``UNREPRODUCIBLE`` says 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 STS = ("STS12", "STS13", "STS14", "STS15", "STS16")
 

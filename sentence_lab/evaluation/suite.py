@@ -12,12 +12,21 @@ on copies of the loaded tasks, so the task data stays for the next run.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping, get_args
+from typing import Any, Literal, get_args
 
 from .protocol import PROTOTYPE, ProtocolParams
-from .results import (IncompatibleResultsFile, Kind, ResultsDocument, ResultsWriter, merge_into, protocol_record,
-                      results_meta, resume_from)
+from .results import (
+    IncompatibleResultsFile,
+    Kind,
+    ResultsDocument,
+    ResultsWriter,
+    merge_into,
+    protocol_record,
+    results_meta,
+    resume_from,
+)
 from .runner import LoadedTask, all_sentences, load_tasks, run_tasks
 from .text_encoders import TextEncoder
 

@@ -17,8 +17,9 @@ and ``embed(tokens, lengths) -> [B, output_dim]`` (what the evaluation sees), an
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import torch
 

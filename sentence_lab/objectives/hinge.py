@@ -4,7 +4,8 @@ eq. 1, after Hermann & Blunsom 2014). J_pa: monolingual paraphrases, one encoder
 (after Wieting et al. 2016)."""
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Mapping
+from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F

@@ -2,7 +2,8 @@
 encoder, section 3.2): one encoder reads premise and hypothesis; an MLP classifies their features."""
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Mapping
+from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F

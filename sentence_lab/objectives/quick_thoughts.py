@@ -1,7 +1,8 @@
 """Quick-Thoughts (Logeswaran & Lee 2018): classify which in-batch sentences are a sentence's context."""
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Mapping
+from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F

@@ -2,7 +2,8 @@
 section 3.2): the sentence vector is all a recurrent decoder sees of the source."""
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Mapping
+from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 import sacrebleu
 import torch

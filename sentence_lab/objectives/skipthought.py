@@ -2,7 +2,8 @@
 the previous and the next sentence."""
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
 import torch
 from torch import nn

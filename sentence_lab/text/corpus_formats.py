@@ -13,8 +13,9 @@ from __future__ import annotations
 import io
 import json
 import lzma
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 import pyarrow.parquet as pq
 

@@ -1,7 +1,7 @@
 """Id lists -> one padded tensor (the only part of the text layer that needs torch)."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 

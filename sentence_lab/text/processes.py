@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import TypeVar
 
 J = TypeVar("J")
 R = TypeVar("R")

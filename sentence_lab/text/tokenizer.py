@@ -3,7 +3,7 @@ whitespace, optionally lowercased."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from sacremoses import MosesTokenizer
 
@@ -43,6 +43,6 @@ class Tokenizer:
         return {"kind": self.kind, "lowercase": self.lowercase, "lang": self.lang}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _moses(lang: str) -> MosesTokenizer:
     return MosesTokenizer(lang=lang)

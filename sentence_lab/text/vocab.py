@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
 SPECIALS = (PAD, UNK, BOS, EOS)
@@ -23,7 +23,7 @@ class Vocab:
         self.stoi = {w: i for i, w in enumerate(self.itos)}
 
     @classmethod
-    def build(cls, counts: Counter, max_size: int | None = None, min_count: int = 1) -> "Vocab":
+    def build(cls, counts: Counter, max_size: int | None = None, min_count: int = 1) -> Vocab:
         """Most frequent words first, ties broken alphabetically so the result is deterministic."""
         words = [w for w, c in counts.items() if c >= min_count and w not in SPECIALS]
         words.sort(key=lambda w: (-counts[w], w))
@@ -33,7 +33,7 @@ class Vocab:
 
     @classmethod
     def from_sentences(cls, sentences: Iterable[Sequence[str]], max_size: int | None = None,
-                       min_count: int = 1) -> "Vocab":
+                       min_count: int = 1) -> Vocab:
         counts: Counter = Counter()
         for tokens in sentences:
             counts.update(tokens)

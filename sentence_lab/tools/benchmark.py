@@ -27,19 +27,20 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from sentence_lab.evaluation import regimes
-from sentence_lab.evaluation.regimes import features
 from sentence_lab.evaluation.baselines import BowGloveEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes import features
 from sentence_lab.evaluation.results import git_revision, library_versions
 from sentence_lab.evaluation.tasks.sts import STS_DATASETS
 

@@ -35,8 +35,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import torch

@@ -18,8 +18,9 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import torch
@@ -178,7 +179,7 @@ class EvalSuiteCallback(Callback):
         if trainer.is_global_zero:
             try:
                 self.evaluate(trainer, pl_module, epoch, train_seconds)
-            except Exception as err:  # noqa: BLE001 - evaluation must never stop training
+            except Exception as err:
                 log.error("evaluation suite: evaluation at epoch %d failed: %s: %s", epoch,
                           type(err).__name__, err, exc_info=log.isEnabledFor(logging.DEBUG))
         if trainer.world_size > 1:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import torch
@@ -15,13 +16,16 @@ from torch import nn
 from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.encoders.expansion import expand_embeddings
-from sentence_lab.objectives.contract import (CollectsCorpusMetrics, EvaluatesDifferently, LearnsFromUnigramCounts,
-                                           batch_size)
+from sentence_lab.objectives.contract import (
+    CollectsCorpusMetrics,
+    EvaluatesDifferently,
+    LearnsFromUnigramCounts,
+    batch_size,
+)
 from sentence_lab.objectives.metrics import RunningMeans
 from sentence_lab.text import SPECIALS, UNK_ID, Tokenizer, Vocab
-from sentence_lab.text.padding import pad_batch
 from sentence_lab.text.config_values import plain
-
+from sentence_lab.text.padding import pad_batch
 from sentence_lab.training.checkpoint_io import refuse_non_finite
 
 log = logging.getLogger(__name__)
@@ -294,7 +298,7 @@ class SentenceModel(LightningModule):
 
     # ---- inference ------------------------------------------------------------------------
     @classmethod
-    def load_checkpoint(cls, path: str, map_location: str | torch.device | None = None) -> "SentenceModel":
+    def load_checkpoint(cls, path: str, map_location: str | torch.device | None = None) -> SentenceModel:
         """Rebuild a model from a checkpoint written by ``train.py`` (vocabulary included)."""
         ckpt = torch.load(path, map_location="cpu", weights_only=False)
         vocabs = saved_vocabs(ckpt)

@@ -8,26 +8,30 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
-from lightning.pytorch.loggers import WandbLogger
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from hydra.utils import get_class, instantiate
 from lightning.pytorch.callbacks import EarlyStopping, Timer
+from lightning.pytorch.loggers import WandbLogger
 from lightning.pytorch.trainer.states import TrainerStatus
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, open_dict
 
+from sentence_lab.encoders.base import is_trainable
 from sentence_lab.evaluation.results import ResultsDocument, document_of_test_scores, to_jsonable
+from sentence_lab.objectives.contract import ObjectiveSpec, check_pairing
 from sentence_lab.text.config_values import plain
 from sentence_lab.text.files import atomic_write_text
-from sentence_lab.encoders.base import is_trainable
-from sentence_lab.objectives.contract import ObjectiveSpec, check_pairing
-from sentence_lab.training.module import SentenceModel
-from sentence_lab.training.checkpoint_choice import (check_checkpoint_path, newest_resumable_checkpoint,
-                                                    resumable_checkpoint_in, run_dir_of)
+from sentence_lab.training.checkpoint_choice import (
+    check_checkpoint_path,
+    newest_resumable_checkpoint,
+    resumable_checkpoint_in,
+    run_dir_of,
+)
 from sentence_lab.training.config_tree import config_tree
 from sentence_lab.training.errors import PeerLost, RunInterrupted
 from sentence_lab.training.evaluation_callback import EvalSuiteCallback
+from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining
 from sentence_lab.training.renamed_keys import move_renamed_nodes
 from sentence_lab.training.run_dir import check_run_dir_free, move_into_run

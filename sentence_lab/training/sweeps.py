@@ -8,8 +8,9 @@ import os
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
@@ -114,7 +115,7 @@ def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
             _record_failure(hydra_cfg, stop)
         report(stop)
         raise SystemExit(stop.exit_code) from None
-    except Exception as err:  # noqa: BLE001 - every error ends in one line; one job's failure must not stop a sweep
+    except Exception as err:
         if cfg.get("show_traceback"):
             raise
         report(err)

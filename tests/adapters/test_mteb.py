@@ -10,9 +10,9 @@ from tests.helpers.extras import missing_extra
 if missing_extra("mteb"):
     pytest.skip(missing_extra("mteb"), allow_module_level=True)
 
-import mteb  # noqa: E402
+import mteb
 
-from sentence_lab.adapters.mteb import MTEBEncoder, local_sts_task, mteb_model  # noqa: E402
+from sentence_lab.adapters.mteb import MTEBEncoder, local_sts_task, mteb_model
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

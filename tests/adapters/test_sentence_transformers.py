@@ -16,14 +16,14 @@ from tests.helpers.extras import missing_extra
 if missing_extra("sentence-transformers-export"):
     pytest.skip(missing_extra("sentence-transformers-export"), allow_module_level=True)
 
-from sentence_transformers import SentenceTransformer  # noqa: E402
+from sentence_transformers import SentenceTransformer
 
-from sentence_lab.adapters.sentence_transformers import export  # noqa: E402
-from sentence_lab.adapters.trained import load_checkpoint_encoder  # noqa: E402
-from sentence_lab.training.checkpoint_io import NonFiniteWeights  # noqa: E402
-from sentence_lab.tools.export_st import main as export_main  # noqa: E402
-from sentence_lab.training.run import fit  # noqa: E402
-from tests.helpers.train_config import compose_objective_cfg  # noqa: E402
+from sentence_lab.adapters.sentence_transformers import export
+from sentence_lab.adapters.trained import load_checkpoint_encoder
+from sentence_lab.tools.export_st import main as export_main
+from sentence_lab.training.checkpoint_io import NonFiniteWeights
+from sentence_lab.training.run import fit
+from tests.helpers.train_config import compose_objective_cfg
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.extras import missing_extra
 from sentence_lab.tools.benchmark import RECORD_KEYS
+from tests.helpers.extras import missing_extra
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"

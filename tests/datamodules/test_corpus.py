@@ -3,8 +3,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sentence_lab.datamodules.contiguous import (ContiguousChunks, EpochShuffledGroups, EpochShuffledSampler,
-                                                 ScatteredRuns)
+from sentence_lab.datamodules.contiguous import (
+    ContiguousChunks,
+    EpochShuffledGroups,
+    EpochShuffledSampler,
+    ScatteredRuns,
+)
 from sentence_lab.datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
 from sentence_lab.datamodules.ordered_corpus import OrderedCorpusDataModule
 

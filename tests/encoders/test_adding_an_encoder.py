@@ -7,13 +7,13 @@ import sys
 import pytest
 import torch
 import yaml
-from tests.helpers.recipes import compose_commands, conf_with, follow
 from omegaconf import OmegaConf, open_dict
 
 from sentence_lab.encoders.base import SentenceEncoder, is_trainable
 from sentence_lab.text import SPECIALS, Vocab
-from tests.helpers.train_config import compose_train_cfg
 from sentence_lab.training.run import fit
+from tests.helpers.recipes import compose_commands, conf_with, follow
+from tests.helpers.train_config import compose_train_cfg
 
 PAGE = "adding-an-encoder.md"
 

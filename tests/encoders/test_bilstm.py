@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from sentence_lab.text.padding import pad_batch
 from sentence_lab.encoders.bilstm import BiLSTMLastEncoder, BiLSTMMaxEncoder
+from sentence_lab.text.padding import pad_batch
 
 SENTENCES = [[4, 5, 6], [7, 8, 9, 10, 11], [12]]
 

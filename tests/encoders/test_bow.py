@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sentence_lab.text.padding import pad_batch
 from sentence_lab.encoders.bow import BagOfWordsEncoder
+from sentence_lab.text.padding import pad_batch
 
 
 def test_mean_and_sum_of_word_vectors(vocab) -> None:

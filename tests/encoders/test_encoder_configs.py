@@ -5,9 +5,9 @@ import pytest
 import torch
 from hydra.utils import instantiate
 
+from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.text import PAD_ID
 from sentence_lab.text.padding import pad_batch
-from sentence_lab.encoders.base import SentenceEncoder
 
 EXPECTED_TRAINABLE = {"bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv"}
 # What each paper says (the config's comment cites the section): vector size, layers, width, frozen vectors.

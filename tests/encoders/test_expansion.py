@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from sentence_lab.text import SPECIALS, UNK_ID, Vocab
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.encoders.expansion import expand_embeddings, fit_linear_map
+from sentence_lab.text import SPECIALS, UNK_ID, Vocab
 from sentence_lab.text.glove import load_glove
 from sentence_lab.training.module import SentenceModel
 

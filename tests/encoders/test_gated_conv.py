@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sentence_lab.text.padding import pad_batch
 from sentence_lab.encoders.gated_conv import GatedConvEncoder
+from sentence_lab.text.padding import pad_batch
 
 
 def _encoder(vocab, **kwargs) -> GatedConvEncoder:

@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from sentence_lab.text.padding import pad_batch
 from sentence_lab.encoders.gru import GRUEncoder, xavier_gru_
+from sentence_lab.text.padding import pad_batch
 
 
 def _unpadded_states(enc: GRUEncoder, sentence: list[int]) -> torch.Tensor:

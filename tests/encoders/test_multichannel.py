@@ -4,9 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sentence_lab.text.padding import pad_batch
 from sentence_lab.encoders.multichannel import MultiChannelEncoder
-
+from sentence_lab.text.padding import pad_batch
 from tests.encoders.conftest import compose_encoder
 
 

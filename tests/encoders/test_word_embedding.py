@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from sentence_lab.text import PAD_ID
 from sentence_lab.encoders.embedding import WordEmbedding, word_keyed_rows
+from sentence_lab.text import PAD_ID
 from sentence_lab.text.glove import load_glove
 
 

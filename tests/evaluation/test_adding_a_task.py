@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.runner import LoadedTask, run_task
 from sentence_lab.evaluation.tasks.registry import TaskSpec
 

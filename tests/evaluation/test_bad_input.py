@@ -1,14 +1,13 @@
 """Bad input: one line naming the cause and the fix, and nothing already written is lost."""
 import json
 
-import pytest
 import numpy as np
+import pytest
 
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import ResultsWriter
 from sentence_lab.evaluation.runner import load_tasks, run_task, run_tasks
-
 from tests.evaluation.test_cli import _evaluate
 
 FAST = ProtocolParams(kfold=2, max_epoch=4, l2_grid=(1e-3,))

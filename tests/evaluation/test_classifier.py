@@ -11,13 +11,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from tests.helpers.senteval_transcription import train_member
-from tests.helpers.synthetic import linear_data
 from torch import nn
 
-from sentence_lab.evaluation.classifier import (BatchPlan, EarlyStopping, Group, MaskedOptimizer, StackedProbe, fit_members,
-                                               features_stay_on_host)
+from sentence_lab.evaluation.classifier import (
+    BatchPlan,
+    EarlyStopping,
+    Group,
+    MaskedOptimizer,
+    StackedProbe,
+    features_stay_on_host,
+    fit_members,
+)
 from sentence_lab.evaluation.protocol import FULL, PROTOTYPE, ProtocolParams, parse_optim
+from tests.helpers.senteval_transcription import train_member
+from tests.helpers.synthetic import linear_data
 
 OPTIMS = ["rmsprop", "adam", "sgd,lr=0.1,momentum=0.9", "sgd,lr=0.1,momentum=0.5,dampening=0.1", "sgd,lr=0.1,momentum=0.9,nesterov=1",
           "adamax", "adagrad,lr_decay=0.01", "adadelta", "rmsprop,momentum=0.5,centered=1"]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from sentence_lab.evaluation.results import SCHEMA_VERSION, read_results
-
 from tests.helpers.small_filesystem import fill, small_filesystem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,8 +136,8 @@ def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
     import numpy as np
     import torch
 
-    from sentence_lab.training.module import SentenceModel
     from sentence_lab.text import Tokenizer, Vocab
+    from sentence_lab.training.module import SentenceModel
 
     tok = Tokenizer(kind="whitespace", lowercase=True)
     vocab = Vocab.from_sentences([["good", "movie"], ["bad", "film"]])

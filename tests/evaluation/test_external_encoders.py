@@ -6,11 +6,15 @@ import json
 import numpy as np
 import pytest
 
-from sentence_lab.evaluation.external_encoders import CallableEncoder, MissingSentences, PrecomputedEncoder, resolve_callable
 from sentence_lab.evaluation.baselines import LengthEncoder
-
-from tests.helpers.extras import require_extra
+from sentence_lab.evaluation.external_encoders import (
+    CallableEncoder,
+    MissingSentences,
+    PrecomputedEncoder,
+    resolve_callable,
+)
 from tests.evaluation.test_cli import _evaluate
+from tests.helpers.extras import require_extra
 
 SENTENCES = ["the cat sat", "a dog  ran far", "birds fly"]
 VECTORS = np.arange(9, dtype=np.float64).reshape(3, 3) / 7.0

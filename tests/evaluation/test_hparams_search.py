@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 from hydra import compose, initialize_config_dir
-from tests.helpers.train_config import sweep_command
 
 from tests.helpers.extras import needs_extra
+from tests.helpers.train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,16 @@ import json
 import pytest
 
 from sentence_lab.evaluation.protocol import PROTOTYPE
-from sentence_lab.evaluation.results import (SCHEMA_VERSION, ResultsWriter, document_of_test_scores, percent_score,
-                                              protocol_record, read_results, results_meta, to_jsonable)
+from sentence_lab.evaluation.results import (
+    SCHEMA_VERSION,
+    ResultsWriter,
+    document_of_test_scores,
+    percent_score,
+    protocol_record,
+    read_results,
+    results_meta,
+    to_jsonable,
+)
 
 
 def _write(path, doc) -> None:

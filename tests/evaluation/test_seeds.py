@@ -8,7 +8,6 @@ import pytest
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.runner import load_tasks, run_task
-
 from tests.evaluation.test_cli import _evaluate
 
 FAST = ProtocolParams(kfold=2, max_epoch=6, l2_grid=(1e-3,))

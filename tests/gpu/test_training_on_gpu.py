@@ -11,7 +11,6 @@ from torch._dynamo.utils import counters
 from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.run import fit
-
 from tests.helpers.device_probe import DeviceProbe
 from tests.helpers.train_config import compose_train_cfg
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import pytest
 
@@ -95,7 +95,7 @@ def skip_when_an_extra_is_missing() -> Iterator[None]:
     Any other error, and a missing module that no extra provides, goes on as raised."""
     try:
         yield
-    except Exception as err:  # noqa: BLE001 - Hydra wraps the import error in its own
+    except Exception as err:
         for module in _missing_modules(err):
             name = extra_providing(module)
             if name is not None and missing_extra(name):

@@ -6,8 +6,8 @@ import os
 import shutil
 import subprocess
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 BLOCK = 32 * 1024
 HEADER = 7

@@ -8,12 +8,12 @@ import sys
 import pytest
 import torch
 import yaml
-from tests.helpers.recipes import compose_commands, conf_with, follow
 from omegaconf import OmegaConf, open_dict
 
 from sentence_lab.objectives.contract import SENTENCES
-from tests.helpers.train_config import compose_train_cfg
 from sentence_lab.training.run import fit
+from tests.helpers.recipes import compose_commands, conf_with, follow
+from tests.helpers.train_config import compose_train_cfg
 
 PAGE = "adding-an-objective.md"
 

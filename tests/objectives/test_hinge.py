@@ -7,7 +7,6 @@ import pytest
 import torch
 
 from sentence_lab.objectives.hinge import JBi, JPa, distance, random_others
-
 from tests.helpers.toy import one_word_batch, sum_encoder
 
 # Word vectors of ids 4..9 (one-word segments, so a segment's vector is its word's).

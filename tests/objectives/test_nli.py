@@ -6,7 +6,6 @@ import math
 import torch
 
 from sentence_lab.objectives.nli import NLI, pair_features
-
 from tests.helpers.toy import one_word_batch, sum_encoder
 
 

@@ -6,7 +6,6 @@ import torch
 
 from sentence_lab.objectives.seq2seq import AutoEncoder, Seq2Seq, detokenized
 from sentence_lab.text import PAD_ID, SPECIALS, UNK_ID, Vocab
-
 from tests.helpers.toy import sum_encoder
 
 SRC = Vocab(list(SPECIALS) + ["the", "cat", "sat"])

@@ -8,7 +8,6 @@ import torch
 
 from sentence_lab.objectives.skipthought import SkipThought, centre_by_document, neighbour_rows
 from sentence_lab.text import EOS_ID, SPECIALS, Vocab
-
 from tests.helpers.toy import sum_encoder
 
 VOCAB = Vocab(list(SPECIALS) + [f"w{i}" for i in range(6)])  # 10 words

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from tests.helpers.senteval_tree import FILLER, NEG, POS, write_lines
 
 STS14 = ("deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news")

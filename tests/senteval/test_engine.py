@@ -6,7 +6,6 @@ The expected batches come from transcriptions of SentEval's task modules (``bina
 from __future__ import annotations
 
 import dataclasses
-import io
 import subprocess
 import sys
 from pathlib import Path
@@ -15,10 +14,10 @@ import numpy as np
 import pytest
 
 import senteval
-from senteval.engine import TaskNotAvailable, load
-from senteval.params import ParamsError
 from sentence_lab.evaluation.tasks.base import MissingTaskData, Split, TaskData
 from sentence_lab.evaluation.tasks.registry import TASKS
+from senteval.engine import TaskNotAvailable, load
+from senteval.params import ParamsError
 
 PROTOTYPE = {"nhid": 0, "optim": "rmsprop", "batch_size": 128, "tenacity": 3, "epoch_size": 2}
 
@@ -33,7 +32,7 @@ def make_se(task_path: Path, client, **extra) -> senteval.engine.SE:
 
 def binary_batches(path: Path, bs: int):
     def load(fpath):
-        with io.open(fpath, 'r', encoding='latin-1') as f:
+        with open(fpath, encoding='latin-1') as f:
             return [line.split() for line in f.read().splitlines()]
     pos, neg = load(path / "rt-polarity.pos"), load(path / "rt-polarity.neg")
     samples, labels = pos + neg, [1] * len(pos) + [0] * len(neg)
@@ -46,7 +45,7 @@ def trec_batches(path: Path, bs: int):
     def load(fpath):
         X, Y = [], []
         tgt2idx = {'ABBR': 0, 'DESC': 1, 'ENTY': 2, 'HUM': 3, 'LOC': 4, 'NUM': 5}
-        with io.open(fpath, 'r', encoding='latin-1') as f:
+        with open(fpath, encoding='latin-1') as f:
             for line in f:
                 target, sample = line.strip().split(':', 1)
                 X.append(sample.split(' ', 1)[1].split())
@@ -65,7 +64,7 @@ def sick_batches(path: Path, bs: int, entailment: bool = False):
 
     def load(fpath):
         data = {'X_A': [], 'X_B': [], 'y': []}
-        with io.open(fpath, 'r', encoding='utf-8') as f:
+        with open(fpath, encoding='utf-8') as f:
             for i, line in enumerate(f):
                 if i:
                     text = line.strip().split('\t')
@@ -89,8 +88,8 @@ def sts_batches(path: Path, datasets, bs: int):
     samples, out, data = [], [], {}
     for dataset in datasets:
         sent1, sent2 = zip(*[l.split("\t") for l in
-                             io.open(path / f'STS.input.{dataset}.txt', encoding='utf8').read().splitlines()])
-        raw_scores = np.array(io.open(path / f'STS.gs.{dataset}.txt', encoding='utf8').read().splitlines())
+                             open(path / f'STS.input.{dataset}.txt', encoding='utf8').read().splitlines()])
+        raw_scores = np.array(open(path / f'STS.gs.{dataset}.txt', encoding='utf8').read().splitlines())
         not_empty_idx = raw_scores != ''
         gs_scores = [float(x) for x in raw_scores[not_empty_idx]]
         sent1 = [s.split() for s, keep in zip(sent1, not_empty_idx) if keep]
@@ -109,7 +108,7 @@ def sts_batches(path: Path, datasets, bs: int):
 def probing_batches(fpath: Path, bs: int):
     task_data = {'train': {'X': [], 'y': []}, 'dev': {'X': [], 'y': []}, 'test': {'X': [], 'y': []}}
     tok2split = {'tr': 'train', 'va': 'dev', 'te': 'test'}
-    with io.open(fpath, 'r', encoding='utf-8') as f:
+    with open(fpath, encoding='utf-8') as f:
         for line in f:
             line = line.rstrip().split('\t')
             task_data[tok2split[line[0]]]['X'].append(line[-1].split())

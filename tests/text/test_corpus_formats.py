@@ -16,7 +16,7 @@ DOCS = ["The cat sat. It was happy!", "A dog barked twice. Then it slept."]
 
 def test_lines_a_blank_line_ends_a_document(tmp_path):
     path = tmp_path / "c.txt.xz"
-    path.write_bytes(lzma.compress("The cat sat.\n  It was   happy!\n\n\nA dog barked twice.\nThen it slept.\n".encode()))
+    path.write_bytes(lzma.compress(b"The cat sat.\n  It was   happy!\n\n\nA dog barked twice.\nThen it slept.\n"))
     assert list(read_documents(path, "lines")) == [["The cat sat.", "It was happy!"],
                                                   ["A dog barked twice.", "Then it slept."]]
 

@@ -13,8 +13,14 @@ import numpy as np
 import pytest
 
 from sentence_lab.text import Tokenizer
-from sentence_lab.text.corpus_prep import (NOT_IN_TRAIN, NpyAppender, PreparedCorpusBroken, TokenRules,
-                                           open_prepared, prepare_corpus)
+from sentence_lab.text.corpus_prep import (
+    NOT_IN_TRAIN,
+    NpyAppender,
+    PreparedCorpusBroken,
+    TokenRules,
+    open_prepared,
+    prepare_corpus,
+)
 from sentence_lab.text.documents import read_document, split_sentences
 
 TEXTS = {

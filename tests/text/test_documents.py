@@ -12,7 +12,7 @@ def test_split_sentences_joins_wrapped_lines_and_keeps_paragraph_breaks():
 
 def test_documents_are_listed_in_path_order_and_xz_is_read(tmp_path):
     (tmp_path / "b").mkdir()
-    (tmp_path / "b" / "two.txt.xz").write_bytes(lzma.compress("Second book.".encode()))
+    (tmp_path / "b" / "two.txt.xz").write_bytes(lzma.compress(b"Second book."))
     (tmp_path / "a.txt").write_text("First book.", encoding="utf-8")
     (tmp_path / "notes.md").write_text("not a document", encoding="utf-8")
     files = list_documents(tmp_path)

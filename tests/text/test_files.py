@@ -7,7 +7,6 @@ import os
 import pytest
 
 from sentence_lab.text.files import OutputWriteError, atomic_write_text, write_failure
-
 from tests.helpers.small_filesystem import fill, small_filesystem
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.worker_jobs import die, square
 from sentence_lab.text.processes import WorkersFailed, ordered_map
+from tests.helpers.worker_jobs import die, square
 
 TESTS = Path(__file__).resolve().parents[1]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sentence_lab.text.documents import list_documents, read_document, split_sentences
 from sentence_lab.evaluation.tasks.registry import TASKS
 from sentence_lab.text import Tokenizer
+from sentence_lab.text.documents import list_documents, read_document, split_sentences
 from sentence_lab.text.glove import glove_words
 from sentence_lab.text.treebank import single_pass, treebank_tokens
 

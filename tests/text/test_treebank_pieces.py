@@ -11,6 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
+
 from sentence_lab.evaluation.tasks.registry import TASKS
 from sentence_lab.text.documents import list_documents, read_document, split_sentences
 from sentence_lab.text.treebank import reference_tokens, treebank_tokens

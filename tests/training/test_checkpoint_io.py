@@ -11,10 +11,12 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 import sentence_lab.training.checkpoint_io as checkpoint_io
+from sentence_lab.training.checkpoint_choice import (
+    check_checkpoint_path,
+    newest_resumable_checkpoint,
+    resolve_checkpoint,
+)
 from sentence_lab.training.checkpoint_io import AtomicCheckpointIO, CheckpointWriteError, checkpoint_problem
-from sentence_lab.training.checkpoint_choice import resolve_checkpoint
-from sentence_lab.training.checkpoint_choice import check_checkpoint_path, newest_resumable_checkpoint
-
 from tests.helpers.small_filesystem import small_filesystem
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,10 +5,9 @@ import pytest
 import torch
 from lightning import Callback
 
-from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.checkpoint_choice import resolve_checkpoint
+from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.run import fit
-
 from tests.helpers.train_config import compose_train_cfg
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")

@@ -5,7 +5,6 @@ import pytest
 
 from sentence_lab.training.config_tree import config_tree
 from sentence_lab.training.run import fit
-
 from tests.helpers.train_config import compose_train_cfg
 
 

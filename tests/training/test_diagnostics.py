@@ -8,9 +8,14 @@ import pytest
 import torch
 
 from sentence_lab.objectives.decoders import GRUDecoder
-from sentence_lab.training.diagnostics import spread_indices, word_norms_by_frequency, VectorDiagnostics, maxpool_winner_share, vector_statistics
+from sentence_lab.training.diagnostics import (
+    VectorDiagnostics,
+    maxpool_winner_share,
+    spread_indices,
+    vector_statistics,
+    word_norms_by_frequency,
+)
 from sentence_lab.training.run import fit
-
 from tests.helpers.train_config import compose_objective_cfg, compose_train_cfg
 
 

@@ -2,7 +2,6 @@
 run's log, exit codes that tell the truth, and no file lost or left behind."""
 from __future__ import annotations
 
-import pytest
 import json
 import os
 import signal
@@ -10,6 +9,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from sentence_lab.training.module import SentenceModel, untrained_model
 from sentence_lab.text import Tokenizer, Vocab
+from sentence_lab.training.module import SentenceModel, untrained_model
 
 
 @pytest.fixture(scope="module")

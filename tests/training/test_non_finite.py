@@ -15,7 +15,6 @@ from sentence_lab.training.checkpoint_io import AtomicCheckpointIO, NonFiniteWei
 from sentence_lab.training.checkpoints import BestCheckpoint
 from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining
 from sentence_lab.training.run import fit
-
 from tests.helpers.train_config import compose_train_cfg
 from tests.helpers.weight_snapshots import AllWeightSnapshots
 

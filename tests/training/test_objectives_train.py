@@ -7,9 +7,8 @@ import torch
 from sentence_lab.evaluation.results import read_results
 from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.run import fit, train
-
-from tests.helpers.weight_snapshots import EncoderAndDecoderSnapshots
 from tests.helpers.train_config import compose_objective_cfg, compose_train_cfg
+from tests.helpers.weight_snapshots import EncoderAndDecoderSnapshots
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

@@ -1,18 +1,18 @@
 """Multiruns: every job its own directory; a failed job is recorded, the others finish, the sweep fails naming it."""
 from __future__ import annotations
 
-import pytest
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 import yaml
 
-from tests.helpers.extras import needs_extra
 from sentence_lab.text.glove import load_glove
+from tests.helpers.extras import needs_extra
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.extras import missing_extra
-from tests.helpers.wandb_log import config, history
 from tests.helpers.train_config import compose_train_cfg
+from tests.helpers.wandb_log import config, history
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 

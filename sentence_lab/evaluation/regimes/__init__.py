@@ -19,7 +19,7 @@ order; accuracies are percentages rounded exactly where SentEval rounds them.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.tasks.base import TaskData

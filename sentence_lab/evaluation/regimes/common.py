@@ -2,7 +2,7 @@
 SentEval computes them, and SentEval's scikit-learn logistic regression (``usepytorch: False``)."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression

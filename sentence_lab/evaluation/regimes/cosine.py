@@ -7,7 +7,7 @@ the classifier seeds and ``params.backend`` change nothing.
 from __future__ import annotations
 
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr

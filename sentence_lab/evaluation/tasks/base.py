@@ -6,9 +6,9 @@ the batcher, which joins them back with single spaces; here the join is done onc
 from __future__ import annotations
 
 import lzma
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import MalformedData, TaskData, iter_lines, join_tokens, pair_split, require, downstream_dir
+from .base import MalformedData, TaskData, downstream_dir, iter_lines, join_tokens, pair_split, require
 
 
 def _load_file(path: Path):

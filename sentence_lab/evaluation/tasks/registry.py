@@ -1,13 +1,13 @@
 """Every task, declared as data: name, family, loader, regime, features, metrics and main score."""
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Callable, Literal, Mapping, get_args
+from typing import Literal, get_args
 
 from . import binary, mrpc, probing, sick, snli, sst, sts, trec
 from .base import TaskData
-
 
 Family = Literal["transfer", "relatedness", "similarity", "probing"]
 # SentEval's evaluation regimes: each is the module of the same name under sentence_lab/evaluation/regimes/

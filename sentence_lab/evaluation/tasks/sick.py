@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import MalformedData, TaskData, iter_lines, join_tokens, pair_split, require, downstream_dir
+from .base import MalformedData, TaskData, downstream_dir, iter_lines, join_tokens, pair_split, require
 from .sts import test_split_only
 
 SICK_LABELS = {"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2}

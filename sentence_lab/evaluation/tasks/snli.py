@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import MalformedData, MissingTaskData, Split, TaskData, join_tokens, ntokens, read_lines, downstream_dir
+from .base import MalformedData, MissingTaskData, Split, TaskData, downstream_dir, join_tokens, ntokens, read_lines
 
 SNLI_LABELS = {"entailment": 0, "neutral": 1, "contradiction": 2}
 SNLI_SPLITS = ("train", "dev", "test")

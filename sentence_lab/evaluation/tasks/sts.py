@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import MalformedData, TaskData, iter_lines, join_tokens, pair_split, read_lines, require, downstream_dir
+from .base import MalformedData, TaskData, downstream_dir, iter_lines, join_tokens, pair_split, read_lines, require
 
 # SentEval's sub-datasets; STS13 has no SMT subset (licence), as upstream.
 STS_DATASETS = {

@@ -16,8 +16,15 @@ from .settings import ALL_TASKS, PARSED_TASKS, TAGGED_TASKS, GenSettings
 from .somo import odd_man_out
 from .stream import CorpusTables, corpus_documents, prepare_tables
 from .surface import BigramShiftTask, LengthTask, WordContentTask
-from .syntax import (PARSED_COORDINATION, ParsedTasks, coordination_candidate, coordination_heuristic,
-                     coordination_parsed, coordination_task, proper_noun_test)
+from .syntax import (
+    PARSED_COORDINATION,
+    ParsedTasks,
+    coordination_candidate,
+    coordination_heuristic,
+    coordination_parsed,
+    coordination_task,
+    proper_noun_test,
+)
 from .writer import ProbingWriter
 
 GENERATOR_VERSION = 2  # 2: Penn-Treebank tokens (text.treebank); 1: Moses

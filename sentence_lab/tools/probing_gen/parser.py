@@ -6,8 +6,8 @@ dependency-based approximations and say so in ``meta.json``. Pinned in ``require
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 PARSER_HINT = ("pip install -r requirements-probing.txt (spaCy and an English pipeline), or parser=none "
                "for the surface tasks only")

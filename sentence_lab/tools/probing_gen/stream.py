@@ -9,8 +9,8 @@ tables always were, so its output does not depend on how the pipeline numbers wo
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -72,7 +72,7 @@ class BigramCounter:
         self.keys, self.counts = keys[starts], np.add.reduceat(counts, starts)
         self._pending, self._pending_n = [], 0
 
-    def finish(self) -> "BigramCounter":
+    def finish(self) -> BigramCounter:
         self._merge()
         return self
 

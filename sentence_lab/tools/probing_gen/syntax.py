@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 from scipy.stats import spearmanr
 

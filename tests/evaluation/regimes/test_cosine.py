@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sentence_lab.evaluation.tasks import TASKS
 from sentence_lab.evaluation.regimes.cosine import cosine_rows, sts_summary
 from sentence_lab.evaluation.regimes.cosine import run as run_cosine
+from sentence_lab.evaluation.tasks import TASKS
 
 
 def test_mean_and_weighted_mean_hand_checked():
@@ -47,8 +47,8 @@ def test_cosine_protocol_scores_the_test_split_by_spearman(senteval_root):
     from scipy.stats import rankdata
 
     from sentence_lab.evaluation.embedding_cache import EmbeddingCache
-    from sentence_lab.evaluation.runner import load_tasks, run_task
     from sentence_lab.evaluation.protocol import ProtocolParams
+    from sentence_lab.evaluation.runner import load_tasks, run_task
 
     class Fixed:
         def encode(self, sentences):

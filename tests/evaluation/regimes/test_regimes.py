@@ -3,16 +3,23 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
 import numpy as np
-from tests.helpers.senteval_transcription import RelatednessPytorch, train_member
+import pytest
 from sklearn.model_selection import StratifiedKFold
 
 from sentence_lab.evaluation import regimes
 from sentence_lab.evaluation.classifier import Group
 from sentence_lab.evaluation.protocol import ProtocolParams
-from sentence_lab.evaluation.regimes import (kfold_folds, kfold_then_test, nested_cv, nested_folds, relatedness,
-                                tai_target, train_dev_test)
+from sentence_lab.evaluation.regimes import (
+    kfold_folds,
+    kfold_then_test,
+    nested_cv,
+    nested_folds,
+    relatedness,
+    tai_target,
+    train_dev_test,
+)
+from tests.helpers.senteval_transcription import RelatednessPytorch, train_member
 
 FAST = ProtocolParams(kfold=3, max_epoch=30)
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 from scipy.stats import pearsonr
-from tests.helpers.senteval_transcription import RelatednessPytorch
 
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes.regression import relatedness, tai_target
+from tests.helpers.senteval_transcription import RelatednessPytorch
 
 
 def _data(n, d, seed=0, lo=1.0):

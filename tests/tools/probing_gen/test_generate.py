@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from sentence_lab.evaluation.runner import load_tasks
 from sentence_lab.tools.probing_gen.__main__ import main, parse_settings
 from sentence_lab.tools.probing_gen.generate import generate
-from sentence_lab.evaluation.runner import load_tasks
-
 from tests.helpers.small_filesystem import fill, small_filesystem
 
 ROOT = Path(__file__).resolve().parents[3]
