@@ -116,7 +116,7 @@ class SE:
                 except MissingTaskData as err:
                     self.skipped[n] = str(err)
                     log.warning("%s skipped: %s", n, err)
-                except Exception as err:  # one task's failure must not lose the others
+                except Exception as err:  # noqa: BLE001 - one task's failure must not lose the others
                     self.errors[n] = f"{type(err).__name__}: {err}"
                     log.error("%s failed: %s: %s", n, type(err).__name__, err)
             self._summary(results, list(name))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from sentence_lab.evaluation.protocol import FULL, PROTOTYPE, ProtocolParams
 
@@ -52,7 +53,8 @@ def protocol(params: dotdict) -> ProtocolParams:
     """The engine's parameters for SentEval's ``params`` (the classifier's keys, ``kfold``, ``seed``,
     ``usepytorch``); named prototype or full when they are exactly one of SentEval's two sets."""
     clf = {**CLASSIFIER_DEFAULTS, **dict(params["classifier"])}
-    values = {"kfold": int(params["kfold"]), "optim": str(clf["optim"]), "batch_size": int(clf["batch_size"]),
+    values: dict[str, Any] = {
+              "kfold": int(params["kfold"]), "optim": str(clf["optim"]), "batch_size": int(clf["batch_size"]),
               "tenacity": int(clf["tenacity"]), "epoch_size": int(clf["epoch_size"]),
               "max_epoch": int(clf["max_epoch"]), "nhid": int(clf["nhid"]), "dropout": float(clf["dropout"]),
               "seed": int(params["seed"]), "backend": "pytorch" if params["usepytorch"] else "sklearn"}

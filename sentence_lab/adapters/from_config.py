@@ -12,6 +12,7 @@ It accepts:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, cast
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
@@ -37,7 +38,7 @@ def build_text_encoder(cfg: DictConfig, sentences_fn: Callable[[], list[str]],
         raise ValueError("encoder config has no _target_: pick one of conf/encoder/*.yaml, e.g. encoder=bow_glove")
     if is_trainable(str(target)):
         return untrained_encoder(cfg.encoder, cfg.tokenizer, sentences_fn(), int(cfg.seed))
-    kwargs = OmegaConf.to_container(cfg.encoder, resolve=True)
+    kwargs = cast(dict[str, Any], OmegaConf.to_container(cfg.encoder, resolve=True))  # a mapping config: a dict
     for key in USER_PATH_KEYS:
         if kwargs.get(key):
             kwargs[key] = to_absolute(kwargs[key])

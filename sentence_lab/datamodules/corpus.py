@@ -169,7 +169,8 @@ def _prepare(folder: Path, files: dict[str, list[Path]], settings: CorpusSetting
     except OSError as err:
         if err.errno in (errno.ENOSPC, errno.EDQUOT):
             raise CorpusPreparationFailed(f"no space left on the disk of {folder.parent} while preparing the corpus: "
-                                          "free space there or set data.cache_dir to a folder on a larger disk") from None
+                                          "free space there or set data.cache_dir "
+                                          "to a folder on a larger disk") from None
         raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -97,7 +97,8 @@ class OrderedCorpusDataModule(ResumableBatches):
         if len(chunks) == 0:
             raise ValueError(f"the {split} corpus has fewer than 2 sentences: add documents to {self.train_dir}")
         skip = self.skip_for_epoch(self.trainer.current_epoch, len(sampler)) if shuffle and self.trainer else 0
-        return SkippingDataLoader(chunks, batch_size=None, sampler=sampler, num_workers=self.num_workers, persistent_workers=self.num_workers > 0,
+        return SkippingDataLoader(chunks, batch_size=None, sampler=sampler, num_workers=self.num_workers,
+                                  persistent_workers=self.num_workers > 0,
                                   skip_batches=skip)
 
     def train_dataloader(self) -> DataLoader:

@@ -179,7 +179,8 @@ class PairsDataModule(ResumableBatches):
         sizes = ", ".join(f"{name} {len(ds)}" for name, ds in self.datasets.items())
         vocab_sizes = " / ".join(f"{side} {len(v)}" for side, v in self.vocabs.items())
         log.info("Pairs: %s; vocabulary %s%s", sizes, vocab_sizes, " (shared)" if self.shared_vocab else "")
-        self.warn_if_small(len(self.datasets["train"]), self.batch_size, "pairs", str(self.splits_cfg["train"].get("path", "data.train.path")))
+        self.warn_if_small(len(self.datasets["train"]), self.batch_size, "pairs",
+                           str(self.splits_cfg["train"].get("path", "data.train.path")))
 
     # ---- loaders ----------------------------------------------------------------------------
     def token_counts(self) -> dict[str, np.ndarray]:
@@ -202,7 +203,8 @@ class PairsDataModule(ResumableBatches):
         skip = self.skip_for_epoch(self.trainer.current_epoch, batches) if shuffle and self.trainer else 0
         # The epoch's order is drawn from seed + epoch (Lightning sets the epoch), so a resume can skip to its place.
         sampler = EpochShuffledSampler(len(dataset), self.seed, shuffle)
-        return SkippingDataLoader(dataset, batch_size=self.batch_size, sampler=sampler, collate_fn=collate_pairs, num_workers=self.num_workers,
+        return SkippingDataLoader(dataset, batch_size=self.batch_size, sampler=sampler, collate_fn=collate_pairs,
+                                  num_workers=self.num_workers,
                                   persistent_workers=self.num_workers > 0, drop_last=drop_last, skip_batches=skip)
 
     def train_dataloader(self) -> DataLoader:

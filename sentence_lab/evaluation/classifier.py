@@ -387,7 +387,8 @@ class MaskedOptimizer:
                 m, u = st["exp_avg"], st["exp_inf"]
                 m.lerp_(g, 1 - hp["beta1"])
                 torch.maximum(u.mul_(hp["beta2"]), g.abs().add_(hp["eps"]), out=u)
-                p.addcdiv_(m, torch.div(u, self._factor(lambda k: hp["lr"] / (1 - hp["beta1"] ** k), p), out=t), value=-1)
+                p.addcdiv_(m, torch.div(u, self._factor(lambda k: hp["lr"] / (1 - hp["beta1"] ** k), p), out=t),
+                           value=-1)
             elif method == "rmsprop":
                 v = st["square_avg"]
                 v.mul_(hp["alpha"]).addcmul_(g, g, value=1 - hp["alpha"])
@@ -469,22 +470,22 @@ class FitResult:
         return self.best_score / np.maximum(self.ndev, 1)[:, None]
 
     @torch.no_grad()
-    def logits(self, X, g: int = 0, l: int = 0) -> torch.Tensor:
-        """Logits ``[n, C]`` of member ``(g, l)`` for the rows of ``X``."""
-        W = [w[g : g + 1, l : l + 1] for w in self.weights]
+    def logits(self, X, g: int = 0, reg: int = 0) -> torch.Tensor:
+        """Logits ``[n, C]`` of member ``(g, reg)`` (group, L2 value) for the rows of ``X``."""
+        W = [w[g : g + 1, reg : reg + 1] for w in self.weights]
         X = np.asarray(X)  # moved to the device a chunk at a time: the whole matrix never is
         step, probe = max(1, EVAL_BUDGET // max(1, X.shape[1])), StackedProbe(W)
         out = [probe.logits(torch.as_tensor(X[i : i + step]).to(device=W[0].device, dtype=W[0].dtype)
                             .unsqueeze(0))[0][0, 0].T for i in range(0, len(X), step)]
         return torch.cat(out) if out else torch.zeros(0, self.nclasses)
 
-    def predict(self, X, g: int = 0, l: int = 0) -> np.ndarray:
-        """Class ids (int64) predicted by member ``(g, l)``."""
-        return self.logits(X, g, l).argmax(-1).cpu().numpy().astype(np.int64)
+    def predict(self, X, g: int = 0, reg: int = 0) -> np.ndarray:
+        """Class ids (int64) predicted by member ``(g, reg)``."""
+        return self.logits(X, g, reg).argmax(-1).cpu().numpy().astype(np.int64)
 
-    def score(self, X, y, g: int = 0, l: int = 0) -> float:
+    def score(self, X, y, g: int = 0, reg: int = 0) -> float:
         """SentEval's ``clf.score``: the fraction of rows predicted right."""
-        return 1.0 * int((self.predict(X, g, l) == np.asarray(y)).sum()) / len(y)
+        return 1.0 * int((self.predict(X, g, reg) == np.asarray(y)).sum()) / len(y)
 
 
 @torch.inference_mode()  # no autograd anywhere: gradients are written by hand (a quarter less overhead per step)

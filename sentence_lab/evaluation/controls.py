@@ -7,7 +7,8 @@ every split. The labels are dealt so that the control has the task's label distr
 sentences: types in random order, the most frequent first, each to the label furthest below its share (types are
 Zipfian: drawn independently, "the" alone would carry a fifth of the sentences to one label and skew the control's
 chance level). A type too frequent for any one label's share (a fifth of the sentences in a six-class task)
-overfills its label; the control's own chance level is reported beside it (``majority``). The only way to score above chance on it is to
+overfills its label; the control's own chance level is reported beside it (``majority``).
+The only way to score above chance on it is to
 memorise which type goes with which label, so a probe's control accuracy measures how much it can memorise from
 the vectors; a task's *selectivity* is its accuracy minus its control accuracy (high: the probe reads the property,
 not the sentence's identity).

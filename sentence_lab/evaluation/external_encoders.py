@@ -160,7 +160,8 @@ class SentenceTransformerEncoder:
         try:
             self.model = SentenceTransformer(location, device=device, trust_remote_code=bool(trust_remote_code))
         except OSError as err:
-            raise FileNotFoundError(f"encoder.model={model}: not a local sentence-transformers model and nothing may be "
+            raise FileNotFoundError(f"encoder.model={model}: not a local sentence-transformers model "
+                                    "and nothing may be "
                                     f"downloaded ({str(err).splitlines()[0]})") from None
         if max_seq_length:
             self.model.max_seq_length = int(max_seq_length)
@@ -175,7 +176,8 @@ class SentenceTransformerEncoder:
     def describe(self) -> dict:
         import sentence_transformers
 
-        short = self.model_name.split(":", 1)[1] if self.model_name.startswith("package:") else Path(self.model_name).name
+        short = (self.model_name.split(":", 1)[1] if self.model_name.startswith("package:")
+                 else Path(self.model_name).name)
         return {"name": f"sentence_transformers:{short}", "model": self.model_name,
                 "dim": self.output_dim, "max_seq_length": self.model.max_seq_length, "normalize": self.normalize,
                 "sentence_transformers": sentence_transformers.__version__, "device": str(self.model.device)}

@@ -52,7 +52,8 @@ class NBTfidfBaseline:
     def run_task(self, spec, data, params) -> dict:
         """SentEval's result keys (``devacc``, ``acc`` in %, ``ndev``, ``ntest``) plus the chosen ``alpha``."""
         if getattr(params, "dev_only", False):
-            raise ValueError(f"{self.describe()['name']} has no dev-only mode: it is a fixed baseline, not a model to select")
+            raise ValueError(f"{self.describe()['name']} has no dev-only mode: "
+                             "it is a fixed baseline, not a model to select")
         if spec.features is not None or spec.regime not in ("split", "kfold", "nested"):
             raise ValueError(f"{self.describe()['name']} classifies single sentences; {spec.name} is a "
                              f"{'pair' if spec.features else spec.regime} task")

@@ -1,6 +1,7 @@
 """Fused CPU kernels for the linear probe: every minibatch row is read from memory once per step.
 
-The torch path of :class:`sentence_lab.evaluation.classifier.StackedProbe` gathers a step's rows into a buffer, multiplies
+The torch path of :class:`sentence_lab.evaluation.classifier.StackedProbe`
+gathers a step's rows into a buffer, multiplies
 them with the weights (forward) and multiplies them again with the loss's gradient (backward): three passes
 over rows that, for a 4096-d encoder, are far larger than the caches. A linear probe's products are skinny
 (``L2 values x classes`` columns per group), so BLAS runs them well below this CPU's peak and the step is bound
@@ -20,6 +21,8 @@ stays for MLPs, dropout, GPUs and wide outputs (WordContent's 1000 classes: comp
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 import torch
@@ -29,7 +32,8 @@ __all__ = ["MAX_GROUP_BYTES", "usable", "training_columns", "sync_threads", "lin
 
 MAX_GROUP_BYTES = 1 << 19  # one group's weights [M, d + 1] kept in the core's L2 cache (half of 1 MiB)
 SPLIT_WORK = 1 << 18  # multiply-adds of a group's step above which its rows are split between threads
-_JIT = dict(fastmath={"reassoc", "contract"}, boundscheck=False, cache=True, nogil=True)  # vectorised sums, FMA
+# vectorised sums, FMA
+_JIT: dict[str, Any] = dict(fastmath={"reassoc", "contract"}, boundscheck=False, cache=True, nogil=True)
 
 
 def usable(device: torch.device, nhid: int, dropout: float, columns: int, width: int, itemsize: int) -> bool:
@@ -200,14 +204,14 @@ def _binary_gradient4(z, T, idx, valid, wt):
             continue
         t0 = T[idx[r], 0]
         one = t0 - t0 + 1  # 1 in the targets' float type (a literal 1 would make the softmax float64)
-        for l in range(z.shape[1]):
-            delta = z[r, l]
+        for m in range(z.shape[1]):
+            delta = z[r, m]
             if delta > 0:  # softmax's max-shift: the larger logit's exponential is 1
                 e = np.exp(-delta)
                 p0 = e / (e + one)
             else:
                 p0 = one / (one + np.exp(delta))
-            z[r, l] = (p0 - t0) * wt
+            z[r, m] = (p0 - t0) * wt
 
 
 @njit(**_JIT)

@@ -1,6 +1,7 @@
 """Parameters of the SentEval classifier protocol (prototyping and paper-comparable sets).
 
-See /work/shared/docs/senteval-protocol.md. The optimizer string follows SentEval's
+As SentEval's reference code (facebookresearch/SentEval at 5d6dc11) evaluates; docs/evaluation.md says how each
+regime runs. The optimizer string follows SentEval's
 ``get_optimizer`` syntax: ``"adam"`` or ``"adam,lr=0.001"``; unspecified hyper-parameters
 take torch's defaults, exactly as SentEval constructs ``optim_fn(params, **optim_params)``.
 """

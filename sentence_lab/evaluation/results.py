@@ -112,7 +112,8 @@ def read_results(path: Path | str) -> ResultsDocument:
     except (OSError, json.JSONDecodeError) as err:
         raise ValueError(f"{path}: not a readable results file ({err})") from None
     if isinstance(doc, dict) and "results" not in doc and path.name == "test_results.json":
-        doc = document_of_test_scores({k: v for k, v in doc.items() if isinstance(v, (int, float))}, doc.get("checkpoint"))
+        doc = document_of_test_scores({k: v for k, v in doc.items() if isinstance(v, (int, float))},
+                                      doc.get("checkpoint"))
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         raise ValueError(f"{path}: no 'results' in it: give results.json files of evaluate.py, eval/epoch_NNN.json "
                          "or test_results.json")

@@ -85,7 +85,8 @@ class EvaluationSuite:
         each task ends) and return the document: :meth:`open_results`, then :meth:`run_into`.
 
         An encoder output of the wrong shape, width or dtype stops the run with ``text_encoders.EncoderOutputError``
-        after writing what was done; any other failure (NaN vectors included) fails its task alone, recorded. ``budget_seconds``: tasks that would start later are skipped, the cut recorded."""
+        after writing what was done; any other failure (NaN vectors included) fails its task alone, recorded.
+        ``budget_seconds``: tasks that would start later are skipped, the cut recorded."""
         writer = self.open_results(results_file, kind=kind, encoder_description=self._description(encoder,
                                    encoder_description), on_existing=on_existing, protocol_fields=protocol_fields,
                                    console=console, **fields)

@@ -74,10 +74,12 @@ def check_output(vectors, sentences: list[str], dim: int | None, name: str = "en
     n = len(sentences)
     if arr.ndim != 2 or arr.shape[0] != n:
         raise EncoderOutputError(
-            f"{name}.encode returned shape {arr.shape} for {n} sentences: it must return an array [n, d], one row a sentence")
+            f"{name}.encode returned shape {arr.shape} for {n} sentences: "
+            "it must return an array [n, d], one row a sentence")
     if dim is not None and arr.shape[1] != dim:
         raise EncoderOutputError(
-            f"{name}.encode returned {arr.shape[1]}-d vectors after {dim}-d ones: every call must return the same width")
+            f"{name}.encode returned {arr.shape[1]}-d vectors after {dim}-d ones: "
+            "every call must return the same width")
     if not np.issubdtype(arr.dtype, np.number):
         raise EncoderOutputError(f"{name}.encode returned dtype {arr.dtype}: it must return float vectors")
     # float64 stays float64 (STS cosines in the encoder's own precision); anything else becomes float32

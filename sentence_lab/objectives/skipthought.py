@@ -40,7 +40,8 @@ class SkipThought(nn.Module):
     """Encoder ``f``; one decoder per entry of ``targets`` (``previous``, ``next``: Kiros et al.; ``[next]``
     alone: Tang et al. 2017, which the probing paper trains; ``current`` adds a decoder that regenerates the
     sentence itself, as Hill et al. 2016's FastSent+AE adds the sentence's own words to FastSent's targets).
-    Batches are consecutive sentences (``SENTENCES``), so each sentence's neighbours are the rows beside it; a sentence without a neighbour
+    Batches are consecutive sentences (``SENTENCES``), so each sentence's neighbours are the rows beside it;
+    a sentence without a neighbour
     in its document contributes no term. Loss: token cross-entropy over the decoder vocabulary (its
     ``decoder_vocab_size`` most frequent words; rarer targets are ``<unk>``), averaged over real target
     tokens (``</s>`` included); padding never counts. Embedding: ``f(s)``. ``condition_norm``,

@@ -109,7 +109,8 @@ def _jsonl_documents(path: Path, text_field: str) -> Iterator[list[str]]:
             text = record.get(text_field) if isinstance(record, dict) else None
             if not isinstance(text, str):
                 raise ValueError(f"{path}, line {number}: no text field {text_field!r}: set data.text_field to the "
-                                 f"field that holds the text (this record has {sorted(record)[:8] if isinstance(record, dict) else type(record).__name__})")
+                                 "field that holds the text (this record has "
+                                 f"{sorted(record)[:8] if isinstance(record, dict) else type(record).__name__})")
             yield split_sentences(text)
 
 

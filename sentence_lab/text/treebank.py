@@ -30,7 +30,8 @@ from functools import lru_cache
 from nltk.tokenize import NLTKWordTokenizer
 
 _QUOTE_CHARS = str.maketrans(
-    {"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"'}
+    {"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u2032": "'",
+     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"'}
 )
 _EMPHASIS = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])")
 _SPLIT_NEGATION = re.compile(r"(?i)(\w) n ?'t\b")

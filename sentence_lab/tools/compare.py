@@ -135,8 +135,9 @@ def probes_table(runs: list[tuple[str, dict]], rows: list[str]) -> str:
         return ""
     lines = ["", "| probe | " + " | ".join(name for name, _ in runs) + " |", "|---" * (len(runs) + 1) + "|"]
     lines += [f"| {task} | " + " | ".join(c or "-" for c in row) + " |" for task, row in cells.items()]
-    return "\n".join(lines) + "\n\nMLP h/p: a sigmoid MLP with h hidden units and dropout p, chosen on dev with its L2 " \
-        "value; selectivity: accuracy minus the control task's (Hewitt & Liang 2019); MDL: online codelength (Voita & " \
+    return "\n".join(lines) + "\n\nMLP h/p: a sigmoid MLP with h hidden units and dropout p, chosen on dev with its " \
+        "L2 value; selectivity: accuracy minus the control task's (Hewitt & Liang 2019); " \
+        "MDL: online codelength (Voita & " \
         "Titov 2020) and the uniform codelength over it\n"
 
 

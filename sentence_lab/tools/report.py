@@ -64,7 +64,8 @@ class Run:
     loss: list[tuple[int, float]] = field(default_factory=list)
     tests: dict[str, float] = field(default_factory=dict)
     probes: dict[str, str] = field(default_factory=dict)  # task -> probe details of its last epoch
-    measures: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)  # selectivity|mdl_kbits -> task -> epoch -> value
+    # selectivity|mdl_kbits -> task -> epoch -> value
+    measures: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)
     reference: bool = False  # a results file of a fixed encoder (bow_glove, minilm), not a training run
     last_results: dict = field(default_factory=dict)  # the results document of the last epoch evaluated
 
@@ -434,7 +435,8 @@ def default_pool(limit: int = 3000) -> list[str]:
 
 def neighbours(runs: list[Run], queries: list[str], pool: list[str], k: int = 3) -> str:
     """Each run's ``k`` nearest pool sentences (cosine) to each query, from its best checkpoint."""
-    lines = ["# Nearest neighbours", "", f"Pool: {len(pool)} sentences; cosine similarity of each run's best checkpoint.",
+    lines = ["# Nearest neighbours", "",
+             f"Pool: {len(pool)} sentences; cosine similarity of each run's best checkpoint.",
              ""]
     for run in runs:
         try:

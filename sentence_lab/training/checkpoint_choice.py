@@ -55,7 +55,8 @@ def resolve_checkpoint(path: str | Path) -> Path:
             raise ValueError(f"ckpt_path={path}: {problem}: pass a .ckpt written by train.py or its run directory")
         return path
     if not path.is_dir():
-        raise FileNotFoundError(f"checkpoint not found: {path}: pass ckpt_path=<run dir> or <run dir>/checkpoints/<file>.ckpt")
+        raise FileNotFoundError(f"checkpoint not found: {path}: "
+                                "pass ckpt_path=<run dir> or <run dir>/checkpoints/<file>.ckpt")
     folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
     last = folder / LAST_NAME
     candidates = [folder / BEST_NAME]

@@ -34,7 +34,8 @@ class PeerLost(RuntimeError):
 
     def __init__(self, rank: int, timeout_s: float | None, cause: BaseException) -> None:
         waited = f"within the process group's timeout ({timeout_s:.0f} s)" if timeout_s else "in time"
-        super().__init__(f"DDP rank {rank}: a peer did not answer {waited}, so another rank died or hangs ({one_line(cause)}); "
+        super().__init__(f"DDP rank {rank}: a peer did not answer {waited}, "
+                         f"so another rank died or hangs ({one_line(cause)}); "
                          "its log says why. Raise trainer.strategy.timeout.seconds if the per-epoch evaluation on rank "
                          "0 takes longer")
 
@@ -57,7 +58,8 @@ def write_traceback_to_logs(err: BaseException) -> list[Path]:
 def one_line(err: BaseException) -> str:
     """The error's message on one line (its first line; the type when it has none)."""
     message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return message if isinstance(err, (ValueError, FileNotFoundError, OSError, RunInterrupted, PeerLost, NonFiniteTraining)) \
+    return message if isinstance(err, (ValueError, FileNotFoundError, OSError, RunInterrupted, PeerLost,
+                                       NonFiniteTraining)) \
         else f"{type(err).__name__}: {message}"
 
 

@@ -10,7 +10,8 @@ training epochs (epoch = epochs trained), on rank zero, the callback runs its ``
 logger as ``<family>/<Task>`` (``probing/Length``, ``transfer/MR``, ``similarity/STS14``, ``relatedness/STSBenchmark``)
 with step = epoch, and writes ``<output_dir>/epoch_NNN.json`` (+ ``.md``), the schema of ``evaluate.py``'s
 results. At the end of fitting, each task's final and best score goes to every logger (TensorBoard's HParams tab
-pairs them with the run's hyper-parameters). Task data is read once, at ``setup``; an evaluation problem is logged and never stops
+pairs them with the run's hyper-parameters). Task data is read once, at ``setup``;
+an evaluation problem is logged and never stops
 training; other ranks wait at a barrier.
 """
 from __future__ import annotations
@@ -240,8 +241,10 @@ class EvalSuiteCallback(Callback):
 
     def _open_epoch_results(self, trainer, pl_module, epoch: int, out_dir: Path) -> ResultsWriter:
         """The writer of ``epoch_NNN.json``, its header written (a file already there is replaced)."""
-        encoder = {"name": f"training:epoch_{epoch:03d}", **(pl_module.describe() if isinstance(pl_module, TextEncoder) else {}),
-                   "source": "EvalSuiteCallback during training", "epoch": epoch, "global_step": int(trainer.global_step)}
+        encoder = {"name": f"training:epoch_{epoch:03d}",
+                   **(pl_module.describe() if isinstance(pl_module, TextEncoder) else {}),
+                   "source": "EvalSuiteCallback during training", "epoch": epoch,
+                   "global_step": int(trainer.global_step)}
         fields: dict[str, Any] = {"epoch": epoch}
         if self.max_examples_per_split is not None:
             fields["subsample"] = {"max_examples_per_split": self.max_examples_per_split, "seed": self.subsample_seed,
@@ -285,7 +288,8 @@ class EvalSuiteCallback(Callback):
         seconds = time.perf_counter() - started
         cost = {"eval_seconds": round(seconds, 2)}
         if train_seconds:
-            cost.update(epoch_train_seconds=round(train_seconds, 2), eval_share_of_epoch=round(seconds / train_seconds, 4))
+            cost.update(epoch_train_seconds=round(train_seconds, 2),
+                        eval_share_of_epoch=round(seconds / train_seconds, 4))
         writer.update(**cost)
         scores = {name: r.get("main_score") for name, r in doc["results"].items()}
         self.history[epoch] = scores
@@ -297,7 +301,7 @@ class EvalSuiteCallback(Callback):
                     logger.log_metrics(metrics, step=epoch)
                 except Exception as err:  # noqa: BLE001
                     log.error("evaluation suite: logging to %s failed: %s", type(logger).__name__, err)
-        for name, message in doc.get("errors", {}).items():
+        for message in doc.get("errors", {}).values():
             log.error("evaluation suite: epoch %d: %s", epoch, message)
         shown = ", ".join(f"{name} {s:.2f}" if s is not None else f"{name} n/a" for name, s in scores.items())
         log.info("evaluation suite, epoch %d (%.0f s%s): %s -> %s", epoch, seconds,

@@ -154,7 +154,8 @@ def write_run_status(trainer: L.Trainer, stopped_by: str | None = None) -> dict[
     planned = trainer.estimated_stepping_batches
     planned = int(planned) if planned != float("inf") else None
     status: dict[str, Any] = {"steps_done": int(trainer.global_step), "steps_planned": planned,
-                              "stopped_by": stopped_by or stop_reason(trainer), "epochs_done": int(trainer.current_epoch)}
+                              "stopped_by": stopped_by or stop_reason(trainer),
+                              "epochs_done": int(trainer.current_epoch)}
     status["complete"] = status["stopped_by"] in ("max_epochs", "max_steps")
     guard = next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)
     if guard is not None:
@@ -240,7 +241,8 @@ def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> ResultsDocumen
 
 def optimized_value(cfg: DictConfig, trainer: L.Trainer) -> tuple[str, float | None]:
     """The value ``train`` returns: ``optimized_metric`` (a logged metric such as ``val/context_acc``, or a score
-    of the evaluation suite's last epoch such as ``probing/mean``, ``relatedness/STSBenchmark``), default ``monitor``."""
+    of the evaluation suite's last epoch such as ``probing/mean``, ``relatedness/STSBenchmark``),
+    default ``monitor``."""
     name = str(cfg.get("optimized_metric") or cfg.monitor)
     metric = trainer.callback_metrics.get(name)
     if metric is not None:

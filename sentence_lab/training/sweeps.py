@@ -77,7 +77,8 @@ def record_lost_jobs(sweep: Path, first: int, job_overrides: Sequence[Sequence[s
         if "ended" in seen:
             continue
         if "started" in seen:
-            error = ("did not end: its worker process was killed (the out-of-memory killer?), or joblib stopped it when "
+            error = ("did not end: its worker process was killed (the out-of-memory killer?), "
+                     "or joblib stopped it when "
                      f"another worker was: {cause}")
         else:
             error = "not run: the sweep's worker pool broke before this job started"

@@ -63,7 +63,8 @@ def sts_summary(per_dataset: dict[str, tuple[np.ndarray, np.ndarray]], pvalues: 
     results["all"] = summary
     sys_all = np.concatenate([s for s, _ in per_dataset.values()])
     gold_all = np.concatenate([g for _, g in per_dataset.values()])
-    results["pooled"] = {"pearson": correlation(pearsonr, sys_all, gold_all), "spearman": correlation(spearmanr, sys_all, gold_all),
+    results["pooled"] = {"pearson": correlation(pearsonr, sys_all, gold_all),
+                         "spearman": correlation(spearmanr, sys_all, gold_all),
                          "nsamples": int(len(gold_all))}
     return results
 

@@ -39,7 +39,7 @@ def kfold_then_test(Xtrain, ytrain, Xtest, ytest, params: ProtocolParams, nclass
     regs = list(params.l2_grid)
     res = fit_members(Xtrain, ytrain, [Group(tr, te) for tr, te in folds], regs, params, nclasses, **kw)
     acc = res.dev_accuracy()  # [fold, reg]
-    scores = [round(100 * np.mean([acc[f, l] for f in range(len(folds))]), 2) for l in range(len(regs))]
+    scores = [round(100 * np.mean([acc[f, reg] for f in range(len(folds))]), 2) for reg in range(len(regs))]
     optreg = regs[int(np.argmax(scores))]
     devacc = np.max(scores)
     if Xtest is None:

@@ -54,7 +54,7 @@ def nested_cv(X, y, params: ProtocolParams, nclasses: int, **kw) -> dict:
     acc = res.dev_accuracy().reshape(k, k, len(regs))  # [outer, inner, reg]
     devresults, optregs = [], []
     for o in range(k):
-        scores = [round(100 * np.mean([acc[o, i, l] for i in range(k)]), 2) for l in range(len(regs))]
+        scores = [round(100 * np.mean([acc[o, i, reg] for i in range(k)]), 2) for reg in range(len(regs))]
         optregs.append(regs[int(np.argmax(scores))])
         devresults.append(np.max(scores))
 

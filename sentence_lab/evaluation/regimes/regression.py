@@ -11,6 +11,7 @@ plan, optimiser step and early stopping are the classifiers' own. SentEval has n
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 import torch
@@ -25,8 +26,8 @@ from .common import Embed, check_not_constant, clean, correlation, features
 DEV_SCORE = "devpearson"
 
 # SentEval's RelatednessPytorch: batch 64, a dev check every 50 epochs, tenacity 3, up to 1000 epochs, Adam.
-RELATEDNESS_SCHEDULE = dict(batch_size=64, epoch_size=50, tenacity=3, max_epoch=1000, optim="adam", nhid=0,
-                            dropout=0.0)
+RELATEDNESS_SCHEDULE: dict[str, Any] = dict(batch_size=64, epoch_size=50, tenacity=3, max_epoch=1000, optim="adam",
+                                            nhid=0, dropout=0.0)
 
 
 def tai_target(scores: np.ndarray, nclasses: int = 5) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 Where they come from is the ``probing`` setting (``evaluate.py probing=...``, ``callbacks.eval_suite.probing``):
 ``auto`` (default) takes SentEval's files under the data root, else X-Probe's, and when the data root has no
-probing data at all the set generated from the shipped books (``assets/probing/books-en``, made by ``tools.probing_gen``); ``senteval``, ``xprobe``
+probing data at all the set generated from the shipped books (``assets/probing/books-en``, made by
+``tools.probing_gen``); ``senteval``, ``xprobe``
 and ``generated`` pick one; ``generated:<dir>`` (or a folder path) reads a set made by the generator.
 
 SentEval: ``probing/<file>.txt`` with ``tr|va|te<TAB>label<TAB>sentence`` (also ``.txt.xz``).

@@ -1,4 +1,5 @@
-"""``python -m sentence_lab.tools.probing_gen corpus=<dir or file> out=<dir> [key=value ...]`` (settings: ``settings.py``)."""
+"""``python -m sentence_lab.tools.probing_gen corpus=<dir or file> out=<dir> [key=value ...]``
+(settings: ``settings.py``)."""
 from __future__ import annotations
 
 import sys

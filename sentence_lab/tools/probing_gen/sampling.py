@@ -86,7 +86,7 @@ def assign_targets(target_counts: dict[str, dict[Hashable, int]], per_split: dic
     for word in order:
         counts = target_counts[word]
 
-        def deficit(split: str) -> float:
+        def deficit(split: str, counts: dict[Hashable, int] = counts) -> float:
             return max((1 - filled[(split, c)] / quota[(split, c)]) for c in counts if c in classes)
 
         split = max(SPLITS, key=lambda s: (deficit(s), -SPLITS.index(s)))

@@ -97,7 +97,8 @@ class WordContentTask:
         return TaskOutput(self.name, rows_from_splits(splits),
                           method="label = the one word of the mid-frequency list the sentence holds (exactly one "
                                  "occurrence of exactly one of them); words of frequency ranks "
-                                 f"{self.settings.wc_rank_start}-{self.settings.wc_rank_start + self.settings.wc_words - 1}"
+                                 f"{self.settings.wc_rank_start}-"
+                                 f"{self.settings.wc_rank_start + self.settings.wc_words - 1}"
                                  ", a word without enough sentences replaced by the next rank",
                           extra={"words": len(words), "ranks_used": [min(ranks), max(ranks)],
                                  "words_replaced": sum(r >= self.settings.wc_rank_start + self.settings.wc_words
@@ -159,7 +160,8 @@ class BigramShiftTask:
             shifted = shift_bigram(tokens, self.rng)
             return None if shifted is None else " ".join(shifted)
 
-        splits = modified_half(list(self.samples.items[0]), modify, " ".join, self.settings.per_split, self.rng, ("O", "I"))
+        splits = modified_half(list(self.samples.items[0]), modify, " ".join, self.settings.per_split, self.rng,
+                               ("O", "I"))
         return TaskOutput(self.name, rows_from_splits(splits),
                           method="I: two random adjacent words (tokens with a letter or digit, not equal) inverted; "
                                  "O: intact; no sentence in both forms")

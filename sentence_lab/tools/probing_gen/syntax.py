@@ -178,7 +178,8 @@ def coordination_candidate(tokens: list[str]) -> bool:
     """A cheap superset of what ``coordination_parsed`` accepts, so only these sentences are parsed for CoordInv."""
     if tokens[-1] not in FINAL_PUNCT or any(t in QUOTES for t in tokens):
         return False  # quoted speech: moving a clause would unbalance its quotes
-    return any(tokens[k].lower() in COORDINATORS and (tokens[k - 1] in SEPARATORS or tokens[k + 1].lower() in SUBJECT_LIKE)
+    return any(tokens[k].lower() in COORDINATORS
+               and (tokens[k - 1] in SEPARATORS or tokens[k + 1].lower() in SUBJECT_LIKE)
                for k in range(1, len(tokens) - 2))
 
 
@@ -227,7 +228,7 @@ class ParsedTasks:
                "ObjNumber": "the main verb's one dobj: NN or NNS"}
         for task in ("Tense", "SubjNumber", "ObjNumber"):
             if task in self.tasks:
-                splits, assignment = split_by_target(((l, t, s) for l, t, s in self.targets[task]), per_split,
+                splits, assignment = split_by_target(self.targets[task], per_split,
                                                      labels[task], self.rng)
                 out.append(TaskOutput(task, rows_from_splits(splits), method=how[task] + "; no target word in "
                                       "two splits", extra={"target_words": len(assignment)}))
@@ -265,11 +266,13 @@ class ParsedTasks:
         rho = spearmanr([int(label) for _, label, _ in rows], [len(s.split()) for _, _, s in rows])[0] if rows else None
         return TaskOutput("Depth", rows,
                           method=f"label = nodes on the longest root-to-leaf path of the dependency tree, "
-                                 f"the {k} consecutive values that keep the most sentences when every depth gets the same "
+                                 f"the {k} consecutive values that keep the most sentences "
+                                 "when every depth gets the same "
                                  "count in each length bin (length de-correlated)",
                           approximation="dependency-tree depth, not the constituency-tree depth of the paper "
                                         "(values differ: the paper's range is 5-12)",
-                          extra={"depths": best, "length_depth_spearman": None if rho is None else round(float(rho), 3)})
+                          extra={"depths": best,
+                                 "length_depth_spearman": None if rho is None else round(float(rho), 3)})
 
     def _top(self) -> TaskOutput:
         k = self.settings.top_constituents_classes
