@@ -7,7 +7,8 @@ dictionaries. What changes is listed in docs/senteval-api.md: no ``.cuda()`` (a 
 list of tasks goes on past a task whose data is missing or that fails (named in the log and in
 ``SE.skipped`` / ``SE.errors``), and an unknown task name is refused before anything runs.
 
-Each task goes straight to the engine's loaders and regimes, not through ``evaluation.suite.EvaluationSuite`` (or
+Each task goes straight to the engine's loaders and regimes, not through
+``sentence_lab.evaluation.suite.EvaluationSuite`` (or
 ``runner.run_task``), because SentEval's contract is not the suite's: ``prepare`` and ``batcher`` called per task in
 SentEval's batch order instead of one cached, length-sorted encoding pass, SentEval's own result keys (``yhat``
 kept, no main score, seeds or timings), and no results file.

@@ -23,8 +23,9 @@ def train_job(cfg: DictConfig) -> float | None:
 
 
 def main() -> None:
-    """The command line, renamed keys rewritten (``training.renamed_keys``) and an explicit run directory checked
-    (``training.run_dir.claim_run_dir``), then Hydra."""
+    """The command line, renamed keys rewritten (``sentence_lab.training.renamed_keys``) and an explicit run directory
+    checked
+    (``sentence_lab.training.run_dir.claim_run_dir``), then Hydra."""
     try:
         sys.argv[1:] = claim_run_dir(renamed_overrides(sys.argv[1:]))
     except (ValueError, FileNotFoundError) as err:  # before Hydra has written anything: one line, exit 1

@@ -1,4 +1,5 @@
-"""A corpus for training: its files prepared once (``text.corpus_prep``) into a cached folder of memory-mapped
+"""A corpus for training: its files prepared once (``sentence_lab.text.corpus_prep``) into a cached folder of
+memory-mapped
 arrays, shared by every process and rank, and a vocabulary chosen from its word counts."""
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ class CorpusSettings:
     ``vocab_size`` and ``min_count`` pick the model's vocabulary afterwards by a cheap re-mapping:
     ``corpus`` (the most frequent training words), ``glove`` (GloVe 6B's 400k words: no training
     word it knows is lost) or ``corpus+glove`` (the corpus vocabulary, then the other GloVe words).
-    ``corpus_format`` says how the files are read (``text.corpus_formats``), ``text_field`` which field or column
+    ``corpus_format`` says how the files are read (``sentence_lab.text.corpus_formats``), ``text_field`` which field or
+    column
     holds the text in ``jsonl`` and ``parquet`` files.
     """
 

@@ -24,10 +24,12 @@ log = logging.getLogger(__name__)
 class OrderedCorpusDataModule(ResumableBatches):
     """Sentences of ``train_dir``/``valid_dir`` files as contiguous batches.
 
-    The files (``corpus_format``: ``documents``, ``lines``, ``jsonl`` or ``parquet``; ``text.corpus_formats``) are
+    The files (``corpus_format``: ``documents``, ``lines``, ``jsonl`` or ``parquet``;
+    ``sentence_lab.text.corpus_formats``) are
     prepared once into ``cache_dir`` under a key made of the files and every setting, as memory-mapped arrays, so a
     later run starts in seconds whatever the corpus's size; the vocabulary is chosen from the training words.
-    Yields ``SENTENCES`` batches over one vocabulary, ``source`` (see ``objectives.contract``): ``batch_size``
+    Yields ``SENTENCES`` batches over one vocabulary, ``source`` (see ``sentence_lab.objectives.contract``):
+    ``batch_size``
     consecutive sentences, or with ``run_length`` set, ``batch_size // run_length`` runs of that many consecutive
     sentences from anywhere in the corpus (``ScatteredRuns``; 3: skip-thought's triples).
     """

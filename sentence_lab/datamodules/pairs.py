@@ -60,7 +60,7 @@ def _split_files(split: Mapping[str, Any]) -> list[Path]:
 
 
 class PairsDataModule(ResumableBatches):
-    """``train`` / ``valid`` / ``test`` split descriptions (``datamodules.pair_readers``); ``valid: null``
+    """``train`` / ``valid`` / ``test`` split descriptions (``sentence_lab.datamodules.pair_readers``); ``valid: null``
     holds out ``valid_size`` random training pairs (seeded) instead. ``labels``: the class names in
     index order (NLI), or null for unlabelled pairs (translations, paraphrases); pairs whose label is not
     listed are dropped (SNLI's ``-``). Side a is tokenised by ``tokenizer``, side b by ``target_tokenizer``

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class _BiLSTMEncoder(SentenceEncoder):
-    """Shared part: embeddings and a bidirectional LSTM (run as on packed sequences, see ``encoders.rnn``).
+    """Shared part: embeddings and a bidirectional LSTM (run as on packed sequences, see ``sentence_lab.encoders.rnn``).
 
     ``output_dim = 2 * hidden_dim``; subclasses decide how to turn the states into one vector.
     """

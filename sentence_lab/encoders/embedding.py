@@ -103,7 +103,7 @@ class WordEmbedding(nn.Module):
             self.embedding.weight.copy_(torch.from_numpy(rows))
 
     def set_extra_rows(self, rows: torch.Tensor) -> None:
-        """Vectors for ids ``num_rows, num_rows + 1, ...`` (see ``encoders.expansion``)."""
+        """Vectors for ids ``num_rows, num_rows + 1, ...`` (see ``sentence_lab.encoders.expansion``)."""
         self.extra_rows = rows.detach().to(self.weight.device, self.weight.dtype)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:

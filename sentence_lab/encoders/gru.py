@@ -36,7 +36,7 @@ def xavier_gru_(gru: nn.GRU) -> None:
 
 
 class GRUEncoder(SentenceEncoder):
-    """GRU (run as on packed sequences, see ``encoders.rnn``);
+    """GRU (run as on packed sequences, see ``sentence_lab.encoders.rnn``);
     ``output_dim = hidden_dim * (2 if bidirectional else 1)``.
 
     The vector is the top layer's state after the last real token (and, when bidirectional, the

@@ -1,5 +1,5 @@
 """What a probing task's accuracy does not say, measured beside it when the protocol asks
-(``evaluation.controls``, ``evaluation.mdl``): the control task's accuracy and the selectivity
+(``sentence_lab.evaluation.controls``, ``sentence_lab.evaluation.mdl``): the control task's accuracy and the selectivity
 (:mod:`evaluation.controls`), and the online codelength of the labels (:mod:`evaluation.mdl`).
 
 Both use the probe the task chose on dev (its shape and L2 value), as Hewitt & Liang compare a probe's task and

@@ -33,7 +33,7 @@ class LoadedTask:
 
 def load_tasks(names, data_dir: Path | str, console=None, probing: str = "auto") -> list[LoadedTask]:
     """Resolve names (raises ``UnknownTask``) and load each task; data problems become one-line errors.
-    ``probing``: where the probing tasks come from (``evaluation.tasks.probing``: auto, senteval, xprobe,
+    ``probing``: where the probing tasks come from (``sentence_lab.evaluation.tasks.probing``: auto, senteval, xprobe,
     generated, generated:<dir>)."""
     out = []
     for name in resolve_tasks(names):

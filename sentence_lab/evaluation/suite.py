@@ -48,7 +48,7 @@ class EvaluationSuite:
 
     Args:
         tasks: task and group names (``"MR"``, ``["MR", "sts"]``, ``"all"``); an unknown name raises
-            ``evaluation.tasks.UnknownTask`` before any data is read.
+            ``sentence_lab.evaluation.tasks.UnknownTask`` before any data is read.
         data_dir: the data root (SentEval's layout under ``senteval/``, probing under ``probing/``).
         params: the classifier protocol (``ProtocolParams``; ``runner.params_from_config`` makes it from a config).
         probing: where the probing tasks come from (auto, senteval, xprobe, generated, generated:<dir>).

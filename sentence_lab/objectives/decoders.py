@@ -48,7 +48,8 @@ class GRUDecoder(nn.Module):
     ``condition_norm``: the condition goes through layer normalisation first (Ba et al. 2016 trained
     skip-thought with it), so its norm and any direction shared by every sentence carry nothing the decoder
     can use as a bias. ``word_dropout``: while training, each input word becomes ``<unk>`` with this probability
-    (``objectives.noise.word_dropout``). ``read_words=False``: every input word is ``<unk>``, in training, validation
+    (``sentence_lab.objectives.noise.word_dropout``). ``read_words=False``: every input word is ``<unk>``, in training,
+    validation
     and greedy decoding alike, so the decoder predicts each target word from the condition and the position alone
     and cannot act as a language model that ignores the condition.
     """

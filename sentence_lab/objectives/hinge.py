@@ -74,7 +74,7 @@ class PairHinge(nn.Module):
     by the sentence's length, the average of its word vectors (Elgohary & Carpuat 2016, section 3.2).
 
     Batch: ``PAIRS`` (``a_tokens``, ``a_lengths``, ``b_tokens``, ``b_lengths``: aligned segments, row ``i`` of
-    each side a pair; see ``objectives.contract``).
+    each side a pair; see ``sentence_lab.objectives.contract``).
     """
 
     def __init__(self, encoder_factory: Callable[..., SentenceEncoder], shared_encoder: bool, negatives: str,

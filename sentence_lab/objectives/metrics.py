@@ -8,7 +8,8 @@ class RunningMeans:
     """Sums ``value * batch_size`` per metric since the last ``reset``; ``means()`` divides.
 
     ``skip_non_finite``: a batch whose ``loss`` is NaN or inf is left out of every mean (the training logs, as Hugging
-    Face's Trainer filters them; the step itself is skipped by ``training.non_finite``), still without a host sync;
+    Face's Trainer filters them; the step itself is skipped by ``sentence_lab.training.non_finite``), still without a
+    host sync;
     a mean over no kept batch is NaN. Validation keeps every batch, so a NaN there shows."""
 
     def __init__(self, skip_non_finite: bool = False) -> None:

@@ -28,7 +28,7 @@ class Seq2Seq(nn.Module):
     target tokens. Validation also decodes greedily the first ``bleu_sentences`` pairs and reports corpus
     BLEU (sacrebleu, on the tokenised lowercased text: ``tokenize="none"``) as ``val/bleu``. Embedding: ``f(s)``.
     ``noise_delete`` / ``noise_swap``: while training, the encoder reads its source with Hill et al. 2016's SDAE
-    noise (``objectives.noise.sdae_noise``); the decoder still generates the clean target.
+    noise (``sentence_lab.objectives.noise.sdae_noise``); the decoder still generates the clean target.
     """
 
     spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(PAIRS, ("source", "target"), "val/bleu", "max", "multi30k_en_fr")

@@ -1,5 +1,5 @@
 """The text layer data, encoders and evaluation share: tokenizers, vocabularies, pre-trained vectors. It imports
-no torch (``text.padding`` does), so corpus-preparation workers start light."""
+no torch (``sentence_lab.text.padding`` does), so corpus-preparation workers start light."""
 from sentence_lab.text.tokenizer import Tokenizer
 from sentence_lab.text.vocab import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, Vocab
 

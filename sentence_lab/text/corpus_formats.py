@@ -1,6 +1,7 @@
 """The forms a corpus comes in, each read as a stream of documents (lists of sentences).
 
-- ``documents``: each ``.txt`` / ``.txt.xz`` file is one document, split into sentences (``text.documents``);
+- ``documents``: each ``.txt`` / ``.txt.xz`` file is one document, split into sentences
+(``sentence_lab.text.documents``);
 - ``lines``: ``.txt`` / ``.txt.xz`` files of one sentence per line, a blank line ending a document;
 - ``jsonl``: ``.jsonl`` / ``.jsonl.xz`` files, each record's ``text_field`` one document, split into sentences;
 - ``parquet``: ``.parquet`` files, each row's ``text_field`` column one document, split into sentences.

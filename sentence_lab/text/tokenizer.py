@@ -1,4 +1,4 @@
-"""Sentence -> tokens: Penn Treebank for English (``text.treebank``), Moses (sacremoses, per language) or
+"""Sentence -> tokens: Penn Treebank for English (``sentence_lab.text.treebank``), Moses (sacremoses, per language) or
 whitespace, optionally lowercased."""
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ TOKENIZER_KINDS = ("treebank", "moses", "whitespace")
 @dataclass(frozen=True)
 class Tokenizer:
     """``kind``: ``treebank`` (English: raw, PTB- and Moses-tokenised text give the same tokens, GloVe's;
-    see ``text.treebank``), ``moses`` (any language; ``lang`` picks its rules: ``en``, ``fr``, ``de``, ...) or
+    see ``sentence_lab.text.treebank``), ``moses`` (any language; ``lang`` picks its rules: ``en``, ``fr``, ``de``, ...)
+    or
     ``whitespace`` (SentEval's reference clients); ``lowercase=False`` keeps case (a case-sensitive vocabulary).
     A checkpoint records the tokenizer it was trained with, so a loaded model reads text as in training."""
 

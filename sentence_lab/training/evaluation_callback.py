@@ -5,7 +5,8 @@
     python train.py ~callbacks.eval_suite                          # no evaluation during training
 
 Once before the first training step (epoch 0: the untrained model) and after every ``every_n_epochs``
-training epochs (epoch = epochs trained), on rank zero, the callback runs its ``evaluation.suite.EvaluationSuite``
+training epochs (epoch = epochs trained), on rank zero, the callback runs its
+``sentence_lab.evaluation.suite.EvaluationSuite``
 (the class ``evaluate.py`` runs) on ``pl_module.encode``, logs each task's main score to every attached
 logger as ``<family>/<Task>`` (``probing/Length``, ``transfer/MR``, ``similarity/STS14``, ``relatedness/STSBenchmark``)
 with step = epoch, and writes ``<output_dir>/epoch_NNN.json`` (+ ``.md``), the schema of ``evaluate.py``'s

@@ -84,10 +84,10 @@ class SentenceModel(LightningModule):
                  vocab: Vocab | list[str] | None = None, tokenizer: dict | None = None,
                  scheduler: dict | None = None, encoder_lr_scale: float = 1.0, encoder_frozen_steps: int = 0) -> None:
         """``vocabs``/``tokenizers`` map each side (``source``, and ``target`` for objectives with a second
-        vocabulary; see ``objectives.contract``) to its vocabulary and tokenizer settings. ``vocab`` and
+        vocabulary; see ``sentence_lab.objectives.contract``) to its vocabulary and tokenizer settings. ``vocab`` and
         ``tokenizer`` are the one-side forms (and what checkpoints written before ``vocabs`` hold). ``scheduler``:
         a per-step learning-rate schedule, a Hydra config called with ``optimizer`` and ``total_steps`` (the run's
-        planned optimiser steps), e.g. ``training.schedules.warmup_linear_decay``; None: a constant rate.
+        planned optimiser steps), e.g. ``sentence_lab.training.schedules.warmup_linear_decay``; None: a constant rate.
         ``encoder_lr_scale``: the encoders' parameters learn at this multiple of the optimiser's rate (the objective's
         other parts, decoders or classifiers, at the rate itself). ``encoder_frozen_steps``: for the first this many
         optimiser steps the encoders do not move (their gradients are dropped before the step, so Adam's moments

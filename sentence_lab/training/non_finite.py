@@ -3,10 +3,11 @@
 The policy, as fairseq and Hugging Face's Trainer have it: one NaN or inf never reaches the weights. The optimiser
 step of such a batch is skipped (its gradients are dropped before clipping and the step, so SGD, Adam and their
 moments do not move), the step still counts towards the planned work (the learning-rate schedule goes on), the
-batch's metrics are left out of the logged means (``objectives.metrics.RunningMeans(skip_non_finite=True)``), and
+batch's metrics are left out of the logged means
+(``sentence_lab.objectives.metrics.RunningMeans(skip_non_finite=True)``), and
 ``train/skipped_steps`` is logged. ``max_in_a_row`` skipped steps in a row are tolerated; one more stops the run with
 ``NonFiniteTraining``, one line naming the step, exit code 1, ``interrupted.ckpt`` from the last finite weights and
-``run_status.json`` saying why (``training.run``).
+``run_status.json`` saying why (``sentence_lab.training.run``).
 
 Under ``trainer.precision=16-mixed`` the gradient scaler already skips the steps whose scaled gradients overflow and
 lowers its scale: those are counted apart (``train/scaler_skipped_steps``), not towards the limit. Under data

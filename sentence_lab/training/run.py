@@ -64,7 +64,7 @@ def build_model(cfg: DictConfig, datamodule) -> SentenceModel:
 
 
 def check_encoder_config(cfg: DictConfig) -> None:
-    """``train.py`` takes trainable encoders only (``encoders.base.is_trainable``)."""
+    """``train.py`` takes trainable encoders only (``sentence_lab.encoders.base.is_trainable``)."""
     if "_target_" not in cfg.encoder or not is_trainable(str(cfg.encoder._target_)):
         raise ValueError(
             f"encoder {cfg.encoder.get('_target_')} is not a trainable encoder (an encoders.base.SentenceEncoder): use "

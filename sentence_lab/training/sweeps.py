@@ -101,7 +101,8 @@ def failed_jobs_message(sweep_dir: Path) -> str | None:
 
 
 def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
-    """``task(cfg)``, ending the way ``training.errors`` describes: an error is one line on stderr with its traceback
+    """``task(cfg)``, ending the way ``sentence_lab.training.errors`` describes: an error is one line on stderr with its
+    traceback
     in the run's log (``show_traceback=true`` raises it as Python would) and exit code 1; a run stopped by a signal
     exits 128 + N. In a multirun a failed job is also written to ``<job dir>/error.txt`` and the sweep's
     ``failed_jobs.jsonl``, and the next job runs; a signal stops the sweep too."""

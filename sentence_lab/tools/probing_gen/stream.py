@@ -1,4 +1,5 @@
-"""Pass 1 over the corpus: the training pipeline's preparation (``text.corpus_prep``: files -> sentences -> token
+"""Pass 1 over the corpus: the training pipeline's preparation (``sentence_lab.text.corpus_prep``: files -> sentences ->
+token
 ids on disk, in worker processes), read back as the generator's tables.
 
 Every sentence feeds the frequency tables (unigrams; bigrams when OddManOut is asked for); the eligible ones
