@@ -4,8 +4,9 @@
     SENTENCE_DATA=../shared/data python benchmarks/check_reference_scores.py --sets prototype --seeds 1111
     python benchmarks/check_reference_scores.py --smoke     # the same check on a tiny generated tree, no data needed
 
-The file (``<data>/../docs/senteval-reference-scores.json``) holds SentEval's results (facebookresearch/SentEval
-5d6dc11) for ``bow_glove`` under the prototype parameter set (5 seeds) and a subset under the full set. Each
+The file (``tests/reference/senteval-reference-scores.json``, a copy of the team's shared one) holds SentEval's
+results (facebookresearch/SentEval 5d6dc11) for ``bow_glove`` under the prototype parameter set (5 seeds) and a
+subset under the full set. Each
 (task, seed) runs through ``evaluation.suite.EvaluationSuite`` with the same parameters and is compared to the
 reported decimals: accuracies and F1 equal to 2 decimals, correlations and MSE within 1e-4 (STS: every
 sub-dataset's Pearson and Spearman). Prints one row per (set, seed, task) and a summary, and writes them to a JSON
@@ -32,6 +33,7 @@ from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.tools import benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "tests" / "reference" / "senteval-reference-scores.json"
 CORR_TOL = 1e-4
 SMOKE_TASKS = ["TREC", "SST2", "STS12"]
 PROTOTYPE = {"kfold": 5, "optim": "rmsprop", "batch_size": 128, "tenacity": 3, "epoch_size": 2, "nhid": 0}
@@ -85,6 +87,7 @@ def smoke_reference(folder: Path, encoder) -> Path:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=os.environ.get("SENTENCE_DATA") or str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--reference", default=str(REFERENCE), help="SentEval's outputs (default: the shipped copy)")
     ap.add_argument("--sets", default="prototype,full_subset", help="parameter sets of the file to check")
     ap.add_argument("--seeds", default=None, help="comma-separated seeds (default: every seed of the file)")
     ap.add_argument("--tasks", default=None, help="comma-separated tasks (default: every task of the file)")
@@ -96,13 +99,13 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="check_reference_") as tmp:
         if args.smoke:
             args.data, args.sets = str(smoke_reference(Path(tmp), encoder)), "prototype"
+            args.reference = str(Path(tmp) / "docs" / "senteval-reference-scores.json")
         return check(args, encoder, run)
 
 
 def check(args: argparse.Namespace, encoder, run: benchmark.Run) -> int:
     data = Path(args.data)
-    reference_file = data.resolve().parent / "docs" / "senteval-reference-scores.json"
-    reference = json.loads(reference_file.read_text())
+    reference = json.loads(Path(args.reference).read_text())
 
     rows, bad, records = 0, 0, []
     print("| set | seed | task | SentEval | ours | equal | seconds |\n|---|---|---|---|---|---|---|")
@@ -123,7 +126,8 @@ def check(args: argparse.Namespace, encoder, run: benchmark.Run) -> int:
                 expected, got = expected_tasks[task], doc["results"].get(task)
                 diff = ["missing"] if got is None else differences(expected, got)
                 key = next((k for k in ("acc", "pearson") if k in expected), None)  # STS: per sub-dataset
-                shown = (f"{expected[key]:.4g} | {got[key]:.4g}" if key and got else "per sub-dataset | per sub-dataset")
+                shown = (f"{expected[key]:.4g} | {got[key]:.4g}" if key and got
+                         else "per sub-dataset | per sub-dataset")
                 print(f"| {set_name} | {seed} | {task} | {shown} | {'yes' if not diff else 'NO: ' + '; '.join(diff)} "
                       f"| {got.get('seconds', 0) if got else 0:.1f} |", flush=True)
                 records.append({"set": set_name, "seed": seed, "task": task, "metric": key,
@@ -134,7 +138,7 @@ def check(args: argparse.Namespace, encoder, run: benchmark.Run) -> int:
                 bad += bool(diff)
             print(f"<!-- {set_name} seed {seed}: {seconds:.1f} s -->", flush=True)
     print(f"\n{rows - bad} of {rows} (set, seed, task) results equal SentEval's to the reported decimals")
-    run.write({"reference_file": str(reference_file), "compared": rows, "equal": rows - bad, "rows": records},
+    run.write({"reference_file": str(args.reference), "compared": rows, "equal": rows - bad, "rows": records},
               data=str(data))
     return 1 if bad else 0
 

@@ -30,8 +30,8 @@ torch on a CPU-only machine require it; no numerical behaviour was changed:
 * ``engine.py``: the imports of ``senteval.rank`` (COCO retrieval: needs ``tools/ranking.py`` and
   Python-2 pickles) and ``senteval.probing`` (the stored copy imports HF ``datasets``) removed;
   neither task family is run here.
-* ``utils.py``: ``dotdict`` and ``get_optimizer`` (both absent from the stored, older ``utils.py``) added with SentEval's
-  text, ``inspect.getargspec`` -> ``inspect.getfullargspec`` (removed in Python 3.11).
+* ``utils.py``: ``dotdict`` and ``get_optimizer`` (both absent from the stored, older ``utils.py``) added with
+  SentEval's text, ``inspect.getargspec`` -> ``inspect.getfullargspec`` (removed in Python 3.11).
 * ``tools/classifier.py``: the seven ``.cuda()`` calls removed (``prepare_split`` x4, ``score`` x2,
   ``predict``; the MLP model and its loss).
 * ``tools/relatedness.py``: ``assert torch.cuda.is_available()`` removed; the ``.cuda()`` calls in
@@ -260,8 +260,8 @@ def table(tasks, ref: dict, ours: dict, pname: str, threads: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reference", default=None, help="folder holding SentEval's senteval/ package")
-    ap.add_argument("--data", default=os.environ.get("SENTENCE_DATA") or "/work/shared/data",
-                    help="data root holding senteval/<TASK> (default: $SENTENCE_DATA or /work/shared/data)")
+    ap.add_argument("--data", default=os.environ.get("SENTENCE_DATA"), required=not os.environ.get("SENTENCE_DATA"),
+                    help="data root holding senteval/<TASK> (default: $SENTENCE_DATA)")
     ap.add_argument("--tasks", default=",".join(TASKS),
                     help="comma-separated subset of: " + ",".join(TASKS) + " (run in the order given; "
                          "the table follows the order above)")
@@ -276,8 +276,9 @@ def main(argv=None) -> int:
     ap.add_argument("--save-reference", default=None,
                     help="write the reference results/timings here after each task "
                          "(default: the --reference-json file, else /tmp/compare_senteval_<params>_t<threads>.json)")
-    ap.add_argument("--save-ours", default=None, help="write our results/timings here after each task "
-                                                         "(default: /tmp/compare_senteval_ours_<params>_t<threads>.json)")
+    ap.add_argument("--save-ours", default=None,
+                    help="write our results/timings here after each task "
+                         "(default: /tmp/compare_senteval_ours_<params>_t<threads>.json)")
     ap.add_argument("--ours-json", default=None, help="saved runs of ours to reuse (comma-separated)")
     benchmark.add_options(ap, f"tasks {SMOKE_TASKS} of a tiny generated tree, prototype set; SentEval's side only "
                               "with --reference")
@@ -325,7 +326,8 @@ def compare(ap: argparse.ArgumentParser, args: argparse.Namespace, run: benchmar
                       # the working-tree files our side ran with (others may be editing them)
                       "ours_sha256": {f.relative_to(ROOT).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest()[:16]
                                       for f in [ROOT / "sentence_lab" / "evaluation" / "classifier.py",
-                                                *sorted((ROOT / "sentence_lab" / "evaluation" / "regimes").glob("*.py"))]}},
+                                                *sorted((ROOT / "sentence_lab" / "evaluation" / "regimes")
+                                                        .glob("*.py"))]}},
              "tasks": {}}
     for path in filter(None, (args.reference_json or "").split(",")):
         if Path(path).is_file():

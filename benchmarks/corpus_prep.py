@@ -121,7 +121,7 @@ def make_copies(corpus: Path, copies: int, out: Path, share: float = 0.1) -> Pat
     """``copies`` copies of ``corpus/train`` (new documents) beside its ``valid``; on copy ``c >= 1`` the word types
     whose hash falls in ``share`` get the suffix ``q<c>``."""
     for c in range(copies):
-        def suffix(match: re.Match) -> str:
+        def suffix(match: re.Match, c: int = c) -> str:
             word = match.group(0)
             return f"{word}q{c}" if c and zlib.crc32(word.lower().encode()) % 1000 < share * 1000 else word
 

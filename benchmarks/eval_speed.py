@@ -128,12 +128,12 @@ def machine_peaks(seconds: float = 1.0, floats: int = 1 << 28, matmul: int = 204
         return max(rates)
 
     a = torch.rand(floats)  # 1 GiB by default
-    bandwidth = best(lambda: a.sum(), a.numel() * 4)
+    bandwidth = best(a.sum, a.numel() * 4)
     n = a.numel() // 4097
     rows = a[: n * 4097].view(n, 4097).numpy()  # 65k rows of a 4096-d encoder's features (with the ones column)
     idx = np.random.RandomState(0).randint(0, len(rows), (25, 128))  # one MR step: 25 groups x 128 rows
     out = np.zeros(25, dtype=np.float32)
-    random_rows = best(lambda: _sum_rows(rows, idx, out), idx.size * 4097 * 4)
+    random_rows = best(lambda rows=rows: _sum_rows(rows, idx, out), idx.size * 4097 * 4)
     del a, rows
     A, B = torch.rand(matmul, matmul), torch.rand(matmul, matmul)
     return {"read_bandwidth": bandwidth, "random_row_bandwidth": random_rows,

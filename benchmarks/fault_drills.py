@@ -115,7 +115,8 @@ from pathlib import Path
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 cfg = OmegaConf.load("{self.checkout}/conf/trainer/default.yaml")
-io = instantiate(cfg, default_root_dir="/tmp", logger=False, enable_progress_bar=False, _convert_="partial").strategy.checkpoint_io
+io = instantiate(cfg, default_root_dir="/tmp", logger=False, enable_progress_bar=False,
+                 _convert_="partial").strategy.checkpoint_io
 small = Path("{small}")
 io.save_checkpoint({{"state_dict": {{"w": torch.ones(100000)}}}}, small / "last.ckpt")
 good = (small / "last.ckpt").read_bytes()
@@ -163,7 +164,8 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
             runs = self.runs(here)
             stamps = {r.name[:19] for r in runs}
             if len(runs) == 1 or len(stamps) == 1:  # both started in the same second
-                return len(runs) == 2, f"2 runs in the same second -> {len(runs)} run director{'y' if len(runs) == 1 else 'ies'}"
+                return len(runs) == 2, (f"2 runs in the same second -> {len(runs)} run "
+                                        f"director{'y' if len(runs) == 1 else 'ies'}")
         return None, "not run: the two starts never fell in the same second"
 
     def results_file_kept(self) -> tuple[bool | None, str]:
@@ -177,7 +179,8 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
         a = self.run(cmd + ["tasks=[STS12,STS13,STS14,STS15,STS16]"], here)
         b = self.run(cmd + ["tasks=[STS12]"], here)
         tasks = sorted(json.loads(out.read_text()).get("results", {})) if out.is_file() else []
-        return len(tasks) == 5 and a.returncode == 0 and b.returncode == 0, f"5 tasks, then 1 more run -> {len(tasks)} in the file"
+        return (len(tasks) == 5 and a.returncode == 0 and b.returncode == 0,
+                f"5 tasks, then 1 more run -> {len(tasks)} in the file")
 
     def failed_ckpt_start_leaves_nothing(self) -> tuple[bool | None, str]:
         here = self.fresh()
@@ -192,7 +195,8 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
         self.run(self.train_cmd(here, "trainer.max_epochs=1", "task_name=t"), here)
         done = self.run(self.train_cmd(here, "trainer.max_epochs=2", "task_name=t", "resume=true"), here)
         runs = self.runs(here, "t")
-        return done.returncode == 0 and len(runs) == 1, f"exit {done.returncode}; {len(runs)} run directories after resume"
+        return (done.returncode == 0 and len(runs) == 1,
+                f"exit {done.returncode}; {len(runs)} run directories after resume")
 
     def sigterm_exit_code(self) -> tuple[bool | None, str]:
         here = self.fresh()
@@ -217,9 +221,9 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
         corpus = here / "c"
         corpus.mkdir()
         (corpus / "a.txt").write_text("The old man saw the red river today.\n\nA young woman walked over the bridge.\n")
-        done = self.run([sys.executable, "-m", "sentence_lab.tools.probing_gen", f"corpus={corpus}", f"out={here / 'out'}",
-                         "parser=none", "progress=false", "tasks=[Length,BigramShift]", "train=100", "dev=10",
-                         "test=10"], here)
+        done = self.run([sys.executable, "-m", "sentence_lab.tools.probing_gen", f"corpus={corpus}",
+                         f"out={here / 'out'}", "parser=none", "progress=false", "tasks=[Length,BigramShift]",
+                         "train=100", "dev=10", "test=10"], here)
         written = [p.name for p in (here / "out").glob("*.txt")]
         return done.returncode != 0 and not written, f"exit {done.returncode}; task files written: {written or 'none'}"
 
@@ -241,7 +245,8 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
         held = self.one_line(train.stderr, "not a checkpoint") and "not a checkpoint" in evaluate.stderr \
             and "Traceback" not in evaluate.stderr
         last = [line for line in (train.stderr + evaluate.stderr).splitlines() if line.strip()][-1:]
-        return held, f"train exit {train.returncode}, evaluate exit {evaluate.returncode}; {last[0][:70] if last else ''}"
+        return held, (f"train exit {train.returncode}, evaluate exit {evaluate.returncode}; "
+                      f"{last[0][:70] if last else ''}")
 
     def _corpus_with(self, here: Path, name: str, content: bytes) -> Path:
         corpus = here / "corpus"
@@ -316,8 +321,8 @@ print(cfg.trainer.max_time, cfg.trainer.max_epochs, cfg.trainer.get("max_steps")
         here = self.fresh()
         done = self.run(self.train_cmd(here, "trainer.max_steps=12", "trainer.max_epochs=5",
                                        "trainer.val_check_interval=1.0",
-                                       "+callbacks.inject._target_=tests.helpers.non_finite_at.NonFiniteLossAt", *overrides,
-                                       flags=flags), here)
+                                       "+callbacks.inject._target_=tests.helpers.non_finite_at.NonFiniteLossAt",
+                                       *overrides, flags=flags), here)
         runs = self.runs(here)
         return done, runs[0] if runs else None
 
@@ -339,7 +344,8 @@ print(cfg.trainer.max_time, cfg.trainer.max_epochs, cfg.trainer.get("max_steps")
         return self._one_skipped_step("inf", "+callbacks.inject.steps=[4]")
 
     def nan_steps_in_a_row_stop(self) -> tuple[bool | None, str]:
-        done, run = self._non_finite_step("+callbacks.inject.from_step=4", "++callbacks.non_finite_steps.max_in_a_row=3")
+        done, run = self._non_finite_step("+callbacks.inject.from_step=4",
+                                          "++callbacks.non_finite_steps.max_in_a_row=3")
         saved = run / "checkpoints" / "interrupted.ckpt" if run else None
         finite = bool(saved and saved.is_file() and self._finite(saved))
         status = self._status(run) if run else {}
@@ -358,7 +364,8 @@ print(cfg.trainer.max_time, cfg.trainer.max_epochs, cfg.trainer.get("max_steps")
         finite = last.is_file() and self._finite(last)
         status = self._status(run)
         return done.returncode == 0 and finite and status.get("skipped_steps") == 1, \
-            (f"2 ranks, NaN on rank 1 at step 2: exit {done.returncode}; last.ckpt {'finite' if finite else 'NaN/inf'}; "
+            (f"2 ranks, NaN on rank 1 at step 2: exit {done.returncode}; "
+             f"last.ckpt {'finite' if finite else 'NaN/inf'}; "
              f"skipped_steps={status.get('skipped_steps', 'not recorded')}")
 
     def _files(self, folder: Path) -> dict[str, bytes]:
@@ -373,7 +380,8 @@ print(cfg.trainer.max_time, cfg.trainer.max_epochs, cfg.trainer.get("max_steps")
         kept = self._files(run) == before
         return done.returncode == 1 and self.one_line(done.stderr, "already holds a run") and kept, \
             f"exit {done.returncode}; {'one line' if self.one_line(done.stderr) else 'no refusal'}; the run's files " \
-            f"{'unchanged' if kept else 'changed: ' + ', '.join(sorted(set(self._files(run)) ^ set(before)) or 'rewritten')}"
+            f"{'unchanged' if kept else 'changed: '}" \
+            f"{'' if kept else ', '.join(sorted(set(self._files(run)) ^ set(before))) or 'rewritten'}"
 
     def resume_with_another_model(self) -> tuple[bool | None, str]:
         here = self.fresh()

@@ -7,14 +7,16 @@ Found on the first GPU check (H100, torch 2.11): under ``torch.autocast(dtype=to
 return **float16**, not bfloat16 (PyTorch's autocast wrapper for cuDNN RNNs casts to half whatever dtype autocast was
 given), so ``trainer.precision=bf16-mixed`` ran the recurrent encoders in float16 with no loss scaling. The encoders
 now run their recurrent kernels outside autocast in bfloat16 when autocast asks for bfloat16
-(``sentence_lab/encoders/rnn.py``). Per layer and mode this prints the output dtype, the median seconds of a forward and backward
-pass (device synchronised) and the relative difference of the output from float32 (TF32 off) on the same input:
+(``sentence_lab/encoders/rnn.py``). Per layer and mode this prints the output dtype, the median seconds of a forward and
+backward pass (device synchronised) and the relative difference of the output from float32 (TF32 off) on the same
+input:
 
 * ``float32`` / ``tf32``: autocast off, TF32 off / on (cuDNN allows TF32 by default);
 * ``autocast bf16``: the layer called under autocast to bfloat16 (what PyTorch does);
 * ``bfloat16`` / ``float16``: autocast off, the layer and its input in that dtype;
-* ``encoders' path``: the same layer through ``sentence_lab/encoders/rnn.py``'s ``run_rnn`` (a kernel call per direction, the
-  weights cast per batch under autocast), in float32 and under autocast to bfloat16 (which it runs in bfloat16).
+* ``encoders' path``: the same layer through ``sentence_lab/encoders/rnn.py``'s ``run_rnn`` (a kernel call per
+  direction, the weights cast per batch under autocast), in float32 and under autocast to bfloat16 (which it runs in
+  bfloat16).
 
 The figures go to a JSON record (``--output``, default ``logs/benchmarks/gpu_rnn_precision/<time>.json``).
 """

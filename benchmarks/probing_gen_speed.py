@@ -42,7 +42,7 @@ def run_case(argv: list[str]) -> dict:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         raise SystemExit(f"generator failed:\n{proc.stderr[-2000:]}")
-    line = next(l for l in proc.stdout.splitlines() if l.startswith("RESULT "))
+    line = next(row for row in proc.stdout.splitlines() if row.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
 
 

@@ -143,7 +143,8 @@ def training_summary(run_dir: Path) -> list[str]:
     if monitor in scalars:
         values = [v for _, v in scalars[monitor]]
         best = min(values) if monitor in ("val/loss", "val/hinge") else max(values)
-        lines.append(f"{monitor}: {values[0]:.4f} at the first validation, best {best:.4f} over {len(values)} validations")
+        lines.append(f"{monitor}: {values[0]:.4f} at the first validation, best {best:.4f} "
+                     f"over {len(values)} validations")
     for other in ("val/loss", "val/ppl", "val/bleu", "val/acc", "val/hinge_acc"):
         if other != monitor and other in scalars:
             values = [v for _, v in scalars[other]]
@@ -175,7 +176,8 @@ def measure(run_dir: Path, args: argparse.Namespace) -> dict[str, dict[str, dict
                 (out / earlier.name).write_bytes(earlier.read_bytes())
     task_sets = ([("downstream", args.tasks.split(","), ())] + ([("sst2", ["SST2"], ())] if args.sst2 else [])
                  + ([("probing", PROBING, ("probing=xprobe",))]
-                 if args.probing else []) + ([("generated", PROBING, ("probing=generated",))] if args.generated else []))
+                 if args.probing else [])
+                 + ([("generated", PROBING, ("probing=generated",))] if args.generated else []))
     report, summaries = [f"# Training pays off? `{run_dir}`", "", "## training", "", *training_summary(run_dir), ""], {}
     measured = {}
     for label, tasks, extra in task_sets:
@@ -201,7 +203,8 @@ def measure(run_dir: Path, args: argparse.Namespace) -> dict[str, dict[str, dict
 def seed_tables(runs: dict[int, dict[str, dict[str, dict]]], tasks: list[str]) -> str:
     """Per seed: the mean of ``tasks`` trained and at epoch 0 (each seed against its own initial weights), the gain,
     the tasks better and worse; then per task the means over seeds (and the other task sets' means)."""
-    lines = ["| seed | mean, trained | epoch 0 | gain | better than epoch 0 on | worse on |", "|---|---|---|---|---|---|"]
+    lines = ["| seed | mean, trained | epoch 0 | gain | better than epoch 0 on | worse on |",
+             "|---|---|---|---|---|---|"]
     gains, wins, trained_means, init_means = [], [], [], []
     for seed, measured in runs.items():
         cols = measured["downstream"]
@@ -216,16 +219,19 @@ def seed_tables(runs: dict[int, dict[str, dict[str, dict]]], tasks: list[str]) -
     n = len(runs)
     lines.append(f"| **mean of {n}** | **{sum(trained_means) / n:.2f}** | **{sum(init_means) / n:.2f}** | "
                  f"**{sum(gains) / n:+.2f}** | {sum(wins) / n:.1f} | |")
-    lines += ["", f"| task | trained, mean of {n} seeds | epoch 0, mean of {n} | gain | seeds better |", "|---|---|---|---|---|"]
+    lines += ["", f"| task | trained, mean of {n} seeds | epoch 0, mean of {n} | gain | seeds better |",
+              "|---|---|---|---|---|"]
     for label in next(iter(runs.values())):
         names = tasks if label == "downstream" else list(next(iter(runs.values()))[label]["trained (best)"]["results"])
         for t in names:
-            values = [(score(m[label]["trained (best)"], t), score(m[label]["epoch 0 (init)"], t)) for m in runs.values()]
+            values = [(score(m[label]["trained (best)"], t), score(m[label]["epoch 0 (init)"], t))
+                      for m in runs.values()]
             values = [v for v in values if None not in v]
             if not values:
                 continue
             a, b = sum(v[0] for v in values) / len(values), sum(v[1] for v in values) / len(values)
-            lines.append(f"| {t} | {a:.2f} | {b:.2f} | {a - b:+.2f} | {sum(x > y for x, y in values)} of {len(values)} |")
+            lines.append(f"| {t} | {a:.2f} | {b:.2f} | {a - b:+.2f} | "
+                         f"{sum(x > y for x, y in values)} of {len(values)} |")
     return "\n".join(lines)
 
 

@@ -78,9 +78,9 @@ CARRY_LIMIT_MIB = 64
 # two calls (docs/development.md, "The GPU check").
 LIMITS = {"rnn precision": 60, "gpu tests": 150, "default run": 360, "throughput": 120, "engine": 90}
 DRY_RUN_TRAINING = ["trainer=cpu", "encoder.hidden_dim=16", "data.batch_size=16", "trainer.max_epochs=2",
-                    "++trainer.limit_train_batches=3", "++trainer.limit_val_batches=1", "trainer.val_check_interval=1.0",
-                    "callbacks.last_checkpoint.every_n_train_steps=null", "callbacks.eval_suite.max_examples_per_split=48",
-                    "test_after_fit=false", "logger=csv"]
+                    "++trainer.limit_train_batches=3", "++trainer.limit_val_batches=1",
+                    "trainer.val_check_interval=1.0", "callbacks.last_checkpoint.every_n_train_steps=null",
+                    "callbacks.eval_suite.max_examples_per_split=48", "test_after_fit=false", "logger=csv"]
 
 
 def run_pip(args: list[str]) -> None:
@@ -227,8 +227,9 @@ def environment(prepared: Path) -> dict:
             "gpu_memory_gib": round(props.total_memory / 2**30, 1) if props else None,
             "multiprocessors": props.multi_processor_count if props else None,
             "nvidia_smi": smi.stdout.strip() if smi and smi.returncode == 0 else None,
-            "cpu_count": os.cpu_count(), "modules": modules, "locations": locations, "revision": revision.get("revision"),
-            "revision_dirty": revision.get("dirty"), "hostname": os.uname().nodename}
+            "cpu_count": os.cpu_count(), "modules": modules, "locations": locations,
+            "revision": revision.get("revision"), "revision_dirty": revision.get("dirty"),
+            "hostname": os.uname().nodename}
 
 
 def read_outputs(result: dict, read: Callable[[], dict]) -> dict:
@@ -383,7 +384,8 @@ def default_run_rows(d: dict) -> list[str]:
             f"{d['mean_epoch_0']:.2f} ({d['better']} of {d['tasks_scored']} better)" if "mean_trained" in d
             else "no gain measured")
     return [f"| default run | {gain}; epochs {d['epoch_seconds']} s (validations and checkpoints included), suite "
-            f"{d['suite_seconds']} s ({len(d['epochs'])} evaluations), start-up and the rest {d['other_seconds']} s | |"]
+            f"{d['suite_seconds']} s ({len(d['epochs'])} evaluations), "
+            f"start-up and the rest {d['other_seconds']} s | |"]
 
 
 def throughput_rows(p: dict) -> list[str]:

@@ -4,9 +4,9 @@ recipe's model, the shipped books, seed 1234) and compares them with the fingerp
 ``default_run_fingerprint.json``: the settings that decide training, the vocabulary and the batches' token ids exactly,
 the losses and the weights' norms within a tolerance that no change of the data, the model or a setting stays under,
 so that it holds on any machine and in any run directory. On a machine like the one that recorded it (the same torch
-build, CPU capability and thread count, as CI's and the developers' machines are), the weights must also be the same to the bit: a
-change of the arithmetic alone (another batching of the same sums) moves the weights of 494 steps as another seed
-would, and the default run's figures with them.
+build, CPU capability and thread count, as CI's and the developers' machines are), the weights must also be the same to
+the bit: a change of the arithmetic alone (another batching of the same sums) moves the weights of 494 steps as another
+seed would, and the default run's figures with them.
 
 A change that moves it fails here. If the change is meant, record the new fingerprint and re-measure the default run
 in the same commit:
@@ -43,8 +43,9 @@ DECIDING = ["seed", "monitor", "monitor_mode", "encoder", "objective", "model", 
             "callbacks.model_checkpoint.monitor", "callbacks.model_checkpoint.mode",
             "callbacks.last_checkpoint.every_n_train_steps", "callbacks.non_finite_steps.max_in_a_row"]
 UPDATE = ("the default run's training changed ({what}). If the change is meant, record it and re-measure the default "
-          "run in the same commit: SENTENCE_LAB_UPDATE_FINGERPRINT=1 python -m pytest tests/test_default_run_fingerprint.py, "
-          "then SENTENCE_DATA=../shared/data python benchmarks/training_pays_off.py --seeds 1234,1,2 and update the "
+          "run in the same commit: SENTENCE_LAB_UPDATE_FINGERPRINT=1 python -m pytest "
+          "tests/test_default_run_fingerprint.py, then SENTENCE_DATA=../shared/data python "
+          "benchmarks/training_pays_off.py --seeds 1234,1,2 and update the "
           "README's first paragraph, docs/results.md's default-run table and the changelog")
 
 
@@ -69,8 +70,8 @@ def _fingerprint(tmp_path: Path) -> dict:
         digest.update(state[name].detach().cpu().contiguous().numpy().tobytes())
     return {"environment": {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
                             "threads": torch.get_num_threads()},
-            "weights_sha256": digest.hexdigest()[:16], "settings": settings, "vocabulary": {"size": len(model.vocab.itos),
-                                                  "sha256": hashlib.sha256(words).hexdigest()[:16]},
+            "weights_sha256": digest.hexdigest()[:16], "settings": settings,
+            "vocabulary": {"size": len(model.vocab.itos), "sha256": hashlib.sha256(words).hexdigest()[:16]},
             "batches": steps.batches, "losses": steps.losses,
             "weight_norms": {name: float(p.detach().norm()) for name, p in model.state_dict().items()
                              if p.is_floating_point()}}

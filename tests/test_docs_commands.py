@@ -65,7 +65,7 @@ def test_the_docs_show_commands():
     assert len([c for c in CASES if c[0] == "evaluate.py"]) >= 10
 
 
-@pytest.mark.parametrize("entry,page,line", CASES, ids=[f"{p}:{l[:70]}" for _, p, l in CASES])
+@pytest.mark.parametrize("entry,page,line", CASES, ids=[f"{p}:{line[:70]}" for _, p, line in CASES])
 def test_doc_command_composes(entry, page, line):
     line = re.sub(r"<[^<>]*>", "placeholder", line)  # <run>, <time>: the reader's own values
     args = [a for a in shlex.split(line)[2:] if a not in ("-m", "--multirun")]

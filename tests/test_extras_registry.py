@@ -27,8 +27,10 @@ def test_the_install_commands_name_files_and_extras_that_exist():
 def test_an_import_error_of_an_absent_extra_skips_naming_it(monkeypatch):
     monkeypatch.setitem(EXTRAS, "mlflow", EXTRAS["mlflow"].__class__("trackers", ("surely_not_installed_mlflow",),
                                                                      "pip install -r requirements-trackers.txt"))
-    for err in (ModuleNotFoundError("No module named 'surely_not_installed_mlflow'", name="surely_not_installed_mlflow"),
-                RuntimeError("wrapped"), ModuleNotFoundError("Requirement 'surely-not-installed-mlflow>=1.0.0' not met")):
+    for err in (ModuleNotFoundError("No module named 'surely_not_installed_mlflow'",
+                                    name="surely_not_installed_mlflow"),
+                RuntimeError("wrapped"),
+                ModuleNotFoundError("Requirement 'surely-not-installed-mlflow>=1.0.0' not met")):
         if isinstance(err, RuntimeError):  # Hydra's InstantiationException wraps the import error
             err.__cause__ = ModuleNotFoundError(name="surely_not_installed_mlflow")
         with pytest.raises(Skipped, match="optional extra 'mlflow' not installed .*requirements-trackers.txt"):

@@ -66,12 +66,14 @@ def test_an_exported_model_runs_in_mteb_as_a_sentence_transformers_model(tiny_co
 
     cfg = compose_objective_cfg("qt", tiny_corpus, tiny_pairs, tmp_path / "run",
                                 ["encoder=bilstm_max", "encoder.hidden_dim=16", "trainer.max_steps=2",
-                                 "trainer.max_epochs=1", "++trainer.val_check_interval=1", "++trainer.limit_val_batches=1",
-                                 "trainer.num_sanity_val_steps=0", "logger=none", "test_after_fit=false"])
+                                 "trainer.max_epochs=1", "++trainer.val_check_interval=1",
+                                 "++trainer.limit_val_batches=1", "trainer.num_sanity_val_steps=0", "logger=none",
+                                 "test_after_fit=false"])
     fit(cfg)
     export_main([f"ckpt_path={tmp_path / 'run'}", f"out={tmp_path / 'exported'}"])
     exported = SentenceTransformer(str(tmp_path / "exported"), trust_remote_code=True, device="cpu")
     checkpoint = mteb_model(f"ckpt_path={tmp_path / 'run'}")
-    ours = cosine_spearman(checkpoint.model.encode([p[0] for p in PAIRS]), checkpoint.model.encode([p[1] for p in PAIRS]))
+    ours = cosine_spearman(checkpoint.model.encode([p[0] for p in PAIRS]),
+                           checkpoint.model.encode([p[1] for p in PAIRS]))
     assert mteb_score(exported) == pytest.approx(ours, abs=1e-6)
     assert mteb_score(checkpoint) == pytest.approx(ours, abs=1e-9)

@@ -124,7 +124,8 @@ def test_vocab_sources_remap_the_same_cached_tokens(tiny_corpus, tmp_path):
     assert glove_tokens.count("<unk>") < len(glove_tokens) / 20
     assert {t for t in corpus_tokens if t != "<unk>"} <= set(corpus_vocab.itos)
     assert sum(t == "<unk>" for t in corpus_tokens) > 0
-    assert [a for a, b in zip(glove_tokens, corpus_tokens) if b != "<unk>"] == [b for b in corpus_tokens if b != "<unk>"]
+    assert ([a for a, b in zip(glove_tokens, corpus_tokens) if b != "<unk>"]
+            == [b for b in corpus_tokens if b != "<unk>"])
     both, _, _ = load_corpus(tiny_corpus / "train", tiny_corpus / "valid",
                              CorpusSettings(vocab_size=10, vocab_source="corpus+glove"), tmp_path)
     assert both.itos[:10] == corpus_vocab.itos and len(both) > len(corpus_vocab)
@@ -215,7 +216,8 @@ def test_an_interrupted_preparation_is_restarted_cleanly(tiny_corpus, tmp_path):
     from sentence_lab.datamodules.corpus import cache_key
     from sentence_lab.text.corpus_formats import list_corpus_files
 
-    key = cache_key(list_corpus_files(tiny_corpus / "train"), list_corpus_files(tiny_corpus / "valid"), CorpusSettings())
+    key = cache_key(list_corpus_files(tiny_corpus / "train"), list_corpus_files(tiny_corpus / "valid"),
+                    CorpusSettings())
     stale = tmp_path / f"corpus-{key}.tmp-99999"  # a killed preparation's half-written folder: no manifest
     stale.mkdir()
     (stale / "train-0000000.ids").write_bytes(b"\0" * 64)

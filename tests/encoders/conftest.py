@@ -16,8 +16,9 @@ from tests.helpers.train_config import is_text_encoder_config
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 ENCODER_CONF_DIR = CONF_DIR / "encoder"
-# text encoders (bow_glove, length, minilm, ...) belong to the evaluation side; configs named after a paper (<encoder>_<author><year>)
-# are too big to train in tests; mc_* (several encoders side by side) has its own tests in test_multichannel.py.
+# text encoders (bow_glove, length, minilm, ...) belong to the evaluation side; configs named after a paper
+# (<encoder>_<author><year>) are too big to train in tests; mc_* (several encoders side by side) has its own tests in
+# test_multichannel.py.
 PAPER_NAME = re.compile(r"_[a-z]+\d{4}$")
 TRAINABLE_CONFIGS = sorted(
     p.stem for p in ENCODER_CONF_DIR.glob("*.yaml")

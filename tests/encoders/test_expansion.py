@@ -11,8 +11,8 @@ from sentence_lab.text import SPECIALS, UNK_ID, Vocab
 from sentence_lab.text.glove import load_glove
 from sentence_lab.training.module import SentenceModel
 
-BOW_GLOVE_FROZEN = {"_target_": "sentence_lab.encoders.bow.BagOfWordsEncoder", "embed_dim": 50, "embedding_init": "glove",
-                    "freeze_embeddings": True}
+BOW_GLOVE_FROZEN = {"_target_": "sentence_lab.encoders.bow.BagOfWordsEncoder", "embed_dim": 50,
+                    "embedding_init": "glove", "freeze_embeddings": True}
 
 
 def test_fit_recovers_a_known_linear_map_and_reports_no_residual():

@@ -34,7 +34,8 @@ def test_the_recipe_runs(tmp_path, hash_encoder):
     assert lengths == sorted(lengths)  # int_split sorted it as SentEval does
 
     spec = eval(registry_line.strip().rstrip(","), {"TaskSpec": TaskSpec,  # noqa: S307 - the doc's line
-                                                    "questions": type("m", (), {"load_questions": namespace["load_questions"]})})
+                                                    "questions": type("m", (), {"load_questions":
+                                                                                namespace["load_questions"]})})
     result = run_task(LoadedTask(spec, data=data), EmbeddingCache(hash_encoder), ProtocolParams(l2_grid=(1e-5,)))
     assert result["main_metric"] == "acc" and result["acc"] == 100.0  # the question mark gives the label away
     assert np.isclose(result["main_score"], result["acc"])

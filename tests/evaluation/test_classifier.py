@@ -26,8 +26,9 @@ from sentence_lab.evaluation.protocol import FULL, PROTOTYPE, ProtocolParams, pa
 from tests.helpers.senteval_transcription import train_member
 from tests.helpers.synthetic import linear_data
 
-OPTIMS = ["rmsprop", "adam", "sgd,lr=0.1,momentum=0.9", "sgd,lr=0.1,momentum=0.5,dampening=0.1", "sgd,lr=0.1,momentum=0.9,nesterov=1",
-          "adamax", "adagrad,lr_decay=0.01", "adadelta", "rmsprop,momentum=0.5,centered=1"]
+OPTIMS = ["rmsprop", "adam", "sgd,lr=0.1,momentum=0.9", "sgd,lr=0.1,momentum=0.5,dampening=0.1",
+          "sgd,lr=0.1,momentum=0.9,nesterov=1", "adamax", "adagrad,lr_decay=0.01", "adadelta",
+          "rmsprop,momentum=0.5,centered=1"]
 
 
 def _groups(n):
@@ -38,17 +39,17 @@ def _groups(n):
 
 def _compare(res, X, y, groups, l2, params, nclasses, dtype, atol, Xdev=None, ydev=None):
     for g, group in enumerate(groups):
-        for l, reg in enumerate(l2):
+        for reg_idx, reg in enumerate(l2):
             clf = train_member(X, y, group, reg, params, nclasses, Xdev, ydev, dtype)
             ref = [torch.cat([m.weight, m.bias[:, None]], 1) for m in clf.model if isinstance(m, nn.Linear)]
             for ours, theirs in zip(res.weights, ref):
-                torch.testing.assert_close(ours[g, l], theirs.detach(), atol=atol, rtol=0)
-            assert res.nepoch[g, l] == clf.nepoch
+                torch.testing.assert_close(ours[g, reg_idx], theirs.detach(), atol=atol, rtol=0)
+            assert res.nepoch[g, reg_idx] == clf.nepoch
             Xd, yd = (X, y) if Xdev is None else (Xdev, ydev)
             dev_rows = group.dev_idx if group.dev_idx is not None else None
             if dev_rows is not None:
-                assert res.dev_accuracy()[g, l] == clf.score(Xd[dev_rows], yd[dev_rows])
-            np.testing.assert_array_equal(res.predict(X, g, l), clf.predict(X).reshape(-1).astype(np.int64))
+                assert res.dev_accuracy()[g, reg_idx] == clf.score(Xd[dev_rows], yd[dev_rows])
+            np.testing.assert_array_equal(res.predict(X, g, reg_idx), clf.predict(X).reshape(-1).astype(np.int64))
 
 
 @pytest.mark.parametrize("optim", OPTIMS)

@@ -67,4 +67,5 @@ def test_processes_appending_to_failed_jobs_at_once_lose_no_line(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(w)]) for w in (1, 2, 3)]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     lines = (tmp_path / FAILED_JOBS).read_text().splitlines()
-    assert len(lines) == 600 and len({(json.loads(line)["overrides"][0], json.loads(line)["job"]) for line in lines}) == 600
+    assert len(lines) == 600 and len({(json.loads(line)["overrides"][0], json.loads(line)["job"])
+                                      for line in lines}) == 600

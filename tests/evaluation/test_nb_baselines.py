@@ -19,7 +19,7 @@ def _task(make, n=(200, 40, 40), seed=0) -> TaskData:
     return TaskData(splits=splits, nclasses=2)
 
 
-WORDS = ["w%d" % i for i in range(30)]
+WORDS = [f"w{i}" for i in range(30)]
 
 
 def cue_words(rng, y):

@@ -30,8 +30,8 @@ def _task(seed: int = 0, sizes=(800, 200, 200)) -> TaskData:
 def _embed(data: TaskData, kind: str, d: int = 40, seed: int = 1):
     rng = np.random.default_rng(seed)
     table = {}
-    for split in data.splits.values():
-        for s, y in zip(split.a, split.y):
+    for data_split in data.splits.values():
+        for s, y in zip(data_split.a, data_split.y):
             if kind == "label":  # the label, plainly, plus noise
                 v = rng.normal(0, 0.3, d) + 2.0 * np.eye(d)[int(y)]
             elif kind == "first_word":  # the first word's identity, nothing of the label

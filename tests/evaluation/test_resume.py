@@ -16,9 +16,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _train(tiny_corpus: Path, senteval_root: Path, run: Path, cache: Path, *extra: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    cmd = [sys.executable, str(ROOT / "train.py"), "encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random",
-           "trainer.max_epochs=2", "trainer.val_check_interval=1.0", "trainer.log_every_n_steps=1", "data.batch_size=8",
-           "callbacks.last_checkpoint.every_n_train_steps=3", "callbacks=[default,epoch_checkpoints]", "print_config=false", "logger=tensorboard",
+    cmd = [sys.executable, str(ROOT / "train.py"), "encoder=bow", "encoder.embed_dim=16",
+           "encoder.embedding_init=random", "trainer.max_epochs=2", "trainer.val_check_interval=1.0",
+           "trainer.log_every_n_steps=1", "data.batch_size=8", "callbacks.last_checkpoint.every_n_train_steps=3",
+           "callbacks=[default,epoch_checkpoints]", "print_config=false", "logger=tensorboard",
            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
            f"paths.cache_dir={cache}", f"hydra.run.dir={run}", f"callbacks.eval_suite.data_dir={senteval_root}",
            "callbacks.eval_suite.tasks=[Length,STS13]", "callbacks.eval_suite.params.l2_grid=[1e-3]",

@@ -1,4 +1,4 @@
-"""Pin the engine to SentEval's own outputs on bow_glove (../shared/docs/senteval-reference-scores.json).
+"""Pin the engine to SentEval's own outputs on bow_glove (tests/reference/senteval-reference-scores.json).
 
 SentEval (facebookresearch/SentEval at 5d6dc11) was run on the same embeddings; its accuracies are
 reported to 2 decimals and its correlations in full. Ours must give the same accuracy to those
@@ -8,13 +8,13 @@ subset of tasks and seeds runs in CI; ``benchmarks/compare_senteval.py`` covers 
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
-REFERENCE_NAME = "senteval-reference-scores.json"
+from tests.helpers.senteval_reference import senteval_reference
+
 # (task, seed): the quick ones, every regime: k-fold + test, pair features, relatedness, cosine STS.
 CASES = [("TREC", "1111"), ("TREC", "1112"), ("MRPC", "1111"), ("SICKEntailment", "1113"),
          ("SICKRelatedness", "1111"), ("STS14", "1111")]
@@ -23,10 +23,7 @@ CASES = [("TREC", "1111"), ("TREC", "1112"), ("MRPC", "1111"), ("SICKEntailment"
 def _reference() -> dict:
     if not os.environ.get("SENTENCE_DATA"):
         pytest.skip("SENTENCE_DATA not set")
-    reference = Path(os.environ["SENTENCE_DATA"]).resolve().parent / "docs" / REFERENCE_NAME  # shared/{data,docs}
-    if not reference.is_file():
-        pytest.skip(f"{reference} not found")
-    return json.loads(reference.read_text())
+    return senteval_reference()
 
 
 @pytest.mark.slow

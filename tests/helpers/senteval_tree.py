@@ -30,7 +30,8 @@ def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = Tr
     """Every task in SentEval's layout (probing in X-Probe's, TopConstituents left out). Returns root."""
     rng = random.Random(seed)
     se = root / "senteval"
-    for folder, pos_name, neg_name in [("MR", "rt-polarity.pos", "rt-polarity.neg"), ("CR", "custrev.pos", "custrev.neg"),
+    for folder, pos_name, neg_name in [("MR", "rt-polarity.pos", "rt-polarity.neg"),
+                                       ("CR", "custrev.pos", "custrev.neg"),
                                        ("SUBJ", "subj.objective", "subj.subjective"), ("MPQA", "mpqa.pos", "mpqa.neg")]:
         write_lines(se / folder / pos_name, [_sentence(rng, POS) for _ in range(n)], "latin-1")
         write_lines(se / folder / neg_name, [_sentence(rng, NEG) for _ in range(n)], "latin-1")
@@ -46,7 +47,8 @@ def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = Tr
     coarse = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
     cues = [["abbreviation"], ["why"], ["what"], ["who"], ["where"], ["many"]]
     for name, size in [("train_5500.label", 2 * n), ("TREC_10.label", n // 2)]:
-        write_lines(se / "TREC" / name, [f"{coarse[i % 6]}:x {_sentence(rng, cues[i % 6])} ?" for i in range(size)], "latin-1")
+        write_lines(se / "TREC" / name, [f"{coarse[i % 6]}:x {_sentence(rng, cues[i % 6])} ?" for i in range(size)],
+                    "latin-1")
     for name, size in [("msr_paraphrase_train.txt", n), ("msr_paraphrase_test.txt", n // 2)]:
         lines = ["\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String"]
         for i in range(size):
@@ -86,7 +88,8 @@ def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = Tr
         for i in range(size):
             a = _sentence(rng, POS)
             b = a if i % 2 else _sentence(rng, NEG)
-            lines.append(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{(4.5 if i % 2 else 1.0) + rng.random() * 0.5:.3f}\t{a}\t{b}")
+            lines.append(f"main-captions\tMSRvid\t2012test\t{i:04d}\t"
+                         f"{(4.5 if i % 2 else 1.0) + rng.random() * 0.5:.3f}\t{a}\t{b}")
         write_lines(se / "STS" / "STSBenchmark" / f"sts-{split}.csv", lines)
     if xprobe:
         for task, folder in PROBING_FILES.items():

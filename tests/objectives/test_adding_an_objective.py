@@ -72,5 +72,6 @@ def test_train_py_trains_it(recipe, tiny_corpus, tmp_path):
 def test_the_pages_commands_compose(recipe, tmp_path):
     _, config = recipe
     cfgs = compose_commands(PAGE, conf_with(tmp_path, "objective", "next_sentence", config))
-    assert len(cfgs) == 2 and all(c.objective._target_ == "sentence_lab.objectives.next_sentence.NextSentence" for c in cfgs)
+    assert len(cfgs) == 2 and all(c.objective._target_ == "sentence_lab.objectives.next_sentence.NextSentence"
+                                  for c in cfgs)
     assert cfgs[0].encoder._target_.endswith("BiLSTMMaxEncoder") and cfgs[1].encoder._target_.endswith("GRUEncoder")

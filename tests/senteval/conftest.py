@@ -27,9 +27,11 @@ def make_task_path(root: Path, n: int = 30, seed: int = 0) -> Path:
     down = root / "downstream"
     write_lines(down / "MR" / "rt-polarity.pos", [sentence(rng, POS) for _ in range(n)], "latin-1")
     write_lines(down / "MR" / "rt-polarity.neg", [sentence(rng, NEG) for _ in range(n)], "latin-1")
-    coarse, cues = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"], [["abbr"], ["why"], ["what"], ["who"], ["where"], ["many"]]
+    coarse = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
+    cues = [["abbr"], ["why"], ["what"], ["who"], ["where"], ["many"]]
     for name, size in [("train_5500.label", 2 * n), ("TREC_10.label", n)]:
-        write_lines(down / "TREC" / name, [f"{coarse[i % 6]}:x {sentence(rng, cues[i % 6])} ?" for i in range(size)], "latin-1")
+        write_lines(down / "TREC" / name, [f"{coarse[i % 6]}:x {sentence(rng, cues[i % 6])} ?" for i in range(size)],
+                    "latin-1")
     judgments = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
     for name, size in [("SICK_train.txt", n), ("SICK_trial.txt", n // 2), ("SICK_test_annotated.txt", n // 2)]:
         lines = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"]
@@ -49,7 +51,7 @@ def make_task_path(root: Path, n: int = 30, seed: int = 0) -> Path:
         write_lines(down / "STS" / "STS14-en-test" / f"STS.gs.{name}.txt", gold)
     lines = []
     for split, size in [("tr", 3 * n), ("va", n), ("te", n)]:
-        for i in range(size):
+        for _ in range(size):
             s = sentence(rng, POS)
             lines.append(f"{split}\t{len(s.split())}\t{s}")
     write_lines(root / "probing" / "sentence_length.txt", lines)

@@ -87,7 +87,7 @@ def sick_batches(path: Path, bs: int, entailment: bool = False):
 def sts_batches(path: Path, datasets, bs: int):
     samples, out, data = [], [], {}
     for dataset in datasets:
-        sent1, sent2 = zip(*[l.split("\t") for l in
+        sent1, sent2 = zip(*[line.split("\t") for line in
                              open(path / f'STS.input.{dataset}.txt', encoding='utf8').read().splitlines()])
         raw_scores = np.array(open(path / f'STS.gs.{dataset}.txt', encoding='utf8').read().splitlines())
         not_empty_idx = raw_scores != ''
@@ -240,7 +240,8 @@ def test_defaults_are_sentevals(task_path, client):
     assert (se.params.usepytorch, se.params.seed, se.params.batch_size, se.params.kfold) == (True, 1111, 128, 5)
     # MLP's defaults for what the classifier config leaves out: adam, batch 64, tenacity 5, epoch_size 4
     p = se.protocol
-    assert (p.optim, p.batch_size, p.tenacity, p.epoch_size, p.max_epoch, p.nhid, p.kfold) == ("adam", 64, 5, 4, 200, 0, 5)
+    assert ((p.optim, p.batch_size, p.tenacity, p.epoch_size, p.max_epoch, p.nhid, p.kfold)
+            == ("adam", 64, 5, 4, 200, 0, 5))
     assert senteval.engine.SE({"task_path": str(task_path), "kfold": 10}, client.batcher).protocol.name == "full"
     assert se.params.anything_a_client_stashes is None
 
@@ -284,7 +285,8 @@ def test_simcse_forks_keys_and_names(task_path, client):
     params.vocab = {w for split in data.splits.values() for s in split.a + split.b for w in s.split()}
     cos, gold = [], []
     for split in data.splits.values():
-        u, v = client.batcher(params, [s.split() for s in split.a]), client.batcher(params, [s.split() for s in split.b])
+        u = client.batcher(params, [s.split() for s in split.a])
+        v = client.batcher(params, [s.split() for s in split.b])
         cos += [np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)) for a, b in zip(u, v)]  # SentEval's cosine
         gold += list(split.y)
     assert sts["all"]["spearman"]["all"] == pytest.approx(spearmanr(cos, gold)[0])

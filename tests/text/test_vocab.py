@@ -8,7 +8,8 @@ from sentence_lab.text.padding import pad_batch
 
 
 def test_moses_tokenizer_splits_punctuation_and_lowercases():
-    assert Tokenizer("moses", lowercase=True)("Hello, World! It's me.") == ["hello", ",", "world", "!", "it", "'s", "me", "."]
+    assert Tokenizer("moses", lowercase=True)("Hello, World! It's me.") == [
+        "hello", ",", "world", "!", "it", "'s", "me", "."]
 
 
 def test_whitespace_tokenizer_keeps_case_when_asked():

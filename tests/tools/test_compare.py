@@ -59,7 +59,8 @@ def test_the_simcse_convention_reads_pooled_spearman_and_swaps_in_the_cosine_tas
     trained = {"main_score": 0.9, "main_metric": "pearson", "pearson": 0.9, "spearman": 0.85}
     cosine = {"main_score": 0.7, "main_metric": "test.spearman", "test": {"spearman": 0.7}}
     doc = _run("m", **sts, STSBenchmark=trained, SICKRelatedness=trained, STSBenchmarkCosine=cosine,
-               SICKRelatednessCosine=dict(cosine, test={"spearman": 0.6}), MR={"main_score": 80.0, "main_metric": "acc"})
+               SICKRelatednessCosine=dict(cosine, test={"spearman": 0.6}),
+               MR={"main_score": 80.0, "main_metric": "acc"})
     path = tmp_path / "m.json"
     path.write_text(json.dumps(doc))
     assert main([str(path), "--sts-convention", "simcse"]) == 0

@@ -42,7 +42,8 @@ def test_table_has_final_and_best_scores_and_settings(tmp_path):
     assert [r.name for r in runs] == ["a", "b"]
     rows = list(csv.DictReader((tmp_path / "report.csv").open()))
     assert rows[0]["objective"] == "qt" and rows[1]["objective"] == "nli" and rows[0]["lr"] == "0.1000"
-    assert rows[0]["Length final"] == "65.00" and rows[0]["Length best"] == "70.00" and rows[0]["Length best epoch"] == "1"
+    assert (rows[0]["Length final"] == "65.00" and rows[0]["Length best"] == "70.00"
+            and rows[0]["Length best epoch"] == "1")
     assert rows[0]["MR final"] == "58.00" and rows[0]["MR best epoch"] == "0" and rows[1]["MR final"] == ""
     assert (tmp_path / "probing_curves.png").stat().st_size > 1000
     assert "| a | qt | bow | books |" in (tmp_path / "report.md").read_text()
@@ -116,7 +117,8 @@ def test_probes_selectivity_and_codelength_per_epoch_reach_the_table_and_a_figur
         path.write_text(json.dumps(doc))
     fake_run(tmp_path, "b", {0: {"Length": 40.0}})  # measured nothing: no probe row
     runs = build_report(tmp_path)
-    assert runs[0].measures == {"selectivity": {"Length": {0: 10.0, 1: 25.0}}, "mdl_kbits": {"Length": {0: 9.5, 1: 6.0}}}
+    assert runs[0].measures == {"selectivity": {"Length": {0: 10.0, 1: 25.0}},
+                                "mdl_kbits": {"Length": {0: 9.5, 1: 6.0}}}
     report = (tmp_path / "report.md").read_text()
     assert "| a | MLP 101/0.1, selectivity 25.0, MDL 6.0 kbits (compression 2.00) |" in report
     assert "| b |" not in report.split("Probes of the last epoch")[1]

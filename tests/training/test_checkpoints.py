@@ -72,7 +72,8 @@ def test_init_checkpoint_holds_the_weights_before_the_first_step(tiny_corpus, tm
 def test_early_stopping_ends_a_run_patience_validations_after_its_best(tiny_corpus, tmp_path, monkeypatch):
     cfg = compose_train_cfg(tiny_corpus, tmp_path, QUIET + ["trainer.max_epochs=8", "monitor=val/loss",
                                                             "monitor_mode=min", "model.optimizer.lr=0.05",
-                                                            "callbacks=[default,early_stopping]", "callbacks.early_stopping.patience=2"])
+                                                            "callbacks=[default,early_stopping]",
+                                                            "callbacks.early_stopping.patience=2"])
     record = RecordVal()
     fit_with(cfg, record, monkeypatch)
     losses = record.losses

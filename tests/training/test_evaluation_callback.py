@@ -70,7 +70,8 @@ def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root
         assert expansion["added_words"] > 390_000 and len(expansion["shared_words"]) == 2
     # ...and removed afterwards.
     assert model.encode_vocab is model.vocab and model.expansion is None
-    assert docs[0]["encoder"]["global_step"] == 0 and docs[2]["encoder"]["global_step"] > docs[1]["encoder"]["global_step"]
+    assert (docs[0]["encoder"]["global_step"] == 0
+            and docs[2]["encoder"]["global_step"] > docs[1]["encoder"]["global_step"])
     assert "| Length |" in (out / "epoch_001.md").read_text()
 
     events = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
@@ -83,7 +84,8 @@ def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root
         np.testing.assert_allclose([s.value for s in scalars], [d["results"][task]["main_score"] for d in docs],
                                    rtol=1e-6)
         # The HParams tab: the final and the best score of each task.
-        assert events.Scalars(f"hparams/final/{task}")[-1].value == pytest.approx(docs[2]["results"][task]["main_score"])
+        assert events.Scalars(f"hparams/final/{task}")[-1].value == pytest.approx(
+            docs[2]["results"][task]["main_score"])
         assert events.Scalars(f"hparams/best/{task}")[-1].value == pytest.approx(
             max(d["results"][task]["main_score"] for d in docs))
 
@@ -226,8 +228,8 @@ def test_fit_end_sends_final_and_best_scores_with_the_hyperparameters(senteval_r
 
 
 def test_no_task_data_at_all_is_said_once_and_training_goes_on(hash_encoder, tmp_path, caplog):
-    cb = EvalSuiteCallback(tasks=["Length", "MR"], data_dir=tmp_path / "nowhere", params=FAST, output_dir=tmp_path / "e",
-                          probing="senteval")
+    cb = EvalSuiteCallback(tasks=["Length", "MR"], data_dir=tmp_path / "nowhere", params=FAST,
+                          output_dir=tmp_path / "e", probing="senteval")
     trainer, model = _trainer(tmp_path), _Model(hash_encoder)
     cb.setup(trainer, model, "fit")
     trainer.global_step = 0

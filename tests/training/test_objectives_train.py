@@ -41,7 +41,8 @@ def test_fast_dev_run_every_objective_with_every_encoder(objective, encoder, tin
 def test_every_objective_trains_in_bf16_mixed_precision(objective, tiny_corpus, tiny_pairs, tmp_path):
     """``trainer.precision=bf16-mixed`` (the GPU setting, run here on the CPU): a finite loss, float32 vectors."""
     overrides = ["encoder=bilstm_max", "encoder.hidden_dim=16", "++trainer.fast_dev_run=true",
-                 "trainer.precision=bf16-mixed", *QUIET, *small(objective)] + (["objective.k=3"] if objective == "jbi" else [])
+                 "trainer.precision=bf16-mixed", *QUIET, *small(objective)]
+    overrides += ["objective.k=3"] if objective == "jbi" else []
     cfg = compose_objective_cfg(objective, tiny_corpus, tiny_pairs, tmp_path, overrides)
     trainer, model = fit(cfg)
     loss = trainer.callback_metrics["train/loss_epoch"]
@@ -79,8 +80,8 @@ def test_nli_run_writes_test_results_of_the_best_checkpoint(tiny_corpus, tiny_pa
 
 def test_mismatched_objective_and_data_fail_before_reading_data(tiny_corpus, tiny_pairs, tmp_path):
     cfg = compose_train_cfg(tiny_corpus, tmp_path, ["objective=nli", "data=books", *QUIET])
-    with pytest.raises(ValueError, match="objective=nli consumes labelled_pairs batches but data=books yields sentences: "
-                                         "use data=nli"):
+    with pytest.raises(ValueError, match="objective=nli consumes labelled_pairs batches but data=books yields "
+                                         "sentences: use data=nli"):
         fit(cfg)
 
 
@@ -105,8 +106,8 @@ def test_two_vocabulary_checkpoint_reloads_and_refuses_another_target_vocabulary
 def test_encoders_stay_put_for_the_frozen_steps_then_learn_at_their_own_rate(tiny_corpus, tiny_pairs, tmp_path):
     cfg = compose_objective_cfg("autoencoder", tiny_corpus, tiny_pairs, tmp_path,
                                 ["encoder=gru", "trainer.max_steps=4", "trainer.max_epochs=10", "data.batch_size=4",
-                                 "trainer.num_sanity_val_steps=0", "trainer.val_check_interval=2", "model.encoder_frozen_steps=2",
-                                 "model.encoder_lr_scale=0.25", *QUIET, *SMALL_DECODER,
+                                 "trainer.num_sanity_val_steps=0", "trainer.val_check_interval=2",
+                                 "model.encoder_frozen_steps=2", "model.encoder_lr_scale=0.25", *QUIET, *SMALL_DECODER,
                                  "+callbacks.snapshots._target_=tests.helpers.weight_snapshots.EncoderAndDecoderSnapshots"])
     trainer, model = fit(cfg)
     snapshots = next(c for c in trainer.callbacks if isinstance(c, EncoderAndDecoderSnapshots))

@@ -118,7 +118,8 @@ def test_train_py_never_writes_a_new_run_into_another_runs_directory(tiny_corpus
     for overrides, expected in [(["encoder=gru"], "already holds a run"),
                                 (["trainer.max_steps=4"], "already holds a run"),
                                 (["resume=true", "encoder=gru"], "was trained with other settings: encoder._target_="),
-                                (["resume=true", "encoder.embed_dim=32"], "encoder.embed_dim=32 (the checkpoint has 16)")]:
+                                (["resume=true", "encoder.embed_dim=32"],
+                                 "encoder.embed_dim=32 (the checkpoint has 16)")]:
         done = train(*overrides, f"hydra.run.dir={run}")
         errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
         assert done.returncode == 1 and len(errors) == 1 and expected in errors[0], (overrides, done.stderr[-2000:])

@@ -58,7 +58,8 @@ def test_checkpoint_reloads_with_vocabulary_and_gives_same_embeddings(tiny_corpu
 
 def test_two_epochs_equal_one_epoch_then_resume(tiny_corpus, tmp_path):
     _, straight = fit(make_cfg(tiny_corpus, tmp_path / "a", SMALL + ["trainer.max_epochs=2"]))
-    fit(make_cfg(tiny_corpus, tmp_path / "b", SMALL + ["trainer.max_epochs=1", "callbacks=[default,epoch_checkpoints]"]))
+    fit(make_cfg(tiny_corpus, tmp_path / "b",
+                 SMALL + ["trainer.max_epochs=1", "callbacks=[default,epoch_checkpoints]"]))
     last = tmp_path / "b" / "checkpoints" / "last.ckpt"
     _, resumed = fit(make_cfg(tiny_corpus, tmp_path / "b", SMALL + ["trainer.max_epochs=2", f"ckpt_path={last}"]))
     a, b = straight.state_dict(), resumed.state_dict()
@@ -133,7 +134,8 @@ def test_logged_epoch_metrics_are_batch_weighted_means(tiny_corpus, tmp_path):
                                                    "trainer.num_sanity_val_steps=0"])
     trainer, model = fit(cfg)
     metrics = trainer.callback_metrics
-    assert {"train/loss_step", "train/loss_epoch", "train/context_acc_epoch", "val/loss", "val/context_acc"} <= set(metrics)
+    assert ({"train/loss_step", "train/loss_epoch", "train/context_acc_epoch", "val/loss", "val/context_acc"}
+            <= set(metrics))
     # Recompute the validation loss by hand over the validation batches.
     model.eval()
     total, count = 0.0, 0

@@ -68,7 +68,8 @@ def test_word_content_sentences_hold_exactly_their_word(surface_set):
 def test_modified_and_intact_sentences_never_share_a_source(surface_set):
     for name in ("bigram_shift.txt", "coordination_inversion.txt"):
         rows = read_rows(surface_set / name)
-        bags = {label: {tuple(sorted(s.lower().split())) for _, l, s in rows if l == label} for label in ("O", "I")}
+        bags = {label: {tuple(sorted(s.lower().split())) for _, row_label, s in rows if row_label == label}
+                for label in ("O", "I")}
         assert not bags["O"] & bags["I"], name  # no sentence in both original and modified form
 
 

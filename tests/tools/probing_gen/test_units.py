@@ -76,7 +76,8 @@ def test_one_clause_sentence_is_not_a_coordination():
 
 
 def test_tense_reads_the_finite_auxiliary_and_subject_number_the_noun():
-    p = Parsed("The old men had walked to the church .".split(), ["DT", "JJ", "NNS", "VBD", "VBN", "IN", "DT", "NN", "."],
+    p = Parsed("The old men had walked to the church .".split(),
+               ["DT", "JJ", "NNS", "VBD", "VBN", "IN", "DT", "NN", "."],
                [2, 2, 4, 4, 4, 4, 7, 5, 4], ["det", "amod", "nsubj", "aux", "ROOT", "prep", "det", "pobj", "punct"])
     assert tense_item(p) == ("PAST", "had")
     assert argument_item(p, ("nsubj", "nsubjpass")) == ("NNS", "men")
@@ -122,7 +123,7 @@ def test_split_by_target_never_shares_a_target_word():
 def test_reservoir_is_bounded_and_uniform():
     rng = random.Random(3)
     hits = Counter()
-    for trial in range(2000):
+    for _ in range(2000):
         r = Reservoirs(2, rng)
         for i in range(10):
             r.offer("k", i)
