@@ -147,7 +147,7 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
             path = run / "checkpoints" / name
             path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
         resumed = self.run(self.train_cmd(here, "trainer.max_epochs=3", "task_name=t", "resume=true", keep), here)
-        code = (f"from sentence_lab.training.checkpoint_choice import resolve_checkpoint; "
+        code = (f"from sentence_lab.runs.checkpoint_choice import resolve_checkpoint; "
                 f"print(resolve_checkpoint('{run}').name)")
         resolved = self.python(code, here)
         held = resumed.returncode == 0 and resolved.returncode == 0
@@ -281,7 +281,7 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
         here = self.fresh()
         code = """
 from collections import Counter
-from sentence_lab.training.module import untrained_model
+from sentence_lab.training.untrained import untrained_model
 from sentence_lab.text import Tokenizer, Vocab
 m = untrained_model({"_target_": "sentence_lab.encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 8,
                      "embedding_init": "random"}, Vocab.build(Counter({"one": 1, "sentence": 1})), Tokenizer())
@@ -296,7 +296,7 @@ print(tuple(m.encode("one sentence").shape))
         code = f"""
 from hydra import compose, initialize_config_dir
 try:
-    from sentence_lab.training.run_dir import register_resolvers; register_resolvers()
+    from sentence_lab.runs.run_dir import register_resolvers; register_resolvers()
 except ImportError:
     pass
 with initialize_config_dir(config_dir="{self.checkout}/conf", version_base="1.3"):

@@ -51,8 +51,8 @@ def tiny_run(folder: Path) -> Path:
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import open_dict
 
-    from sentence_lab.training.run import fit
-    from sentence_lab.training.run_dir import register_resolvers
+    from sentence_lab.runs.run import fit
+    from sentence_lab.runs.run_dir import register_resolvers
 
     register_resolvers()
     corpus = benchmark.tiny_corpus(folder / "corpus")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sentence_lab.training.run_dir import register_resolvers
+from sentence_lab.runs.run_dir import register_resolvers
 from tests.helpers.senteval_tree import HashEncoder, make_senteval_tree
 
 # SENTENCE_LAB_SKIPPED_TESTS=<file>: the skipped tests' ids go there (.ci/run runs them again with the extras and data)

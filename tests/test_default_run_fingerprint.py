@@ -25,7 +25,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from sentence_lab.training.run import fit
+from sentence_lab.runs.run import fit
 from tests.helpers.fingerprint import FirstSteps
 from tests.helpers.train_config import compose_default_cfg
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from hydra.core.utils import JobReturn
 
-from sentence_lab.training.errors import one_line
-from sentence_lab.training.sweeps import failed_jobs_message, record_lost_jobs
+from sentence_lab.runs.errors import one_line
+from sentence_lab.runs.sweeps import failed_jobs_message, record_lost_jobs
 
 try:  # the optional sweeps extra; Hydra imports every hydra_plugins module at start-up, so its absence is no error
     from joblib.externals.loky.process_executor import TerminatedWorkerError

@@ -24,8 +24,8 @@ from sentence_transformers.base.modules import InputModule
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.text import Vocab
 from sentence_lab.text.padding import pad_batch
-from sentence_lab.training.checkpoint_io import refuse_non_finite
 from sentence_lab.training.module import SentenceModel
+from sentence_lab.training.non_finite import refuse_non_finite
 
 CONFIG_FILE = "sentence_lab.json"
 WEIGHTS_FILE = "model.safetensors"

@@ -7,9 +7,10 @@ from collections.abc import Iterable
 from omegaconf import DictConfig, OmegaConf
 
 from sentence_lab.evaluation.text_encoders import Concatenation
+from sentence_lab.runs.checkpoint_choice import resolve_checkpoint
 from sentence_lab.text import Tokenizer, Vocab
-from sentence_lab.training.checkpoint_choice import resolve_checkpoint
-from sentence_lab.training.module import SentenceModel, untrained_model
+from sentence_lab.training.module import SentenceModel
+from sentence_lab.training.untrained import untrained_model
 
 
 def load_checkpoint_encoder(ckpt_path: str, vocab_expansion: bool) -> tuple[SentenceModel, dict]:

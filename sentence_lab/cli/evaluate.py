@@ -28,9 +28,9 @@ from sentence_lab.evaluation.runner import params_from_config  # noqa: E402
 from sentence_lab.evaluation.suite import EvaluationSuite, IncompatibleResultsFile, OnExisting  # noqa: E402
 from sentence_lab.evaluation.tasks import UnknownTask  # noqa: E402
 from sentence_lab.evaluation.text_encoders import EncoderOutputError  # noqa: E402
+from sentence_lab.runs.errors import write_traceback_to_logs  # noqa: E402
+from sentence_lab.runs.run_dir import register_resolvers  # noqa: E402
 from sentence_lab.text.files import EXIT_WRITE_FAILED, OutputWriteError  # noqa: E402
-from sentence_lab.training.errors import write_traceback_to_logs  # noqa: E402
-from sentence_lab.training.run_dir import register_resolvers  # noqa: E402
 
 register_resolvers()
 

@@ -9,10 +9,10 @@ set_project_root()
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
-from sentence_lab.training.renamed_keys import renamed_overrides  # noqa: E402
-from sentence_lab.training.run import train  # noqa: E402
-from sentence_lab.training.run_dir import claim_run_dir, register_resolvers  # noqa: E402
-from sentence_lab.training.sweeps import run_job  # noqa: E402
+from sentence_lab.runs.renamed_keys import renamed_overrides  # noqa: E402
+from sentence_lab.runs.run import train  # noqa: E402
+from sentence_lab.runs.run_dir import claim_run_dir, register_resolvers  # noqa: E402
+from sentence_lab.runs.sweeps import run_job  # noqa: E402
 
 register_resolvers()
 
@@ -23,9 +23,9 @@ def train_job(cfg: DictConfig) -> float | None:
 
 
 def main() -> None:
-    """The command line, renamed keys rewritten (``sentence_lab.training.renamed_keys``) and an explicit run directory
+    """The command line, renamed keys rewritten (``sentence_lab.runs.renamed_keys``) and an explicit run directory
     checked
-    (``sentence_lab.training.run_dir.claim_run_dir``), then Hydra."""
+    (``sentence_lab.runs.run_dir.claim_run_dir``), then Hydra."""
     try:
         sys.argv[1:] = claim_run_dir(renamed_overrides(sys.argv[1:]))
     except (ValueError, FileNotFoundError) as err:  # before Hydra has written anything: one line, exit 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -14,8 +13,6 @@ from lightning import LightningModule
 from torch import nn
 
 from sentence_lab.encoders.base import SentenceEncoder
-from sentence_lab.encoders.embedding import WordEmbedding
-from sentence_lab.encoders.expansion import expand_embeddings
 from sentence_lab.objectives.contract import (
     CollectsCorpusMetrics,
     EvaluatesDifferently,
@@ -23,24 +20,15 @@ from sentence_lab.objectives.contract import (
     batch_size,
 )
 from sentence_lab.objectives.metrics import RunningMeans
-from sentence_lab.text import SPECIALS, UNK_ID, Tokenizer, Vocab
+from sentence_lab.text import Tokenizer, Vocab
 from sentence_lab.text.config_values import plain
-from sentence_lab.text.padding import pad_batch
-from sentence_lab.training.checkpoint_io import refuse_non_finite
+from sentence_lab.training.inference import SentenceInference
+from sentence_lab.training.legacy_checkpoints import UNRECORDED_TOKENIZER, saved_vocabs
+from sentence_lab.training.non_finite import refuse_non_finite
 
 log = logging.getLogger(__name__)
 
 PROGRESS_BAR_METRICS = ("loss", "context_acc", "acc", "token_acc", "hinge_acc")
-
-
-# What a checkpoint that records no tokenizer was trained with (runs before tokenizers were saved read Moses tokens).
-UNRECORDED_TOKENIZER = {"kind": "moses", "lowercase": True}
-
-
-@lru_cache(maxsize=1 << 17)
-def _cached_tokens(tokenizer: Tokenizer, sentence: str) -> tuple[str, ...]:
-    """Recently tokenised sentences: the suite encodes a task's sentences, then asks their OOV rate."""
-    return tuple(tokenizer(sentence))
 
 
 class EncoderOnly(nn.Module):
@@ -55,25 +43,7 @@ class EncoderOnly(nn.Module):
         return self.f(tokens, lengths)
 
 
-# Checkpoints written before the packages moved under sentence_lab name their classes by the bare folder names.
-LEGACY_PACKAGES = ("text", "encoders", "objectives", "datamodules", "training", "evaluation", "adapters", "tools")
-
-
-def namespaced_targets(config: Any) -> Any:
-    """``config`` with every ``_target_`` of a checkpoint written before the move (``encoders.gru.GRUEncoder``)
-    named as today (``sentence_lab.encoders.gru.GRUEncoder``); other values unchanged."""
-    if isinstance(config, dict):
-        out = {key: namespaced_targets(value) for key, value in config.items()}
-        target = out.get("_target_")
-        if isinstance(target, str) and target.split(".", 1)[0] in LEGACY_PACKAGES:
-            out["_target_"] = f"sentence_lab.{target}"
-        return out
-    if isinstance(config, list):
-        return [namespaced_targets(value) for value in config]
-    return config
-
-
-class SentenceModel(LightningModule):
+class SentenceModel(SentenceInference, LightningModule):
     """``encoder`` and ``objective`` are Hydra configs (``_target_``); the objective owns its extra parts.
 
     The vocabulary and tokenizer travel in the checkpoint, so a loaded model tokenises as in training.
@@ -138,10 +108,6 @@ class SentenceModel(LightningModule):
         self._window, self._epoch = RunningMeans(skip_non_finite=True), RunningMeans(skip_non_finite=True)
         self._val = RunningMeans()
         self._test: dict[int, RunningMeans] = {}
-
-    @property
-    def output_dim(self) -> int:
-        return int(self.objective.output_dim)
 
     # ---- training -------------------------------------------------------------------------
     def on_fit_start(self) -> None:
@@ -296,116 +262,3 @@ class SentenceModel(LightningModule):
                     f"first difference at id {differ}): resume with the data settings the checkpoint was trained "
                     "with (data.*, e.g. vocab_size, vocab_source, tokenizer) or start a new run without ckpt_path")
 
-    # ---- inference ------------------------------------------------------------------------
-    @classmethod
-    def load_checkpoint(cls, path: str, map_location: str | torch.device | None = None) -> SentenceModel:
-        """Rebuild a model from a checkpoint written by ``train.py`` (vocabulary included)."""
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
-        vocabs = saved_vocabs(ckpt)
-        if not vocabs or "hyper_parameters" not in ckpt:
-            raise ValueError(f"{path} is not a checkpoint written by train.py (no vocabulary inside)")
-        model = cls(vocabs=vocabs, **namespaced_targets(ckpt["hyper_parameters"]))
-        model.load_state_dict(ckpt["state_dict"])
-        device = map_location or ("cuda" if torch.cuda.is_available() else "cpu")
-        return model.to(device).eval()
-
-    def expand_vocabulary(self) -> dict:
-        """Vocabulary expansion (Kiros et al. 2015): every word GloVe knows and the training vocabulary
-        lacks gets a vector mapped from GloVe into each embedding table. Affects ``encode`` only.
-
-        Returns the fit (also reported by ``describe``); when no map can be fit (too few words known to
-        both), ``{"skipped": reason}`` and ``encode`` keeps ``<unk>`` for such words.
-        """
-        tables = [m for enc in self._source_encoders for m in enc.modules() if isinstance(m, WordEmbedding)]
-        try:
-            self.encode_vocab, fits = expand_embeddings(tables, self.vocab)
-        except ValueError as err:
-            log.warning("vocabulary expansion skipped: %s", err)
-            self.expansion = {"skipped": str(err)}
-            return self.expansion
-        self.expansion = {"added_words": len(self.encode_vocab) - len(self.vocab),
-                          "shared_words": [f.shared_words for f in fits],
-                          "relative_residual": [round(f.relative_residual, 4) for f in fits]}
-        return self.expansion
-
-    def clear_vocabulary_expansion(self) -> None:
-        """Undo ``expand_vocabulary``: ``encode`` maps unknown words to ``<unk>`` again."""
-        for module in self.modules():
-            if isinstance(module, WordEmbedding):
-                module.set_extra_rows(module.weight.new_zeros(0, module.embed_dim))
-        self.encode_vocab, self.expansion = self.vocab, None
-
-    def token_ids(self, sentence: str) -> list[int]:
-        return self.encode_vocab.encode(_cached_tokens(self.tokenizer, sentence))
-
-    def oov_rate(self, sentences: list[str]) -> float:
-        """Share of the tokens of ``sentences`` that ``encode`` maps to ``<unk>``."""
-        total = unknown = 0
-        for s in sentences:
-            ids = self.token_ids(s)
-            total += len(ids)
-            unknown += sum(1 for i in ids if i == UNK_ID)
-        return unknown / max(total, 1)
-
-    @torch.no_grad()
-    def embed_ids(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        return self.objective.embed(tokens.to(self.device), lengths.to(self.device))
-
-    @torch.no_grad()
-    def encode(self, sentences: list[str] | str, batch_size: int = 128) -> np.ndarray:
-        """Raw sentences -> float32 ``[n, output_dim]``; batches are length-sorted, order is kept. One string is one
-        sentence and gives one ``[output_dim]`` vector (as sentence-transformers' ``encode`` does)."""
-        if isinstance(sentences, str):
-            return self.encode([sentences], batch_size)[0]
-        sentences = list(sentences)
-        wrong = next((s for s in sentences if not isinstance(s, str)), None)
-        if wrong is not None:
-            raise TypeError(f"encode takes sentences as strings; got a {type(wrong).__name__} ({wrong!r:.60}): pass "
-                            "a list of str")
-        was_training = self.training
-        self.eval()
-        ids = [self.token_ids(s) for s in sentences]
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        out = np.zeros((len(ids), self.output_dim), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            tokens, lengths = pad_batch([ids[i] for i in chunk])
-            out[chunk] = self.embed_ids(tokens, lengths).float().cpu().numpy()
-        self.train(was_training)
-        return out
-
-    def describe(self) -> dict:
-        hp = self.hparams
-        return {"encoder": hp.encoder, "objective": hp.objective, "tokenizer": self.tokenizer.to_dict(),
-                "vocab_size": len(self.vocab), "output_dim": self.output_dim,
-                "vocabulary_expansion": self.expansion}
-
-
-def saved_vocabs(checkpoint: dict) -> dict[str, list[str]]:
-    """The vocabularies in a checkpoint by side (older checkpoints hold one, under ``vocab``)."""
-    if "vocabs" in checkpoint:
-        return dict(checkpoint["vocabs"])
-    return {"source": checkpoint["vocab"]} if "vocab" in checkpoint else {}
-
-
-def untrained_model(encoder_cfg: Any, vocab: Vocab, tokenizer: Tokenizer, seed: int = 1111) -> SentenceModel:
-    """An encoder with its random initialisation (seeded) and no objective.
-
-    The network depends on the config and ``seed`` only, not on which other words ``vocab`` holds: ``vocab`` is
-    built from the requested tasks' sentences, and each task list would otherwise draw another network. The
-    layers past the embedding tables are drawn over the specials-only vocabulary and copied in (built over
-    ``vocab``, a table draws its rows first, as many as it has words); each word's random row is drawn from the
-    seed and the word alone (``WordEmbedding.redraw_random_rows``; GloVe rows stay GloVe's)."""
-    torch.manual_seed(seed)
-    model = SentenceModel(encoder=encoder_cfg, objective=None, vocabs={"source": vocab},
-                          tokenizers={"source": tokenizer.to_dict()})
-    torch.manual_seed(seed)
-    layers = SentenceModel(encoder=encoder_cfg, objective=None, vocabs={"source": Vocab(list(SPECIALS))},
-                           tokenizers={"source": tokenizer.to_dict()})
-    embeddings = {name: module for name, module in model.named_modules() if isinstance(module, WordEmbedding)}
-    tables = {f"{name}.{param}" for name, module in embeddings.items() for param, _ in module.named_parameters()}
-    model.load_state_dict({k: v for k, v in layers.state_dict().items() if k not in tables}, strict=False)
-    for name, module in embeddings.items():
-        module.redraw_random_rows(list(model.vocab.itos), seed, key=name)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    return model.to(device).eval()

@@ -7,7 +7,7 @@ batch's metrics are left out of the logged means
 (``sentence_lab.objectives.metrics.RunningMeans(skip_non_finite=True)``), and
 ``train/skipped_steps`` is logged. ``max_in_a_row`` skipped steps in a row are tolerated; one more stops the run with
 ``NonFiniteTraining``, one line naming the step, exit code 1, ``interrupted.ckpt`` from the last finite weights and
-``run_status.json`` saying why (``sentence_lab.training.run``).
+``run_status.json`` saying why (``sentence_lab.runs.run``).
 
 Under ``trainer.precision=16-mixed`` the gradient scaler already skips the steps whose scaled gradients overflow and
 lowers its scale: those are counted apart (``train/scaler_skipped_steps``), not towards the limit. Under data
@@ -123,3 +123,22 @@ class NonFiniteSteps(Callback):
         self.skipped_total = int(state_dict.get("skipped_total", 0))
         self.in_a_row = int(state_dict.get("in_a_row", 0))
         self.scaler_skipped = int(state_dict.get("scaler_skipped", 0))
+
+
+class NonFiniteWeights(ValueError):
+    """Weights holding NaN or inf: no checkpoint is written with them (nor exported)."""
+
+
+def non_finite_tensors(state_dict: dict[str, Any]) -> list[str]:
+    """The names of the floating-point tensors of ``state_dict`` that hold a NaN or an inf."""
+    return [name for name, value in state_dict.items()
+            if isinstance(value, torch.Tensor) and value.is_floating_point() and not bool(torch.isfinite(value).all())]
+
+
+def refuse_non_finite(state_dict: dict[str, Any], what: str) -> None:
+    """``NonFiniteWeights`` naming the first tensors that hold NaN or inf, if any."""
+    bad = non_finite_tensors(state_dict)
+    if bad:
+        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+        raise NonFiniteWeights(f"{what}: the weights hold NaN or inf ({shown}), so it was not written; the run's "
+                               "earlier checkpoints are kept")

@@ -10,8 +10,8 @@ import yaml
 from omegaconf import OmegaConf, open_dict
 
 from sentence_lab.encoders.base import SentenceEncoder, is_trainable
+from sentence_lab.runs.run import fit
 from sentence_lab.text import SPECIALS, Vocab
-from sentence_lab.training.run import fit
 from tests.helpers.recipes import compose_commands, conf_with, follow
 from tests.helpers.train_config import compose_train_cfg
 

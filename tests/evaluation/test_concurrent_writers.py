@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sentence_lab.evaluation.results import ResultsWriter
-from sentence_lab.training.sweeps import FAILED_JOBS
+from sentence_lab.runs.sweeps import FAILED_JOBS
 
 ROOT = Path(__file__).resolve().parents[2]
 META = {"protocol": {"name": "p"}, "encoder": {"name": "e"}, "probing_source": "auto"}

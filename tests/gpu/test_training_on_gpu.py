@@ -9,8 +9,8 @@ import torch
 from torch._dynamo.utils import counters
 
 from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.runs.run import fit
 from sentence_lab.training.module import SentenceModel
-from sentence_lab.training.run import fit
 from tests.helpers.device_probe import DeviceProbe
 from tests.helpers.train_config import compose_train_cfg
 

@@ -24,7 +24,7 @@ def append_failures(sweep: str, writer: int) -> None:
     """200 long lines appended to a sweep's failed_jobs.jsonl, as one of several processes doing so at once."""
     from pathlib import Path
 
-    from sentence_lab.training.sweeps import record_failed_job
+    from sentence_lab.runs.sweeps import record_failed_job
 
     for job in range(200):
         record_failed_job(Path(sweep), job, [f"writer={writer}", "x" * 300], "error " * 20, None)

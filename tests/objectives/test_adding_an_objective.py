@@ -11,7 +11,7 @@ import yaml
 from omegaconf import OmegaConf, open_dict
 
 from sentence_lab.objectives.contract import SENTENCES
-from sentence_lab.training.run import fit
+from sentence_lab.runs.run import fit
 from tests.helpers.recipes import compose_commands, conf_with, follow
 from tests.helpers.train_config import compose_train_cfg
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 from torch._dynamo.utils import counters
 
+from sentence_lab.runs.run import fit
 from sentence_lab.training.module import SentenceModel
-from sentence_lab.training.run import fit
 from tests.helpers.train_config import compose_train_cfg
 
 ENCODERS = {

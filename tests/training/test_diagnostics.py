@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from sentence_lab.objectives.decoders import GRUDecoder
+from sentence_lab.runs.run import fit
 from sentence_lab.training.diagnostics import (
     VectorDiagnostics,
     maxpool_winner_share,
@@ -15,7 +16,6 @@ from sentence_lab.training.diagnostics import (
     vector_statistics,
     word_norms_by_frequency,
 )
-from sentence_lab.training.run import fit
 from tests.helpers.train_config import compose_objective_cfg, compose_train_cfg
 
 

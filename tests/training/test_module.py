@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from sentence_lab.text import Tokenizer, Vocab
-from sentence_lab.training.module import SentenceModel, untrained_model
+from sentence_lab.training.module import SentenceModel
+from sentence_lab.training.untrained import untrained_model
 
 
 @pytest.fixture(scope="module")

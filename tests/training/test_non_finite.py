@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from sentence_lab.training.checkpoint_io import AtomicCheckpointIO, NonFiniteWeights, non_finite_tensors
-from sentence_lab.training.checkpoints import BestCheckpoint
-from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining
-from sentence_lab.training.run import fit
+from sentence_lab.runs.checkpoint_io import AtomicCheckpointIO
+from sentence_lab.runs.checkpoints import BestCheckpoint
+from sentence_lab.runs.run import fit
+from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining, NonFiniteWeights, non_finite_tensors
 from tests.helpers.train_config import compose_train_cfg
 from tests.helpers.weight_snapshots import AllWeightSnapshots
 

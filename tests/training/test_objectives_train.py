@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from sentence_lab.evaluation.results import read_results
+from sentence_lab.runs.run import fit, train
 from sentence_lab.training.module import SentenceModel
-from sentence_lab.training.run import fit, train
 from tests.helpers.train_config import compose_objective_cfg, compose_train_cfg
 from tests.helpers.weight_snapshots import EncoderAndDecoderSnapshots
 

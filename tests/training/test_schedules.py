@@ -69,7 +69,7 @@ def test_warmup_linear_decay_by_hand():
 
 def test_model_scheduler_steps_the_learning_rate(tiny_corpus, tmp_path):
     """model.scheduler reaches the optimiser: after the planned steps of a one-epoch run the rate has fallen to 0."""
-    from sentence_lab.training.run import fit
+    from sentence_lab.runs.run import fit
     from tests.helpers.train_config import compose_train_cfg
 
     cfg = compose_train_cfg(tiny_corpus, tmp_path, [

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow
 
 def _run(tiny_corpus: Path, senteval_root: Path, out: Path, loggers: str) -> list[float]:
     """Two epochs with the suite on Length; the per-epoch scores the suite wrote (epochs 0, 1, 2)."""
-    from sentence_lab.training.run import train
+    from sentence_lab.runs.run import train
 
     cfg = compose_train_cfg(tiny_corpus, out, [
         "encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random", "trainer.val_check_interval=1.0",

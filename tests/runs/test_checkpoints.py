@@ -5,9 +5,9 @@ import pytest
 import torch
 from lightning import Callback
 
-from sentence_lab.training.checkpoint_choice import resolve_checkpoint
+from sentence_lab.runs.checkpoint_choice import resolve_checkpoint
+from sentence_lab.runs.run import fit
 from sentence_lab.training.module import SentenceModel
-from sentence_lab.training.run import fit
 from tests.helpers.train_config import compose_train_cfg
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
@@ -27,7 +27,7 @@ class RecordVal(Callback):
 
 def fit_with(cfg, callback: Callback, monkeypatch):
     """``fit(cfg)`` with one more callback next to the configured ones."""
-    import sentence_lab.training.run as run
+    import sentence_lab.runs.run as run
 
     real = run._instantiate_group
     monkeypatch.setattr(run, "_instantiate_group",

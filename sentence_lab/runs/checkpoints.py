@@ -10,8 +10,8 @@ import torch
 from lightning import Callback, LightningModule, Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 
-from sentence_lab.training.checkpoint_choice import INIT_NAME, LAST_NAME
-from sentence_lab.training.checkpoint_io import non_finite_tensors
+from sentence_lab.runs.checkpoint_choice import INIT_NAME, LAST_NAME
+from sentence_lab.training.non_finite import non_finite_tensors
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from sentence_lab.runs.run import check_encoder_config, fit
 from sentence_lab.text import Vocab
 from sentence_lab.training.module import SentenceModel
-from sentence_lab.training.run import check_encoder_config, fit
 from tests.helpers.extras import skip_when_an_extra_is_missing
 from tests.helpers.train_config import compose_any_cfg, compose_train_cfg, is_text_encoder_config
 

@@ -12,7 +12,7 @@ from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
 from sentence_lab.text.config_values import plain
-from sentence_lab.training.module import namespaced_targets
+from sentence_lab.training.legacy_checkpoints import namespaced_targets
 
 # Groups whose ``_target_`` constructor receives the group's keys as keyword arguments.
 CHECKED_GROUPS = ("data", "encoder", "objective", "trainer", "model.optimizer")

@@ -7,8 +7,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from sentence_lab.runs.run_dir import file_handlers
 from sentence_lab.training.non_finite import NonFiniteTraining
-from sentence_lab.training.run_dir import file_handlers
 
 
 class RunInterrupted(Exception):

@@ -17,7 +17,7 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from sentence_lab.training.errors import RunInterrupted, one_line, report
+from sentence_lab.runs.errors import RunInterrupted, one_line, report
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def failed_jobs_message(sweep_dir: Path) -> str | None:
 
 
 def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
-    """``task(cfg)``, ending the way ``sentence_lab.training.errors`` describes: an error is one line on stderr with its
+    """``task(cfg)``, ending the way ``sentence_lab.runs.errors`` describes: an error is one line on stderr with its
     traceback
     in the run's log (``show_traceback=true`` raises it as Python would) and exit code 1; a run stopped by a signal
     exits 128 + N. In a multirun a failed job is also written to ``<job dir>/error.txt`` and the sweep's

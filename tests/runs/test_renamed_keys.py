@@ -7,7 +7,7 @@ import sys
 import pytest
 from omegaconf import OmegaConf
 
-from sentence_lab.training.renamed_keys import move_renamed_nodes, renamed_overrides
+from sentence_lab.runs.renamed_keys import move_renamed_nodes, renamed_overrides
 from tests.helpers.train_config import ROOT
 
 

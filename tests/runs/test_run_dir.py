@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from sentence_lab.training import run_dir
-from sentence_lab.training.run_dir import RunDirTaken, claim_run_dir, move_into_run, unique_dir
+from sentence_lab.runs import run_dir
+from sentence_lab.runs.run_dir import RunDirTaken, claim_run_dir, move_into_run, unique_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_processes_started_with_the_same_time_stamp_get_their_own_directories(tmp_path):
     base = tmp_path / "runs" / "2026-01-01_00-00-00"
-    code = "import sys; from sentence_lab.training.run_dir import unique_dir; print(unique_dir(sys.argv[1]))"
+    code = "import sys; from sentence_lab.runs.run_dir import unique_dir; print(unique_dir(sys.argv[1]))"
     procs = [subprocess.Popen([sys.executable, "-c", code, str(base)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
              for _ in range(4)]
     dirs = [p.communicate(timeout=60)[0].strip() for p in procs]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from sentence_lab.training.config_tree import config_tree
-from sentence_lab.training.run import fit
+from sentence_lab.runs.config_tree import config_tree
+from sentence_lab.runs.run import fit
 from tests.helpers.train_config import compose_train_cfg
 
 

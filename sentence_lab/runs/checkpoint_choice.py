@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 from omegaconf import DictConfig
 
-from sentence_lab.training.checkpoint_io import checkpoint_problem
+from sentence_lab.runs.checkpoint_io import checkpoint_problem
 
 log = logging.getLogger(__name__)
 

@@ -10,13 +10,13 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-import sentence_lab.training.checkpoint_io as checkpoint_io
-from sentence_lab.training.checkpoint_choice import (
+import sentence_lab.runs.checkpoint_io as checkpoint_io
+from sentence_lab.runs.checkpoint_choice import (
     check_checkpoint_path,
     newest_resumable_checkpoint,
     resolve_checkpoint,
 )
-from sentence_lab.training.checkpoint_io import AtomicCheckpointIO, CheckpointWriteError, checkpoint_problem
+from sentence_lab.runs.checkpoint_io import AtomicCheckpointIO, CheckpointWriteError, checkpoint_problem
 from tests.helpers.small_filesystem import small_filesystem
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,22 +20,22 @@ from omegaconf import DictConfig, open_dict
 from sentence_lab.encoders.base import is_trainable
 from sentence_lab.evaluation.results import ResultsDocument, document_of_test_scores, to_jsonable
 from sentence_lab.objectives.contract import ObjectiveSpec, check_pairing
-from sentence_lab.text.config_values import plain
-from sentence_lab.text.files import atomic_write_text
-from sentence_lab.training.checkpoint_choice import (
+from sentence_lab.runs.checkpoint_choice import (
     check_checkpoint_path,
     newest_resumable_checkpoint,
     resumable_checkpoint_in,
     run_dir_of,
 )
-from sentence_lab.training.config_tree import config_tree
-from sentence_lab.training.errors import PeerLost, RunInterrupted
+from sentence_lab.runs.config_tree import config_tree
+from sentence_lab.runs.errors import PeerLost, RunInterrupted
+from sentence_lab.runs.renamed_keys import move_renamed_nodes
+from sentence_lab.runs.run_dir import check_run_dir_free, move_into_run
+from sentence_lab.runs.settings_check import check_resume_settings, check_settings
+from sentence_lab.text.config_values import plain
+from sentence_lab.text.files import atomic_write_text
 from sentence_lab.training.evaluation_callback import EvalSuiteCallback
 from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining
-from sentence_lab.training.renamed_keys import move_renamed_nodes
-from sentence_lab.training.run_dir import check_run_dir_free, move_into_run
-from sentence_lab.training.settings_check import check_resume_settings, check_settings
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from sentence_lab.training.settings_check import SettingsError, check_resume_settings, check_settings
+from sentence_lab.runs.settings_check import SettingsError, check_resume_settings, check_settings
 from tests.helpers.train_config import compose_train_cfg
 
 

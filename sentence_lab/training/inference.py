@@ -1,0 +1,130 @@
+"""What a trained ``SentenceModel`` does for its users: load from a checkpoint, map sentences to vectors
+(``encode``), widen the vocabulary (``expand_vocabulary``) and describe itself. A mixin of ``SentenceModel``
+(``sentence_lab.training.module``), which holds the training."""
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import torch
+from torch import nn
+
+from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.embedding import WordEmbedding
+from sentence_lab.encoders.expansion import expand_embeddings
+from sentence_lab.text import UNK_ID, Tokenizer, Vocab
+from sentence_lab.text.padding import pad_batch
+from sentence_lab.training.legacy_checkpoints import namespaced_targets, saved_vocabs
+
+log = logging.getLogger(__name__)
+
+Model = TypeVar("Model", bound="SentenceInference")
+
+
+@lru_cache(maxsize=1 << 17)
+def _cached_tokens(tokenizer: Tokenizer, sentence: str) -> tuple[str, ...]:
+    """Recently tokenised sentences: the suite encodes a task's sentences, then asks their OOV rate."""
+    return tuple(tokenizer(sentence))
+
+
+class SentenceInference(nn.Module):
+    """The inference half of ``SentenceModel``: everything here reads the model, none of it trains."""
+
+    vocab: Vocab
+    encode_vocab: Vocab
+    expansion: dict | None
+    tokenizer: Tokenizer
+    objective: nn.Module
+    _source_encoders: list[SentenceEncoder]
+    hparams: Any
+
+    @property
+    def output_dim(self) -> int:
+        """The width of the vectors ``encode`` returns."""
+        return int(self.objective.output_dim)
+
+    @classmethod
+    def load_checkpoint(cls: type[Model], path: str, map_location: str | torch.device | None = None) -> Model:
+        """Rebuild a model from a checkpoint written by ``train.py`` (vocabulary included)."""
+        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+        vocabs = saved_vocabs(ckpt)
+        if not vocabs or "hyper_parameters" not in ckpt:
+            raise ValueError(f"{path} is not a checkpoint written by train.py (no vocabulary inside)")
+        model = cls(vocabs=vocabs, **namespaced_targets(ckpt["hyper_parameters"]))
+        model.load_state_dict(ckpt["state_dict"])
+        device = map_location or ("cuda" if torch.cuda.is_available() else "cpu")
+        return model.to(device).eval()
+
+    def expand_vocabulary(self) -> dict:
+        """Vocabulary expansion (Kiros et al. 2015): every word GloVe knows and the training vocabulary
+        lacks gets a vector mapped from GloVe into each embedding table. Affects ``encode`` only.
+
+        Returns the fit (also reported by ``describe``); when no map can be fit (too few words known to
+        both), ``{"skipped": reason}`` and ``encode`` keeps ``<unk>`` for such words.
+        """
+        tables = [m for enc in self._source_encoders for m in enc.modules() if isinstance(m, WordEmbedding)]
+        try:
+            self.encode_vocab, fits = expand_embeddings(tables, self.vocab)
+        except ValueError as err:
+            log.warning("vocabulary expansion skipped: %s", err)
+            self.expansion = {"skipped": str(err)}
+            return self.expansion
+        self.expansion = {"added_words": len(self.encode_vocab) - len(self.vocab),
+                          "shared_words": [f.shared_words for f in fits],
+                          "relative_residual": [round(f.relative_residual, 4) for f in fits]}
+        return self.expansion
+
+    def clear_vocabulary_expansion(self) -> None:
+        """Undo ``expand_vocabulary``: ``encode`` maps unknown words to ``<unk>`` again."""
+        for module in self.modules():
+            if isinstance(module, WordEmbedding):
+                module.set_extra_rows(module.weight.new_zeros(0, module.embed_dim))
+        self.encode_vocab, self.expansion = self.vocab, None
+
+    def token_ids(self, sentence: str) -> list[int]:
+        return self.encode_vocab.encode(_cached_tokens(self.tokenizer, sentence))
+
+    def oov_rate(self, sentences: list[str]) -> float:
+        """Share of the tokens of ``sentences`` that ``encode`` maps to ``<unk>``."""
+        total = unknown = 0
+        for s in sentences:
+            ids = self.token_ids(s)
+            total += len(ids)
+            unknown += sum(1 for i in ids if i == UNK_ID)
+        return unknown / max(total, 1)
+
+    @torch.no_grad()
+    def embed_ids(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        device = cast(torch.device, self.device)  # LightningModule's, where the weights are
+        return self.objective.embed(tokens.to(device), lengths.to(device))
+
+    @torch.no_grad()
+    def encode(self, sentences: list[str] | str, batch_size: int = 128) -> np.ndarray:
+        """Raw sentences -> float32 ``[n, output_dim]``; batches are length-sorted, order is kept. One string is one
+        sentence and gives one ``[output_dim]`` vector (as sentence-transformers' ``encode`` does)."""
+        if isinstance(sentences, str):
+            return self.encode([sentences], batch_size)[0]
+        sentences = list(sentences)
+        wrong = next((s for s in sentences if not isinstance(s, str)), None)
+        if wrong is not None:
+            raise TypeError(f"encode takes sentences as strings; got a {type(wrong).__name__} ({wrong!r:.60}): pass "
+                            "a list of str")
+        was_training = self.training
+        self.eval()
+        ids = [self.token_ids(s) for s in sentences]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        out = np.zeros((len(ids), self.output_dim), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            tokens, lengths = pad_batch([ids[i] for i in chunk])
+            out[chunk] = self.embed_ids(tokens, lengths).float().cpu().numpy()
+        self.train(was_training)
+        return out
+
+    def describe(self) -> dict:
+        hp = self.hparams
+        return {"encoder": hp.encoder, "objective": hp.objective, "tokenizer": self.tokenizer.to_dict(),
+                "vocab_size": len(self.vocab), "output_dim": self.output_dim,
+                "vocabulary_expansion": self.expansion}
