@@ -27,10 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from sentence_lab import benchmarking as benchmark
 from sentence_lab.evaluation.baselines import BowGloveEncoder
 from sentence_lab.evaluation.runner import params_from_config
 from sentence_lab.evaluation.suite import EvaluationSuite
-from sentence_lab.tools import benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "tests" / "reference" / "senteval-reference-scores.json"

@@ -89,7 +89,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sentence_lab.tools import benchmark
+from sentence_lab import benchmarking as benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE_TASKS = "TREC,SST2,STS12"
@@ -260,7 +260,7 @@ def table(tasks, ref: dict, ours: dict, pname: str, threads: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reference", default=None, help="folder holding SentEval's senteval/ package")
-    ap.add_argument("--data", default=os.environ.get("SENTENCE_DATA"), required=not os.environ.get("SENTENCE_DATA"),
+    ap.add_argument("--data", default=os.environ.get("SENTENCE_DATA"),
                     help="data root holding senteval/<TASK> (default: $SENTENCE_DATA)")
     ap.add_argument("--tasks", default=",".join(TASKS),
                     help="comma-separated subset of: " + ",".join(TASKS) + " (run in the order given; "
@@ -283,6 +283,8 @@ def main(argv=None) -> int:
     benchmark.add_options(ap, f"tasks {SMOKE_TASKS} of a tiny generated tree, prototype set; SentEval's side only "
                               "with --reference")
     args = ap.parse_args(argv)
+    if not args.data and not args.smoke:
+        ap.error("set SENTENCE_DATA to the data root (e.g. ../shared/data) or pass --data")
     run = benchmark.start("compare_senteval", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="compare_senteval_smoke_") as tmp:
         if args.smoke:

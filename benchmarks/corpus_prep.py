@@ -36,9 +36,9 @@ import time
 import zlib
 from pathlib import Path
 
+from sentence_lab import benchmarking as benchmark
 from sentence_lab.text.documents import list_documents, read_document, split_sentences
 from sentence_lab.text.treebank import forget_pieces, reference_tokens, treebank_tokens
-from sentence_lab.tools import benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 WORD = re.compile(r"[A-Za-z]+")

@@ -32,8 +32,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from sentence_lab import benchmarking as benchmark
 from sentence_lab.evaluation.results import git_revision, library_versions
-from sentence_lab.tools import benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 # The smoke run: skip-thought (a decoding objective) at toy sizes on the tiny corpus (its folders come first).

@@ -52,7 +52,7 @@ import numba
 import numpy as np
 import torch
 
-from sentence_lab.tools import benchmark
+from sentence_lab import benchmarking as benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 ENCODERS = {

@@ -26,9 +26,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from sentence_lab import benchmarking as benchmark
+from sentence_lab.benchmarking import CLONE_VARIABLES, files_under, fresh_environment_with, write_corpus
 from sentence_lab.evaluation.results import git_revision
-from sentence_lab.tools import benchmark
-from sentence_lab.tools.benchmark import CLONE_VARIABLES, files_under, fresh_environment_with, write_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE_DRILLS = "9,16"  # probing_gen with too little text; the default run's budget (no training in either)
@@ -221,7 +221,7 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
         corpus = here / "c"
         corpus.mkdir()
         (corpus / "a.txt").write_text("The old man saw the red river today.\n\nA young woman walked over the bridge.\n")
-        done = self.run([sys.executable, "-m", "sentence_lab.tools.probing_gen", f"corpus={corpus}",
+        done = self.run([sys.executable, "-m", "sentence_lab.probing_gen", f"corpus={corpus}",
                          f"out={here / 'out'}", "parser=none", "progress=false", "tasks=[Length,BigramShift]",
                          "train=100", "dev=10", "test=10"], here)
         written = [p.name for p in (here / "out").glob("*.txt")]

@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from sentence_lab import benchmarking as benchmark
 from sentence_lab.evaluation import regimes
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import PROTOTYPE
 from sentence_lab.evaluation.runner import load_tasks
-from sentence_lab.tools import benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TASKS = "MR,TREC,SICKRelatedness"

@@ -31,8 +31,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from sentence_lab import benchmarking as benchmark
 from sentence_lab.encoders.rnn import run_rnn
-from sentence_lab.tools import benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("float32", "tf32", "autocast bf16", "bfloat16", "float16", "encoders' path, float32",

@@ -34,9 +34,9 @@ from pathlib import Path
 import torch
 from omegaconf import OmegaConf
 
+from sentence_lab import benchmarking as benchmark
 from sentence_lab.datamodules.contiguous import ContiguousChunks
 from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
-from sentence_lab.tools import benchmark
 from sentence_lab.training.module import SentenceModel
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -31,14 +31,14 @@ import mteb
 import numpy as np
 from sentence_transformers import SentenceTransformer
 
+from sentence_lab import benchmarking as benchmark
+from sentence_lab.adapters.export_st import main as export_main
 from sentence_lab.adapters.mteb import local_sts_task, mteb_model
 from sentence_lab.adapters.trained import load_checkpoint_encoder
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import git_revision, library_versions
 from sentence_lab.evaluation.runner import load_tasks, run_task
-from sentence_lab.tools import benchmark
-from sentence_lab.tools.export_st import main as export_main
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("PROJECT_ROOT", str(ROOT))

@@ -23,7 +23,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from sentence_lab.tools import benchmark
+from sentence_lab import benchmarking as benchmark
 from sentence_lab.training.module import SentenceModel
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@
                                            [--sizes 100000,10000,10000] [--keep DIR] [--output PATH]
     python benchmarks/probing_gen_speed.py --smoke           # surface tasks from one shipped book, in seconds
 
-Runs ``python -m sentence_lab.tools.probing_gen`` in a fresh process per case (so peak memory is that run's own),
+Runs ``python -m sentence_lab.probing_gen`` in a fresh process per case (so peak memory is that run's own),
 on the first quarter, the first half and all of the corpus's documents, and prints per case: documents, words,
 seconds per stage, words per second, peak RSS of the generator and of its worker processes, and the size of
 the frequency tables. Streaming means the peak grows only with those tables, not with the words read. The figures
@@ -22,14 +22,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sentence_lab.tools import benchmark
+from sentence_lab import benchmarking as benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """
 import json, resource
-from sentence_lab.tools.probing_gen.__main__ import parse_settings
-from sentence_lab.tools.probing_gen.generate import generate
+from sentence_lab.probing_gen.__main__ import parse_settings
+from sentence_lab.probing_gen.generate import generate
 meta = generate(parse_settings({argv!r}))
 own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             "40,10,10", 1
         smoke_settings = ["wc_rank_start=100", "wc_words=10"]  # one book, 40/10/10 sentences: ten words
     train, dev, test = (int(x) for x in args.sizes.split(","))
-    from sentence_lab.tools.probing_gen.stream import corpus_documents
+    from sentence_lab.probing_gen.stream import corpus_documents
 
     n_docs = len(corpus_documents(args.corpus))
     fractions = [1 / n_docs] if args.smoke else [float(f) for f in args.fractions.split(",")]

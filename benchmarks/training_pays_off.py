@@ -32,9 +32,9 @@ from pathlib import Path
 
 import yaml
 
+from sentence_lab import benchmarking as benchmark
 from sentence_lab.evaluation.results import percent_score, read_results
-from sentence_lab.tools import benchmark
-from sentence_lab.tools.report import read_scalars
+from sentence_lab.reporting.runs import read_scalars
 
 ROOT = Path(__file__).resolve().parent.parent
 

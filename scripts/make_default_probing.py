@@ -22,9 +22,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
+    from sentence_lab.probing_gen.__main__ import parse_settings
+    from sentence_lab.probing_gen.generate import generate
     from sentence_lab.text.files import atomic_write_text
-    from sentence_lab.tools.probing_gen.__main__ import parse_settings
-    from sentence_lab.tools.probing_gen.generate import generate
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "assets" / "probing" / "books-en"))

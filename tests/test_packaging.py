@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from sentence_lab.benchmarking import CLONE_VARIABLES, files_under, fresh_environment_with
 from sentence_lab.cli.project_root import MARKER, clone_root
-from sentence_lab.tools.benchmark import CLONE_VARIABLES, files_under, fresh_environment_with
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-FOLDERS = ["text", "encoders", "objectives", "datamodules", "training", "runs", "evaluation", "adapters", "tools",
-           "cli"]
+FOLDERS = ["text", "encoders", "objectives", "datamodules", "training", "runs", "evaluation", "adapters", "reporting",
+           "probing_gen", "cli"]
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def test_the_wheel_holds_only_its_own_names_and_its_configs_assets_and_commands(
     for command in ("sentence-lab-train = sentence_lab.cli.train:main",
                     "sentence-lab-eval = sentence_lab.cli.evaluate:main",
                     "sentence-lab-report = sentence_lab.cli.report:main",
-                    "sentence-lab-probing-gen = sentence_lab.tools.probing_gen.__main__:main"):
+                    "sentence-lab-probing-gen = sentence_lab.probing_gen.__main__:main"):
         assert command in entry_points
 
 

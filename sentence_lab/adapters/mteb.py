@@ -1,6 +1,6 @@
 """Any encoder the suite evaluates, as an MTEB 2.x model (``mteb.models.models_protocols.EncoderProtocol``).
 
-A trained checkpoint exported to sentence-transformers (``sentence_lab.tools.export_st``) already runs in MTEB as a
+A trained checkpoint exported to sentence-transformers (``sentence_lab.adapters.export_st``) already runs in MTEB as a
 sentence-transformers model. This wrapper serves the encoders that have no such export: ``bow_glove``,
 ``precomputed``, ``callable``, combine-QT (``ckpt_path=[a,b]``), and checkpoints as they are:
 

@@ -97,7 +97,7 @@ class SentenceLabModule(InputModule):
         missing = [name for name, path in files.items() if path is None]
         if missing:
             raise FileNotFoundError(f"{model_name_or_path}: no {', '.join(missing)}; export the model again with "
-                                    "python -m sentence_lab.tools.export_st")
+                                    "python -m sentence_lab.adapters.export_st")
         config = json.loads(Path(files[CONFIG_FILE]).read_text(encoding="utf-8"))
         if config.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"{model_name_or_path}: export format {config.get('format_version')}, this sentence_lab "

@@ -5,7 +5,7 @@ from sentence_lab.cli.project_root import set_project_root
 
 set_project_root()
 
-from sentence_lab.tools.report import main as report_main  # noqa: E402
+from sentence_lab.reporting.report import main as report_main  # noqa: E402
 
 
 def main() -> int:

@@ -143,7 +143,7 @@ def _model_location(model: str) -> str:
 class SentenceTransformerEncoder:
     """A sentence-transformers model (a local folder, ``package:<name>``, or a name already in the HF cache),
     loaded offline; on the GPU when there is one. ``trust_remote_code``: let the folder name a module class
-    outside sentence-transformers (a model exported by ``sentence_lab.tools.export_st`` names its own)."""
+    outside sentence-transformers (a model exported by ``sentence_lab.adapters.export_st`` names its own)."""
 
     def __init__(self, model: str, batch_size: int = 128, normalize: bool = False, device: str = "auto",
                  max_seq_length: int | None = None, trust_remote_code: bool = False) -> None:

@@ -5,7 +5,7 @@ suite's ``eval/epoch_NNN.json``, a training run's ``test_results.json``. Each ta
 :class:`TaskResult`: SentEval's keys for the task (``acc``, ``devacc``, ``pearson``, ``all``, ...) plus the main
 score, its metric, size and timings. ``kind`` says which writer made the file. :func:`read_results` reads any of
 them (and the flat ``test_results.json`` of runs made before the schema), refusing anything else in one line;
-``sentence_lab.tools.compare`` and ``sentence_lab.tools.report`` read through it.
+``sentence_lab.reporting.compare`` and ``sentence_lab.reporting.report`` read through it.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The conventions papers report STS under, as data: which task, which result key, and which tool's numbers each
-reproduces on SentEval's copies of the datasets. ``sentence_lab.tools.compare --sts-convention <name>`` prints one.
+reproduces on SentEval's copies of the datasets. ``sentence_lab.reporting.compare --sts-convention <name>`` prints one.
 
 SentEval's copies of STS12-16 and STS-B are tokenised and lowercased, and its SICK-R test set has 4,927 pairs; MTEB
 scores the raw text (and its SICK-R has 9,927 test pairs), so MTEB's numbers cannot be reproduced on these copies,

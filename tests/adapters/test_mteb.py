@@ -60,8 +60,8 @@ def test_an_exported_model_runs_in_mteb_as_a_sentence_transformers_model(tiny_co
         pytest.skip(missing_extra("sentence-transformers-export"))
     from sentence_transformers import SentenceTransformer
 
+    from sentence_lab.adapters.export_st import main as export_main
     from sentence_lab.runs.run import fit
-    from sentence_lab.tools.export_st import main as export_main
     from tests.helpers.train_config import compose_objective_cfg
 
     cfg = compose_objective_cfg("qt", tiny_corpus, tiny_pairs, tmp_path / "run",

@@ -18,10 +18,10 @@ if missing_extra("sentence-transformers-export"):
 
 from sentence_transformers import SentenceTransformer
 
+from sentence_lab.adapters.export_st import main as export_main
 from sentence_lab.adapters.sentence_transformers import export
 from sentence_lab.adapters.trained import load_checkpoint_encoder
 from sentence_lab.runs.run import fit
-from sentence_lab.tools.export_st import main as export_main
 from sentence_lab.training.non_finite import NonFiniteWeights
 from tests.helpers.train_config import compose_objective_cfg
 

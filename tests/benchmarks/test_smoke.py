@@ -2,7 +2,7 @@
 root, SENTENCE_DATA unset: tiny inputs made by the benchmark itself) exits 0 and writes its JSON record with the
 machine, versions, revision, command and what it measured. And every script under ``benchmarks/`` follows the one
 interface: a smoke case here, a docstring opening with what it measures and its command, ``--smoke`` and ``--output``
-from ``sentence_lab.tools.benchmark``, no ``sys.path`` edits, a line in ``docs/development.md``."""
+from ``sentence_lab.benchmarking``, no ``sys.path`` edits, a line in ``docs/development.md``."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sentence_lab.tools.benchmark import RECORD_KEYS
+from sentence_lab.benchmarking import RECORD_KEYS
 from tests.helpers.extras import missing_extra
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -255,8 +255,8 @@ def test_logger_many_gets_the_curves_and_final_and_best_scores_into_csv_and_tens
                                                                                        tmp_path):
     """logger=many (TensorBoard and CSV): each per-epoch score and the final and best scores, read back from the
     CSV the logger wrote; report.py's curves come from that CSV where a run has no TensorBoard events."""
+    from sentence_lab.reporting.runs import read_csv_scalars, read_scalars
     from sentence_lab.runs.run import fit
-    from sentence_lab.tools.report import read_csv_scalars, read_scalars
 
     cfg = _train_cfg(tiny_corpus, tmp_path / "run", [
         "trainer.max_epochs=2", "logger=many", "~callbacks.rich_progress_bar", "~callbacks.model_summary",

@@ -3,7 +3,7 @@
 Where they come from is the ``probing`` setting (``evaluate.py probing=...``, ``callbacks.eval_suite.probing``):
 ``auto`` (default) takes SentEval's files under the data root, else X-Probe's, and when the data root has no
 probing data at all the set generated from the shipped books (``assets/probing/books-en``, made by
-``sentence_lab.tools.probing_gen``); ``senteval``, ``xprobe``
+``sentence_lab.probing_gen``); ``senteval``, ``xprobe``
 and ``generated`` pick one; ``generated:<dir>`` (or a folder path) reads a set made by the generator.
 
 SentEval: ``probing/<file>.txt`` with ``tr|va|te<TAB>label<TAB>sentence`` (also ``.txt.xz``).
@@ -127,7 +127,7 @@ def _senteval_file(folder: Path, name: str) -> Path | None:
 
 
 def _load_generated(task: str, folder: Path) -> TaskData:
-    """A set made by ``sentence_lab.tools.probing_gen``: SentEval's layout, and a meta.json whose notes are kept."""
+    """A set made by ``sentence_lab.probing_gen``: SentEval's layout, and a meta.json whose notes are kept."""
     name = PROBING_FILES[task]
     path = _senteval_file(folder, name)
     if path is None:
@@ -137,7 +137,7 @@ def _load_generated(task: str, folder: Path) -> TaskData:
             skipped = json.loads(meta_path.read_text(encoding="utf-8")).get("skipped", {})
             why = f" (the generator skipped it: {skipped[task]})" if task in skipped else ""
         raise MissingTaskData(task, f"{folder / name}.txt{why}",
-                              "generate it with python -m sentence_lab.tools.probing_gen corpus=<text> out=<dir>")
+                              "generate it with python -m sentence_lab.probing_gen corpus=<text> out=<dir>")
     data = _load_senteval_layout(task, path, layout="generated")
     data.info["probing_set"] = str(folder)
     meta_path = folder / "meta.json"

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow
 
 CODE = """import sys
 sys.modules["sentence_transformers"] = None  # as if the extra were not installed
-from sentence_lab.tools.export_st import main
+from sentence_lab.adapters.export_st import main
 
 main(["ckpt_path=run", "out=exported"])
 """

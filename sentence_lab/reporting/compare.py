@@ -1,4 +1,4 @@
-"""Runs side by side: ``python -m sentence_lab.tools.compare A.json B.json [...] [--tasks probing] [--out t.md]``.
+"""Runs side by side: ``python -m sentence_lab.reporting.compare A.json B.json [...] [--tasks probing] [--out t.md]``.
 
 Rows are tasks, columns are runs (results files of ``evaluate.py`` or of the training callback), cells the main
 score. Every run after the first is compared with the first: ``▲``/``▼`` where the difference exceeds the noise,
@@ -149,7 +149,8 @@ def _names(paths: list[str], docs: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sentence_lab.tools.compare", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sentence_lab.reporting.compare",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", help="results JSON files; the first is the reference")
     parser.add_argument("--tasks", default=None, help="task names or groups, e.g. probing or MR,TREC")
     parser.add_argument("--out", default=None, help="also write the table to this Markdown file")

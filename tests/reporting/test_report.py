@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sentence_lab.tools.report import Run, build_report, correlation_matrix, find_runs, main
+from sentence_lab.reporting.figures import correlation_matrix
+from sentence_lab.reporting.report import build_report, main
+from sentence_lab.reporting.runs import Run, find_runs
 from tests.helpers.small_filesystem import fill, small_filesystem
 from tests.helpers.train_config import sweep_command
 

@@ -3,7 +3,7 @@ run (what it measured, with the machine, Python and library versions, git revisi
 tiny inputs of the smoke runs (an ordered corpus, a SentEval data tree), made here so that no smoke run needs
 ``SENTENCE_DATA`` or the network.
 
-    from sentence_lab.tools import benchmark
+    from sentence_lab import benchmarking as benchmark
 
     parser = argparse.ArgumentParser(...)
     benchmark.add_options(parser, "what the smoke run does")

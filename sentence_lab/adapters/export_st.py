@@ -1,6 +1,6 @@
 """Export a trained model as a sentence-transformers folder.
 
-    python -m sentence_lab.tools.export_st ckpt_path=<run dir or .ckpt> out=<dir> [vocab_expansion=false]
+    python -m sentence_lab.adapters.export_st ckpt_path=<run dir or .ckpt> out=<dir> [vocab_expansion=false]
     sentence-lab-export-st ckpt_path=logs/train/runs/<run> out=exported/qt-books
 
 Then, where ``sentence_lab`` is installed: ``SentenceTransformer(out, trust_remote_code=True).encode(sentences)``

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from sentence_lab.tools.probing_gen.__main__ import parse_settings
-from sentence_lab.tools.probing_gen.generate import generate
-from sentence_lab.tools.probing_gen.parser import ParserUnavailable, load_parser
-from sentence_lab.tools.probing_gen.syntax import SUBJECT_DEPS, argument_item, coordination_parsed, tense_item
+from sentence_lab.probing_gen.__main__ import parse_settings
+from sentence_lab.probing_gen.generate import generate
+from sentence_lab.probing_gen.parser import ParserUnavailable, load_parser
+from sentence_lab.probing_gen.syntax import SUBJECT_DEPS, argument_item, coordination_parsed, tense_item
 from tests.helpers.extras import needs_extra
 
 from .test_generate import BOOKS, read_rows

@@ -1,7 +1,7 @@
 """The SHA-256 of a checkpoint's weights (its state dict: every tensor's name, dtype, shape and bytes, keys sorted),
 so two runs can be compared whatever else their checkpoints record (paths, times, loop state).
 
-    python -m sentence_lab.tools.weights_hash logs/train/runs/<a>/checkpoints/last.ckpt <b>/checkpoints/last.ckpt
+    python -m sentence_lab.runs.weights_hash logs/train/runs/<a>/checkpoints/last.ckpt <b>/checkpoints/last.ckpt
 
 Prints one hash per checkpoint and, for two or more, ``all equal`` or ``DIFFERENT``.
 """

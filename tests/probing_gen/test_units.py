@@ -5,14 +5,13 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sentence_lab.text.corpus_prep import PreparedSplit
-from sentence_lab.tools.probing_gen import stream
-from sentence_lab.tools.probing_gen.parser import Parsed
-from sentence_lab.tools.probing_gen.sampling import Reservoirs, balanced_splits, split_by_target
-from sentence_lab.tools.probing_gen.settings import GenSettings
-from sentence_lab.tools.probing_gen.stream import BigramCounter, CorpusTables
-from sentence_lab.tools.probing_gen.surface import length_bin_edges, shift_bigram
-from sentence_lab.tools.probing_gen.syntax import (
+from sentence_lab.probing_gen import stream
+from sentence_lab.probing_gen.parser import Parsed
+from sentence_lab.probing_gen.sampling import Reservoirs, balanced_splits, split_by_target
+from sentence_lab.probing_gen.settings import GenSettings
+from sentence_lab.probing_gen.stream import BigramCounter, CorpusTables
+from sentence_lab.probing_gen.surface import length_bin_edges, shift_bigram
+from sentence_lab.probing_gen.syntax import (
     argument_item,
     coordination_heuristic,
     coordination_parsed,
@@ -20,6 +19,7 @@ from sentence_lab.tools.probing_gen.syntax import (
     tense_item,
     top_constituents,
 )
+from sentence_lab.text.corpus_prep import PreparedSplit
 
 
 def test_length_bins_follow_the_paper():

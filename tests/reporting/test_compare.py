@@ -1,8 +1,8 @@
-"""python -m sentence_lab.tools.compare: side-by-side table, noise marks from seeds or test sampling."""
+"""python -m sentence_lab.reporting.compare: side-by-side table, noise marks from seeds or test sampling."""
 import json
 import math
 
-from sentence_lab.tools.compare import compare_table, main, noise_band
+from sentence_lab.reporting.compare import compare_table, main, noise_band
 
 
 def _run(name, **tasks):
@@ -43,7 +43,7 @@ def test_cli(tmp_path, capsys):
 
 
 def test_metric_option_picks_another_key():
-    from sentence_lab.tools.compare import with_metric
+    from sentence_lab.reporting.compare import with_metric
 
     doc = _run("m", STS12={"main_score": 0.5, "main_metric": "all.pearson.mean", "pooled": {"spearman": 0.7,
                                                                                             "nsamples": 3000}})

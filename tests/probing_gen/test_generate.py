@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from sentence_lab.evaluation.runner import load_tasks
-from sentence_lab.tools.probing_gen.__main__ import main, parse_settings
-from sentence_lab.tools.probing_gen.generate import generate
+from sentence_lab.probing_gen.__main__ import main, parse_settings
+from sentence_lab.probing_gen.generate import generate
 from tests.helpers.small_filesystem import fill, small_filesystem
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 BOOKS = ROOT / "assets" / "books" / "train"
 SIZES = {"tr": 600, "va": 60, "te": 60}
 

@@ -1,0 +1,164 @@
+"""The report's figures and the statistics behind them: probing curves per epoch, the probing measures,
+Spearman correlations between probing and downstream scores across runs, the training loss."""
+from __future__ import annotations
+
+import os
+from itertools import permutations
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import rankdata, spearmanr
+
+from sentence_lab.reporting.runs import Run
+from sentence_lab.reporting.tables import task_names
+
+
+def _pyplot():
+    """pyplot on the file-only backend: chosen here, when a figure is drawn, because importing this module must not
+    switch the backend of a process that imports it (a notebook's, a test's)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path: Path) -> None:
+    tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.png")
+    fig.savefig(tmp, dpi=110, bbox_inches="tight")
+    os.replace(tmp, path)
+
+
+def plot_probing_curves(runs: list[Run], path: Path) -> bool:
+    """One panel per run: each probing task's accuracy against epochs of training (references: dashed lines)."""
+    references = [r for r in runs if r.reference]
+    runs = [r for r in runs if not r.reference and any(r.families.get(t) == "probing" for t in r.curves)]
+    if not runs:
+        return False
+    plt = _pyplot()
+    cols = min(3, len(runs))
+    rows = (len(runs) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False, sharey=True)
+    for ax, run in zip(axes.flat, runs):
+        for task in sorted(t for t in run.curves if run.families.get(t) == "probing"):
+            epochs = sorted(run.curves[task])
+            probe = run.probes.get(task, "").split(",")[0]
+            line, = ax.plot(epochs, [run.curves[task][e] for e in epochs], marker="o",
+                            label=f"{task} ({probe})" if probe else task)
+            for ref in references:
+                if ref.final(task) is not None:
+                    ax.axhline(ref.final(task), color=line.get_color(), linestyle="--", linewidth=0.8, alpha=0.6)
+        ax.set_title(f"{run.name}: {run.choices.get('objective')} / {run.choices.get('encoder')}", fontsize=9)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_xlabel("epoch (0 = untrained)")
+        ax.set_ylabel("probing accuracy (%)")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(runs):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=7, loc="best")
+    title = "Probing task accuracy per epoch (cf. Conneau et al. 2018, Figure 1)"
+    if references:
+        title += "; dashed: " + ", ".join(r.choices["encoder"] for r in references)
+    fig.suptitle(title)
+    _save(fig, path)
+    plt.close(fig)
+    return True
+
+
+def plot_probing_measures(runs: list[Run], path: Path) -> bool:
+    """Per run, selectivity and online codelength of each probing task against epochs, when the runs measured them
+    (``callbacks.eval_suite.params.controls=true`` / ``mdl=true``)."""
+    runs = [r for r in runs if r.measures]
+    if not runs:
+        return False
+    plt = _pyplot()
+    kinds = [("selectivity", "selectivity (accuracy - control, points)"), ("mdl_kbits", "online codelength (kbits)")]
+    fig, axes = plt.subplots(len(runs), 2, figsize=(10, 3.6 * len(runs)), squeeze=False)
+    for row, run in zip(axes, runs):
+        for ax, (kind, label) in zip(row, kinds):
+            for task, points in sorted(run.measures.get(kind, {}).items()):
+                epochs = sorted(points)
+                probe = run.probes.get(task, "").split(",")[0]
+                ax.plot(epochs, [points[e] for e in epochs], marker="o", label=f"{task} ({probe})" if probe else task)
+            ax.set_title(f"{run.name}: {label}", fontsize=9)
+            ax.set_xlabel("epoch (0 = untrained)")
+            ax.xaxis.get_major_locator().set_params(integer=True)
+            ax.grid(alpha=0.3)
+            if ax.lines:
+                ax.legend(fontsize=7, loc="best")
+    fig.suptitle("Controls (Hewitt & Liang 2019) and MDL (Voita & Titov 2020) per epoch")
+    _save(fig, path)
+    plt.close(fig)
+    return True
+
+
+def spearman_with_p(a: list[float], b: list[float]) -> tuple[float, float]:
+    """Spearman's rho and its two-sided p-value: exact over every permutation for up to 8 runs (scipy's
+    t-approximation calls rho = 1 on 3 runs "p = 0"; the exact value is 1/3), scipy's beyond."""
+    rho = float(spearmanr(a, b).statistic)
+    if len(a) > 8:
+        return rho, float(spearmanr(a, b).pvalue)
+    ra, rb = rankdata(a), rankdata(b)
+    rhos = [float(np.corrcoef(ra, np.asarray(p))[0, 1]) for p in permutations(rb)]
+    return rho, float(np.mean([abs(r) >= abs(rho) - 1e-12 for r in rhos]))
+
+
+def correlation_matrix(runs: list[Run]) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """Spearman correlations across runs (final scores) between probing tasks (rows) and downstream tasks
+    (columns), with their p-values; a pair needs at least 3 runs that have both scores."""
+
+    runs = [r for r in runs if not r.reference]
+    tasks = task_names(runs)
+    families = {t: f for r in runs for t, f in r.families.items()}
+    probing = [t for t in tasks if families[t] == "probing"]
+    downstream = [t for t in tasks if families[t] != "probing"]
+    rho = np.full((len(probing), len(downstream)), np.nan)
+    pval = np.full_like(rho, np.nan)
+    for i, p in enumerate(probing):
+        for j, d in enumerate(downstream):
+            pairs = [(r.final(p), r.final(d)) for r in runs if r.final(p) is not None and r.final(d) is not None]
+            if len(pairs) >= 3 and len({a for a, _ in pairs}) > 1 and len({b for _, b in pairs}) > 1:
+                rho[i, j], pval[i, j] = spearman_with_p([a for a, _ in pairs], [b for _, b in pairs])
+    return probing, downstream, rho, pval
+
+
+def plot_correlations(runs: list[Run], path: Path, alpha: float = 0.05) -> bool:
+    probing, downstream, rho, pval = correlation_matrix(runs)
+    if not probing or not downstream or np.isnan(rho).all():
+        return False
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(1.0 + 0.7 * len(downstream), 1.0 + 0.5 * len(probing)))
+    image = ax.imshow(rho, cmap="RdBu_r", vmin=-1, vmax=1)
+    for i in range(len(probing)):
+        for j in range(len(downstream)):
+            if np.isnan(rho[i, j]):
+                continue
+            weak = pval[i, j] >= alpha
+            ax.text(j, i, f"{rho[i, j]:.2f}" + ("\n(n.s.)" if weak else ""), ha="center", va="center", fontsize=7,
+                    color="grey" if weak else "black")
+    ax.set_xticks(range(len(downstream)), downstream, rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(len(probing)), probing, fontsize=8)
+    fig.colorbar(image, ax=ax, label="Spearman correlation across runs")
+    ax.set_title(f"Probing vs downstream across {len(runs)} runs (n.s.: p >= {alpha}; cf. Conneau et al. 2018, "
+                 "Figure 2)", fontsize=9)
+    _save(fig, path)
+    plt.close(fig)
+    return True
+
+
+def plot_losses(runs: list[Run], path: Path) -> bool:
+    runs = [r for r in runs if r.loss]
+    if not runs:
+        return False
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for run in runs:
+        ax.plot([s for s, _ in run.loss], [v for _, v in run.loss], label=run.name, linewidth=1)
+    ax.set_xlabel("step")
+    ax.set_ylabel("training loss")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    _save(fig, path)
+    plt.close(fig)
+    return True
