@@ -24,6 +24,21 @@ def test_the_install_commands_name_files_and_extras_that_exist():
         assert (ROOT / target).is_file() or target == f".[{extra.pyproject}]", (name, extra.install)
 
 
+def test_each_extras_requirements_file_installs_its_extra_and_pins_nothing_itself():
+    """The pins live in pyproject's extras alone: ``requirements-<extra>.txt`` is ``-e .[<extra>]`` and comments,
+    one file per extra that requirements.txt does not already install."""
+    files = {p.name.removeprefix("requirements-").removesuffix(".txt"): p for p in ROOT.glob("requirements-*.txt")
+             if p.name != "requirements-neighbours.txt"}  # not ours: the packages our names must not shadow
+    installed_by_requirements = {"sweeps", "test"}
+    assert set(files) == set(EXTRAS_IN_PYPROJECT) - installed_by_requirements
+    for extra, path in files.items():
+        lines = [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+        assert lines == [f"-e .[{extra}]"], (path.name, lines)
+    requirements = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+                    if line.strip() and not line.startswith("#")]
+    assert requirements == [f"-e .[{','.join(sorted(installed_by_requirements))}]"]
+
+
 def test_an_import_error_of_an_absent_extra_skips_naming_it(monkeypatch):
     monkeypatch.setitem(EXTRAS, "mlflow", EXTRAS["mlflow"].__class__("trackers", ("surely_not_installed_mlflow",),
                                                                      "pip install -r requirements-trackers.txt"))

@@ -18,7 +18,7 @@ from sentence_lab.adapters.trained import load_checkpoint_encoder
 try:
     from sentence_lab.adapters.sentence_transformers import export
 except ImportError as missing:  # the optional extra
-    export, MISSING = None, f"{missing}: pip install -r requirements-minilm.txt (sentence-transformers)"
+    export, MISSING = None, f"{missing}: pip install -r requirements-sentence-transformers.txt (sentence-transformers)"
 else:
     MISSING = None
 

