@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ROOT / "sentence_lab"
@@ -79,3 +80,13 @@ def test_a_test_using_helpers_and_senteval_runs_from_another_working_directory(t
     api, helper = probe.stdout.split()
     assert Path(api) == ROOT / "senteval" / "__init__.py"
     assert Path(helper) == ROOT / "tests" / "helpers" / "senteval_tree.py"
+
+
+def test_an_objectives_config_name_is_its_module_and_every_encoder_config_builds_an_encoder():
+    """``objective=qt`` is ``sentence_lab/objectives/qt.py``; every ``encoder=`` builds a ``...Encoder``."""
+    for config in sorted((ROOT / "conf" / "objective").glob("*.yaml")):
+        target = yaml.safe_load(config.read_text())["_target_"]
+        assert target.rsplit(".", 2)[-2] == config.stem, (config.name, target)
+    for config in sorted((ROOT / "conf" / "encoder").glob("*.yaml")):
+        target = (yaml.safe_load(config.read_text()) or {}).get("_target_")
+        assert target is None or target.endswith("Encoder"), (config.name, target)

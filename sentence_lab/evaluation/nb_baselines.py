@@ -25,7 +25,7 @@ def _accuracy(model, sentences, y) -> float:
     return 100.0 * float(np.mean(model.predict(sentences) == np.asarray(y)))
 
 
-class NBTfidfBaseline:
+class NBTfidfEncoder:
     """``encoder=nb_uni_tfidf`` (``ngram_max=1``) or ``encoder=nb_bi_tfidf`` (``ngram_max=2``)."""
 
     def __init__(self, ngram_max: int = 1, alphas: tuple[float, ...] = ALPHAS) -> None:

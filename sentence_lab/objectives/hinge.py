@@ -1,11 +1,10 @@
-"""The hinge losses of Elgohary & Carpuat 2016 (section 2.2): aligned segments closer than non-aligned
-ones by a margin. J_bi: bilingual pairs, one encoder per language, k random noise segments per side (their
-eq. 1, after Hermann & Blunsom 2014). J_pa: monolingual paraphrases, one encoder, MAX or MIX negatives
-(after Wieting et al. 2016)."""
+"""What the hinge losses of Elgohary & Carpuat 2016 (section 2.2) share (``PairHinge``): aligned segments closer
+than non-aligned ones by a margin. J_bi (``sentence_lab.objectives.jbi``): bilingual pairs, one encoder per language,
+k random noise segments per side (their eq. 1, after Hermann & Blunsom 2014). J_pa (``sentence_lab.objectives.jpa``):
+monolingual paraphrases, one encoder, MAX or MIX negatives (after Wieting et al. 2016)."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import ClassVar
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -14,7 +13,6 @@ from torch import nn
 from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.encoders.bow import BagOfWordsEncoder
 from sentence_lab.encoders.embedding import WordEmbedding
-from sentence_lab.objectives.contract import PAIRS, ObjectiveSpec
 
 DISTANCES = ("euclidean", "cosine")
 NEGATIVES = ("random", "max", "mix")
@@ -146,36 +144,3 @@ class PairHinge(nn.Module):
         if self.test_embedding == "mean" and isinstance(self.f, BagOfWordsEncoder) and self.f.pooling == "sum":
             return vectors / lengths.clamp(min=1).unsqueeze(-1).to(device=vectors.device, dtype=vectors.dtype)
         return vectors
-
-
-class JBi(PairHinge):
-    """J_bi (Elgohary & Carpuat 2016, eq. 1): aligned sentences of two languages, one encoder per language
-    (``f`` English, evaluated; ``g`` the other), ``k`` random noise segments per side from the opposite side,
-    squared Euclidean distance. Hyper-parameters tuned in their section 3.2 over batch {25, 50, 100}, margin
-    {1, 10, 100}, l2 {1, 1e-3, ..., 1e-9}, k {1, 5, 10, 15}. At test time an additive encoder's vector is the
-    average of the word vectors (section 3.2; ``test_embedding="sum"``: the sum)."""
-
-    spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(PAIRS, ("source", "target"), "val/hinge", "min", "tatoeba_en_es")
-
-    def __init__(self, encoder_factory: Callable[..., SentenceEncoder], vocabs: Mapping | None = None,
-                 k: int = 10, margin: float = 1.0, distance: str = "euclidean", l2: float = 1e-5,
-                 seed: int = 1234, test_embedding: str = "mean") -> None:
-        super().__init__(encoder_factory, False, "random", k, margin, distance, l2, seed, pool="opposite",
-                         test_embedding=test_embedding)
-
-
-class JPa(PairHinge):
-    """J_pa (Elgohary & Carpuat 2016, section 2.2, after Wieting et al. 2016): monolingual paraphrase pairs, one
-    shared encoder, one MAX (the closest segment of another pair, either side: ``pool="both"``) or MIX (MAX
-    with p = 0.5, else random) negative per segment; ``distance`` ``euclidean`` (chosen by their tuning for
-    monolingual phrases, section 3.2) or ``cosine``. At test time an additive encoder's vector is the average
-    of the word vectors (section 3.2). The earlier variant: ``pool=opposite distance=cosine margin=0.4
-    test_embedding=sum``."""
-
-    spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(PAIRS, ("source",), "val/hinge", "min", "ppdb2_human")
-
-    def __init__(self, encoder_factory: Callable[..., SentenceEncoder], vocabs: Mapping | None = None,
-                 negatives: str = "max", margin: float = 1.0, distance: str = "euclidean", l2: float = 1e-5,
-                 seed: int = 1234, pool: str = "both", test_embedding: str = "mean") -> None:
-        super().__init__(encoder_factory, True, negatives, 1, margin, distance, l2, seed, pool=pool,
-                         test_embedding=test_embedding)

@@ -33,7 +33,7 @@ from sentence_lab.runs.run_dir import check_run_dir_free, move_into_run
 from sentence_lab.runs.settings_check import check_resume_settings, check_settings
 from sentence_lab.text.config_values import plain
 from sentence_lab.text.files import atomic_write_text
-from sentence_lab.training.evaluation_callback import EvalSuiteCallback
+from sentence_lab.training.eval_suite import EvalSuiteCallback
 from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining
 

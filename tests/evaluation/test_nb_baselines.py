@@ -4,7 +4,7 @@ import random
 import numpy as np
 import pytest
 
-from sentence_lab.evaluation.nb_baselines import NBTfidfBaseline
+from sentence_lab.evaluation.nb_baselines import NBTfidfEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.tasks.base import Split, TaskData
 from sentence_lab.evaluation.tasks.registry import TASKS
@@ -34,18 +34,18 @@ def word_order(rng, y):
 
 @pytest.mark.parametrize("ngram_max", [1, 2])
 def test_word_cues_are_learnt(ngram_max):
-    result = NBTfidfBaseline(ngram_max).run_task(TASKS["BigramShift"], _task(cue_words), ProtocolParams())
+    result = NBTfidfEncoder(ngram_max).run_task(TASKS["BigramShift"], _task(cue_words), ProtocolParams())
     assert result["acc"] >= 95 and result["devacc"] >= 95 and result["ntest"] == 40
 
 
 def test_only_bigrams_see_word_order():
     data = _task(word_order, n=(400, 100, 400))
-    uni = NBTfidfBaseline(1).run_task(TASKS["BigramShift"], data, ProtocolParams())
-    bi = NBTfidfBaseline(2).run_task(TASKS["BigramShift"], data, ProtocolParams())
+    uni = NBTfidfEncoder(1).run_task(TASKS["BigramShift"], data, ProtocolParams())
+    bi = NBTfidfEncoder(2).run_task(TASKS["BigramShift"], data, ProtocolParams())
     assert 35 <= uni["acc"] <= 65  # chance: every sentence has the same bag of cue words
     assert bi["acc"] == 100.0
 
 
 def test_pair_tasks_are_refused():
     with pytest.raises(ValueError, match="single sentences"):
-        NBTfidfBaseline(1).run_task(TASKS["MRPC"], _task(cue_words), ProtocolParams())
+        NBTfidfEncoder(1).run_task(TASKS["MRPC"], _task(cue_words), ProtocolParams())

@@ -5,11 +5,13 @@ import pytest
 
 from sentence_lab.datamodules.ordered_corpus import OrderedCorpusDataModule
 from sentence_lab.datamodules.pairs import PairsDataModule
+from sentence_lab.objectives.autoencoder import AutoEncoder
 from sentence_lab.objectives.contract import BATCH_SPECS, check_pairing
-from sentence_lab.objectives.hinge import JBi, JPa
+from sentence_lab.objectives.jbi import JBi
+from sentence_lab.objectives.jpa import JPa
 from sentence_lab.objectives.nli import NLI
-from sentence_lab.objectives.quick_thoughts import QuickThoughts
-from sentence_lab.objectives.seq2seq import AutoEncoder, Seq2Seq
+from sentence_lab.objectives.nmt import Seq2Seq
+from sentence_lab.objectives.qt import QuickThoughts
 from sentence_lab.objectives.skipthought import SkipThought
 
 OBJECTIVES = {"qt": QuickThoughts, "skipthought": SkipThought, "nli": NLI, "nmt": Seq2Seq,

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from sentence_lab.encoders.bow import BagOfWordsEncoder
+from sentence_lab.objectives.autoencoder import AutoEncoder
 from sentence_lab.objectives.contract import LearnsFromUnigramCounts
 from sentence_lab.objectives.decoders import GRUDecoder
-from sentence_lab.objectives.seq2seq import AutoEncoder
 from sentence_lab.objectives.skipthought import SkipThought
 from sentence_lab.text import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Vocab
 

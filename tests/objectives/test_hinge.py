@@ -6,7 +6,9 @@ import math
 import pytest
 import torch
 
-from sentence_lab.objectives.hinge import JBi, JPa, distance, random_others
+from sentence_lab.objectives.hinge import distance, random_others
+from sentence_lab.objectives.jbi import JBi
+from sentence_lab.objectives.jpa import JPa
 from tests.helpers.toy import one_word_batch, sum_encoder
 
 # Word vectors of ids 4..9 (one-word segments, so a segment's vector is its word's).

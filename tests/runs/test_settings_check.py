@@ -40,7 +40,7 @@ def _checkpoint_of(tmp_path, encoder: dict, objective: dict) -> str:
 
 def test_resuming_is_refused_naming_every_setting_that_differs(tmp_path):
     encoder = {"_target_": "sentence_lab.encoders.bow.BowEncoder", "embed_dim": 16, "pooling": "mean"}
-    objective = {"_target_": "sentence_lab.objectives.quick_thoughts.QuickThoughts", "temperature": 0.1}
+    objective = {"_target_": "sentence_lab.objectives.qt.QuickThoughts", "temperature": 0.1}
     ckpt = _checkpoint_of(tmp_path, encoder, objective)
     cfg = OmegaConf.create({"ckpt_path": ckpt, "encoder": {**encoder, "embed_dim": 32},
                             "objective": {**objective, "temperature": 0.5}})

@@ -15,7 +15,7 @@ ENCODERS = {
     "gatedconv": {"_target_": "sentence_lab.encoders.gated_conv.GatedConvEncoder", "embed_dim": 8,
                   "channels": 6, "num_layers": 2},
 }
-QT = {"_target_": "sentence_lab.objectives.quick_thoughts.QuickThoughts"}
+QT = {"_target_": "sentence_lab.objectives.qt.QuickThoughts"}
 
 
 def qt_model(encoder: dict) -> SentenceModel:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import sacrebleu
 import torch
 
-from sentence_lab.objectives.seq2seq import AutoEncoder, Seq2Seq, detokenized
+from sentence_lab.objectives.autoencoder import AutoEncoder
+from sentence_lab.objectives.nmt import Seq2Seq, detokenized
 from sentence_lab.text import PAD_ID, SPECIALS, UNK_ID, Vocab
 from tests.helpers.toy import sum_encoder
 

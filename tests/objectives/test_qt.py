@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from sentence_lab.objectives.quick_thoughts import QuickThoughts, context_targets, qt_loss
+from sentence_lab.objectives.qt import QuickThoughts, context_targets, qt_loss
 
 
 def test_targets_spread_over_previous_and_next_within_a_document():
@@ -76,7 +76,7 @@ def test_a_batch_without_neighbours_gives_a_zero_finite_loss_not_nan():
 
 
 def test_cosine_scores_are_scaled_cosines():
-    from sentence_lab.objectives.quick_thoughts import pair_scores
+    from sentence_lab.objectives.qt import pair_scores
 
     u = torch.tensor([[3.0, 4.0], [1.0, 0.0]])
     v = torch.tensor([[0.0, 2.0], [-5.0, 0.0]])

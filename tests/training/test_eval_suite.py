@@ -16,7 +16,7 @@ import sentence_lab.evaluation.suite as suite_module
 from sentence_lab.evaluation.results import ResultsWriter, read_results
 from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
 from sentence_lab.evaluation.tasks import UnknownTask
-from sentence_lab.training.evaluation_callback import EvalSuiteCallback, task_tag
+from sentence_lab.training.eval_suite import EvalSuiteCallback, task_tag
 from tests.helpers.train_config import compose_train_cfg
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,5 +1,6 @@
-"""Sequence to sequence without attention (the probing paper's NMT and AutoEncoder, Conneau et al. 2018,
-section 3.2): the sentence vector is all a recurrent decoder sees of the source."""
+"""NMT, sequence to sequence without attention (the probing paper's NMT, Conneau et al. 2018, section 3.2): the
+sentence vector is all a recurrent decoder sees of the source. ``objective=autoencoder`` is the same model
+(``sentence_lab.objectives.autoencoder``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -10,7 +11,7 @@ import torch
 from torch import nn
 
 from sentence_lab.encoders.base import SentenceEncoder
-from sentence_lab.objectives.contract import PAIRS, SENTENCES, ObjectiveSpec
+from sentence_lab.objectives.contract import PAIRS, ObjectiveSpec
 from sentence_lab.objectives.decoders import GRUDecoder, check_output_bias, token_mean
 from sentence_lab.objectives.noise import sdae_noise
 from sentence_lab.text import PAD_ID, UNK_ID, Vocab
@@ -96,18 +97,3 @@ class Seq2Seq(nn.Module):
 
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return self.f(tokens, lengths)
-
-
-class AutoEncoder(Seq2Seq):
-    """The same model regenerating its input (Conneau et al. 2018, section 3.2), on any monolingual corpus
-    (``SENTENCES`` batches; one vocabulary)."""
-
-    spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(SENTENCES, ("source",), "val/bleu", "max", "books")
-
-    @staticmethod
-    def _target_side() -> str:
-        return "source"
-
-    @staticmethod
-    def sides(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
-        return batch["tokens"], batch["lengths"], batch["tokens"], batch["lengths"]
