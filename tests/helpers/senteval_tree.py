@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from sentence_lab.evaluation.tasks.probing import PROBING_FILES
+from sentence_lab.evaluation.tasks.sts import STS_DATASETS
 
 FILLER = "the a movie film story plot actor scene music time people day way man world life work".split()
 POS, NEG = "good great fine nice happy".split(), "bad awful poor sad ugly".split()
@@ -71,8 +72,6 @@ def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = Tr
         write_lines(se / "SNLI" / f"s1.{split}", s1)
         write_lines(se / "SNLI" / f"s2.{split}", s2)
         write_lines(se / "SNLI" / f"labels.{split}", [snli_labels[i % 3] for i in range(size)])
-    from sentence_lab.evaluation.tasks.sts import STS_DATASETS
-
     for year, names in STS_DATASETS.items():
         for name in names:
             inputs, gold = [], []
