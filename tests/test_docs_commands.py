@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,39 @@ def test_named_scripts_and_modules_exist():
                 if module not in ("venv", "pytest", "pip") and importlib.util.find_spec(module) is None:
                     missing.append(f"{page.name}: -m {module}")
     assert not missing, missing
+
+
+# The project's own folders: a path in prose under one of them names a file of this repository (SentEval's
+# `examples/bow.py` or S2V's `training/homogeneous_data.py` are other projects' and are not checked).
+OWN_FOLDERS = ("sentence_lab/", "benchmarks/", "scripts/", "tests/", "conf/", ".ci/", "docs/", "senteval/")
+COMMIT = re.compile(r"\b[0-9a-f]{7,40}\b")
+
+
+def paragraphs(page: Path) -> list[str]:
+    """The page's prose split at blank lines (code blocks included: a path there is checked the same way)."""
+    return [block for block in re.split(r"\n\s*\n", page.read_text(encoding="utf-8")) if block.strip()]
+
+
+def held_by(commit: str, path: str) -> bool:
+    """Whether ``commit`` of this checkout holds ``path`` (a one-off script cited where it lived)."""
+    done = subprocess.run(["git", "cat-file", "-e", f"{commit}:{path}"], cwd=ROOT, capture_output=True)
+    return done.returncode == 0
+
+
+def test_every_script_the_prose_names_exists_or_is_cited_by_the_commit_that_held_it():
+    """A script the docs name is in the tree, or its paragraph cites a commit holding it (the one-off scripts that
+    measured a figure once and left ``benchmarks/``)."""
+    in_git = (ROOT / ".git").exists()
+    missing = []
+    for page in PAGES + [ROOT / "docs" / name for name in RECIPES]:
+        for block in paragraphs(page):
+            for path in re.findall(r"`((?:[\w.-]+/)+[\w.-]+\.(?:py|sh))(?:\s[^`]*)?`", block):
+                if not path.startswith(OWN_FOLDERS) or (ROOT / path).exists():
+                    continue
+                commits = COMMIT.findall(block)
+                if not commits or (in_git and not any(held_by(c, path) for c in commits)):
+                    missing.append(f"{page.name}: {path}")
+    assert not missing, sorted(set(missing))
 
 
 def _expand_braces(name: str) -> list[str]:
