@@ -42,6 +42,15 @@ from sentence_lab.evaluation.baselines import BowGloveEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes import features
 from sentence_lab.evaluation.results import git_revision, library_versions
+from sentence_lab.evaluation.tasks.made_up import (
+    write_binary,
+    write_mrpc,
+    write_sick,
+    write_sst,
+    write_sts,
+    write_stsb,
+    write_trec,
+)
 from sentence_lab.evaluation.tasks.sts import STS_DATASETS
 
 RECORD_KEYS = ("benchmark", "command", "cwd", "smoke", "started", "seconds", "machine", "python", "versions",
@@ -160,55 +169,46 @@ def tiny_corpus(root: Path, sentences: int = 40) -> Path:
     return root
 
 
-def _write(path: Path, lines: list[str], encoding: str = "utf-8") -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(("\n".join(lines) + "\n").encode(encoding))
-
-
 def tiny_senteval(root: Path, n: int = 40, seed: int = 0) -> Path:
     """A data root in SentEval's layout (``root/senteval/<TASK>``) with a few dozen made-up examples of MR, TREC,
     SST2, MRPC, SICK, STSBenchmark and STS12-16: every regime once (nested CV, k-fold then test, train/dev/test,
     relatedness, cosine). Labels follow cue words, so the scores are above chance. Returns ``root``."""
     rng = random.Random(seed)
     se = root / "senteval"
-    _write(se / "MR" / "rt-polarity.pos", [_sentence(rng, POSITIVE) for _ in range(n)], "latin-1")
-    _write(se / "MR" / "rt-polarity.neg", [_sentence(rng, NEGATIVE) for _ in range(n)], "latin-1")
+    positive = [_sentence(rng, POSITIVE) for _ in range(n)]
+    write_binary(se, "MR", positive, [_sentence(rng, NEGATIVE) for _ in range(n)])
     for split, size in (("train", n), ("dev", n // 2), ("test", n // 2)):
-        _write(se / "SST" / "binary" / f"sentiment-{split}",
-               [f"{_sentence(rng, POSITIVE if i % 2 else NEGATIVE)} \t{i % 2}" for i in range(size)])
+        write_sst(se, "binary", split, [(i % 2, _sentence(rng, POSITIVE if i % 2 else NEGATIVE)) for i in range(size)])
     coarse, cues = ["DESC", "HUM", "LOC"], [["why"], ["who"], ["where"]]
-    for name, size in (("train_5500.label", 2 * n), ("TREC_10.label", n // 2)):
-        _write(se / "TREC" / name, [f"{coarse[i % 3]}:x {_sentence(rng, cues[i % 3])} ?" for i in range(size)],
-               "latin-1")
-    for name, size in (("msr_paraphrase_train.txt", n), ("msr_paraphrase_test.txt", n // 2)):
-        lines = ["\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String"]
+    for split, size in (("train", 2 * n), ("test", n // 2)):
+        write_trec(se, split, [(coarse[i % 3], _sentence(rng, cues[i % 3])) for i in range(size)])
+    for split, size in (("train", n), ("test", n // 2)):
+        mrpc = []
         for i in range(size):
             a = _sentence(rng, POSITIVE)
-            lines.append(f"{i % 2}\t{i}\t{i + 1000}\t{a}\t{a if i % 2 else _sentence(rng, NEGATIVE)}")
-        _write(se / "MRPC" / name, lines)
+            mrpc.append((i % 2, a, a if i % 2 else _sentence(rng, NEGATIVE)))
+        write_mrpc(se, split, mrpc)
     judgments = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
-    for name, size in (("SICK_train.txt", n), ("SICK_trial.txt", n // 2), ("SICK_test_annotated.txt", n // 2)):
-        lines = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"]
+    for split, size in (("train", n), ("dev", n // 2), ("test", n // 2)):
+        sick = []
         for i in range(size):
             a = _sentence(rng, POSITIVE)
             b = a if i % 3 == 2 else _sentence(rng, NEGATIVE if i % 3 == 0 else None)
-            lines.append(f"{i}\t{a}\t{b}\t{1 + 2 * (i % 3) + rng.random() * 0.9:.1f}\t{judgments[i % 3]}")
-        _write(se / "SICK" / name, lines)
+            sick.append((a, b, 1 + 2 * (i % 3) + rng.random() * 0.9, judgments[i % 3]))
+        write_sick(se, split, sick)
     for split, size in (("train", n), ("dev", n // 2), ("test", n // 2)):
-        lines = []
+        stsb = []
         for i in range(size):
             a = _sentence(rng, POSITIVE)
             b = _similar(rng, a) if i % 2 else _sentence(rng, NEGATIVE)
-            lines.append(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{(4.5 if i % 2 else 1.0) + rng.random() * 0.5:.3f}"
-                         f"\t{a}\t{b}")
-        _write(se / "STS" / "STSBenchmark" / f"sts-{split}.csv", lines)
+            stsb.append(((4.5 if i % 2 else 1.0) + rng.random() * 0.5, a, b))
+        write_stsb(se, split, stsb)
     for year, names in STS_DATASETS.items():
         for name in names:
             pairs = [(_sentence(rng, POSITIVE), i % 2) for i in range(8)]
-            pairs = [(a, _similar(rng, a) if same else _sentence(rng, NEGATIVE), same) for a, same in pairs]
-            _write(se / "STS" / f"{year}-en-test" / f"STS.input.{name}.txt", [f"{a}\t{b}" for a, b, _ in pairs])
-            _write(se / "STS" / f"{year}-en-test" / f"STS.gs.{name}.txt",
-                   [f"{(5.0 if same else 1.0) - rng.random():.2f}" for _, _, same in pairs])
+            triples = [(a, _similar(rng, a) if same else _sentence(rng, NEGATIVE), same) for a, same in pairs]
+            write_sts(se, year, name, [(a, b) for a, b, _ in triples],
+                      [f"{(5.0 if same else 1.0) - rng.random():.2f}" for _, _, same in triples])
     return root
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from sentence_lab.benchmarking import WORDS  # the made-up corpora's words, one list
 from sentence_lab.runs.run_dir import register_resolvers
 from tests.helpers.senteval_tree import HashEncoder, make_senteval_tree
 
@@ -17,8 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("PROJECT_ROOT", str(ROOT))
 register_resolvers()  # the configs' ${unique_dir:...}, as train.py and evaluate.py register it
 
-WORDS = ("the cat dog man woman saw ran walked house tree river old young red blue quickly slowly "
-         "and but with under over a an is was were sat stood").split()
 
 
 def write_corpus(folder: Path, n_docs: int, sentences_per_doc: int, seed: int) -> Path:

@@ -8,6 +8,18 @@ from pathlib import Path
 
 import numpy as np
 
+from sentence_lab.evaluation.tasks.made_up import (
+    BINARY_FILES,
+    write_binary,
+    write_mrpc,
+    write_sick,
+    write_snli,
+    write_sst,
+    write_sts,
+    write_stsb,
+    write_trec,
+    write_xprobe,
+)
 from sentence_lab.evaluation.tasks.probing import PROBING_FILES
 from sentence_lab.evaluation.tasks.sts import STS_DATASETS
 
@@ -21,82 +33,67 @@ def _sentence(rng: random.Random, cue: list[str], n: int | None = None) -> str:
     return " ".join(words)
 
 
-def write_lines(path: Path, lines: list[str], encoding: str = "utf-8") -> None:
-    """``lines`` as a text file, one a line, in ``encoding`` (SentEval's MR/CR files are latin-1)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(("\n".join(lines) + "\n").encode(encoding))
-
-
 def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = True) -> Path:
     """Every task in SentEval's layout (probing in X-Probe's, TopConstituents left out). Returns root."""
     rng = random.Random(seed)
     se = root / "senteval"
-    for folder, pos_name, neg_name in [("MR", "rt-polarity.pos", "rt-polarity.neg"),
-                                       ("CR", "custrev.pos", "custrev.neg"),
-                                       ("SUBJ", "subj.objective", "subj.subjective"), ("MPQA", "mpqa.pos", "mpqa.neg")]:
-        write_lines(se / folder / pos_name, [_sentence(rng, POS) for _ in range(n)], "latin-1")
-        write_lines(se / folder / neg_name, [_sentence(rng, NEG) for _ in range(n)], "latin-1")
+    for task in BINARY_FILES:
+        positive = [_sentence(rng, POS) for _ in range(n)]
+        write_binary(se, task, positive, [_sentence(rng, NEG) for _ in range(n)])
     for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
-        lines2, lines5 = [], []
+        binary, fine = [], []
         for i in range(size):
             y = i % 2
-            lines2.append(f"{_sentence(rng, POS if y else NEG)} \t{y}")
+            binary.append((y, _sentence(rng, POS if y else NEG)))
             y5 = i % 5
-            lines5.append(f"{y5} {_sentence(rng, [POS, NEG, FILLER, POS[:2], NEG[:2]][y5])}")
-        write_lines(se / "SST" / "binary" / f"sentiment-{split}", lines2)
-        write_lines(se / "SST" / "fine" / f"sentiment-{split}", lines5)
+            fine.append((y5, _sentence(rng, [POS, NEG, FILLER, POS[:2], NEG[:2]][y5])))
+        write_sst(se, "binary", split, binary)
+        write_sst(se, "fine", split, fine)
     coarse = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
     cues = [["abbreviation"], ["why"], ["what"], ["who"], ["where"], ["many"]]
-    for name, size in [("train_5500.label", 2 * n), ("TREC_10.label", n // 2)]:
-        write_lines(se / "TREC" / name, [f"{coarse[i % 6]}:x {_sentence(rng, cues[i % 6])} ?" for i in range(size)],
-                    "latin-1")
-    for name, size in [("msr_paraphrase_train.txt", n), ("msr_paraphrase_test.txt", n // 2)]:
-        lines = ["\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String"]
+    for split, size in [("train", 2 * n), ("test", n // 2)]:
+        write_trec(se, split, [(coarse[i % 6], _sentence(rng, cues[i % 6])) for i in range(size)])
+    for split, size in [("train", n), ("test", n // 2)]:
+        rows = []
         for i in range(size):
             a = _sentence(rng, POS)
-            b = a if i % 2 else _sentence(rng, NEG)
-            lines.append(f"{i % 2}\t{i}\t{i + 1000}\t{a}\t{b}")
-        write_lines(se / "MRPC" / name, lines)
+            rows.append((i % 2, a, a if i % 2 else _sentence(rng, NEG)))
+        write_mrpc(se, split, rows)
     judgments = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
-    for name, size in [("SICK_train.txt", n), ("SICK_trial.txt", n // 2), ("SICK_test_annotated.txt", n // 2)]:
-        lines = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"]
+    for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
+        sick = []
         for i in range(size):
             a = _sentence(rng, POS)
             b = a if i % 3 == 2 else _sentence(rng, NEG if i % 3 == 0 else FILLER)
-            lines.append(f"{i}\t{a}\t{b}\t{1 + 2 * (i % 3) + rng.random() * 0.9:.1f}\t{judgments[i % 3]}")
-        write_lines(se / "SICK" / name, lines)
+            sick.append((a, b, 1 + 2 * (i % 3) + rng.random() * 0.9, judgments[i % 3]))
+        write_sick(se, split, sick)
     snli_labels = ["entailment", "neutral", "contradiction"]
     for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
         s1 = [_sentence(rng, POS) for _ in range(size)]
         s2 = [s1[i] if i % 3 == 0 else _sentence(rng, FILLER if i % 3 == 1 else NEG) for i in range(size)]
-        write_lines(se / "SNLI" / f"s1.{split}", s1)
-        write_lines(se / "SNLI" / f"s2.{split}", s2)
-        write_lines(se / "SNLI" / f"labels.{split}", [snli_labels[i % 3] for i in range(size)])
+        write_snli(se, split, s1, s2, [snli_labels[i % 3] for i in range(size)])
     for year, names in STS_DATASETS.items():
         for name in names:
-            inputs, gold = [], []
+            pairs, gold = [], []
             for i in range(8):
                 a = _sentence(rng, POS)
-                b = a if i % 2 else _sentence(rng, NEG)
-                inputs.append(f"{a}\t{b}")
+                pairs.append((a, a if i % 2 else _sentence(rng, NEG)))
                 gold.append("" if i == 7 and year == "STS15" else f"{(5.0 if i % 2 else 1.0) - rng.random():.2f}")
-            write_lines(se / "STS" / f"{year}-en-test" / f"STS.input.{name}.txt", inputs)
-            write_lines(se / "STS" / f"{year}-en-test" / f"STS.gs.{name}.txt", gold)
+            write_sts(se, year, name, pairs, gold)
     for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
-        lines = []
+        stsb = []
         for i in range(size):
             a = _sentence(rng, POS)
             b = a if i % 2 else _sentence(rng, NEG)
-            lines.append(f"main-captions\tMSRvid\t2012test\t{i:04d}\t"
-                         f"{(4.5 if i % 2 else 1.0) + rng.random() * 0.5:.3f}\t{a}\t{b}")
-        write_lines(se / "STS" / "STSBenchmark" / f"sts-{split}.csv", lines)
+            stsb.append(((4.5 if i % 2 else 1.0) + rng.random() * 0.5, a, b))
+        write_stsb(se, split, stsb)
     if xprobe:
         for task, folder in PROBING_FILES.items():
             if task == "TopConstituents":
                 continue
             for split, size in [("va", 2 * n), ("te", n)]:
-                lines = [f"{_sentence(rng, [POS, NEG][i % 2])}\t{['O', 'I'][i % 2]}" for i in range(size)]
-                write_lines(root / "probing" / "xprobe-en" / folder / f"{split}.txt", lines)
+                write_xprobe(root / "probing" / "xprobe-en" / folder, split,
+                             [(_sentence(rng, [POS, NEG][i % 2]), ["O", "I"][i % 2]) for i in range(size)])
     return root
 
 

@@ -8,7 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.helpers.senteval_tree import FILLER, NEG, POS, write_lines
+from sentence_lab.evaluation.tasks.made_up import (
+    write_binary,
+    write_senteval_probing,
+    write_sick,
+    write_sts,
+    write_trec,
+)
+from tests.helpers.senteval_tree import FILLER, NEG, POS
 
 STS14 = ("deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news")
 
@@ -25,36 +32,33 @@ def make_task_path(root: Path, n: int = 30, seed: int = 0) -> Path:
     """MR, TREC, SICK, STS14 under ``downstream/`` and Length under ``probing/``, in SentEval's file formats."""
     rng = random.Random(seed)
     down = root / "downstream"
-    write_lines(down / "MR" / "rt-polarity.pos", [sentence(rng, POS) for _ in range(n)], "latin-1")
-    write_lines(down / "MR" / "rt-polarity.neg", [sentence(rng, NEG) for _ in range(n)], "latin-1")
+    positive = [sentence(rng, POS) for _ in range(n)]
+    write_binary(down, "MR", positive, [sentence(rng, NEG) for _ in range(n)])
     coarse = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
     cues = [["abbr"], ["why"], ["what"], ["who"], ["where"], ["many"]]
-    for name, size in [("train_5500.label", 2 * n), ("TREC_10.label", n)]:
-        write_lines(down / "TREC" / name, [f"{coarse[i % 6]}:x {sentence(rng, cues[i % 6])} ?" for i in range(size)],
-                    "latin-1")
+    for split, size in [("train", 2 * n), ("test", n)]:
+        write_trec(down, split, [(coarse[i % 6], sentence(rng, cues[i % 6])) for i in range(size)])
     judgments = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
-    for name, size in [("SICK_train.txt", n), ("SICK_trial.txt", n // 2), ("SICK_test_annotated.txt", n // 2)]:
-        lines = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"]
+    for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
+        rows = []
         for i in range(size):
             a = sentence(rng, POS)
             b = a if i % 3 == 2 else sentence(rng, NEG if i % 3 == 0 else FILLER)
-            lines.append(f"{i}\t{a}\t{b}\t{1 + 2 * (i % 3) + rng.random() * 0.9:.1f}\t{judgments[i % 3]}")
-        write_lines(down / "SICK" / name, lines)
+            rows.append((a, b, 1 + 2 * (i % 3) + rng.random() * 0.9, judgments[i % 3]))
+        write_sick(down, split, rows)
     for name in STS14:
-        inputs, gold = [], []
+        pairs, gold = [], []
         for i in range(9):
             a = sentence(rng, POS)
-            b = a if i % 2 else sentence(rng, NEG)
-            inputs.append(f"{a}\t{b}")
+            pairs.append((a, a if i % 2 else sentence(rng, NEG)))
             gold.append("" if i == 4 else f"{(5.0 if i % 2 else 1.0) - rng.random():.2f}")
-        write_lines(down / "STS" / "STS14-en-test" / f"STS.input.{name}.txt", inputs)
-        write_lines(down / "STS" / "STS14-en-test" / f"STS.gs.{name}.txt", gold)
-    lines = []
+        write_sts(down, "STS14", name, pairs, gold)
+    rows = []
     for split, size in [("tr", 3 * n), ("va", n), ("te", n)]:
         for _ in range(size):
             s = sentence(rng, POS)
-            lines.append(f"{split}\t{len(s.split())}\t{s}")
-    write_lines(root / "probing" / "sentence_length.txt", lines)
+            rows.append((split, str(len(s.split())), s))
+    write_senteval_probing(root / "probing" / "sentence_length.txt", rows)
     return root
 
 
