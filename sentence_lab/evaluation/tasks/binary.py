@@ -18,8 +18,11 @@ def load_binary(task: str, folder: str, positive: str, negative: str, data_dir: 
     return TaskData(splits={"all": split}, nclasses=2)
 
 
-# SUBJ: SentEval passes (objective, subjective) as (pos, neg): objective sentences are label 1.
-load_mr = partial(load_binary, "MR", "MR", "rt-polarity.pos", "rt-polarity.neg")
-load_cr = partial(load_binary, "CR", "CR", "custrev.pos", "custrev.neg")
-load_subj = partial(load_binary, "SUBJ", "SUBJ", "subj.objective", "subj.subjective")
-load_mpqa = partial(load_binary, "MPQA", "MPQA", "mpqa.pos", "mpqa.neg")
+# (positive file, negative file) per task. SUBJ: SentEval passes (objective, subjective) as (pos, neg): objective
+# sentences are label 1.
+BINARY_FILES = {"MR": ("rt-polarity.pos", "rt-polarity.neg"), "CR": ("custrev.pos", "custrev.neg"),
+                "SUBJ": ("subj.objective", "subj.subjective"), "MPQA": ("mpqa.pos", "mpqa.neg")}
+load_mr = partial(load_binary, "MR", "MR", *BINARY_FILES["MR"])
+load_cr = partial(load_binary, "CR", "CR", *BINARY_FILES["CR"])
+load_subj = partial(load_binary, "SUBJ", "SUBJ", *BINARY_FILES["SUBJ"])
+load_mpqa = partial(load_binary, "MPQA", "MPQA", *BINARY_FILES["MPQA"])

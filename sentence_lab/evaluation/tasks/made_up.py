@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from sentence_lab.evaluation.tasks.binary import BINARY_FILES
+from sentence_lab.evaluation.tasks.mrpc import MRPC_FILES
 from sentence_lab.evaluation.tasks.sick import SICK_FILES
+from sentence_lab.evaluation.tasks.trec import TREC_FILES
 
-BINARY_FILES = {"MR": ("rt-polarity.pos", "rt-polarity.neg"), "CR": ("custrev.pos", "custrev.neg"),
-                "SUBJ": ("subj.objective", "subj.subjective"), "MPQA": ("mpqa.pos", "mpqa.neg")}
-TREC_FILES = {"train": "train_5500.label", "test": "TREC_10.label"}
-MRPC_FILES = {"train": "msr_paraphrase_train.txt", "test": "msr_paraphrase_test.txt"}
+__all__ = ["BINARY_FILES", "write_binary", "write_lines", "write_mrpc", "write_senteval_probing", "write_sick",
+           "write_snli", "write_sst", "write_sts", "write_stsb", "write_trec", "write_xprobe"]
 MRPC_HEADER = "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String"
 SICK_HEADER = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"
 

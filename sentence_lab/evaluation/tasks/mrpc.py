@@ -21,9 +21,12 @@ def _load_file(path: Path):
     return a, b, y
 
 
+MRPC_FILES = {"train": "msr_paraphrase_train.txt", "test": "msr_paraphrase_test.txt"}
+
+
 def load_mrpc(data_dir: Path) -> TaskData:
     root = downstream_dir(data_dir) / "MRPC"
-    train, test = root / "msr_paraphrase_train.txt", root / "msr_paraphrase_test.txt"
+    train, test = root / MRPC_FILES["train"], root / MRPC_FILES["test"]
     require("MRPC", train, test)
     return TaskData(splits={"train": pair_split(*_load_file(train)), "test": pair_split(*_load_file(test))},
                     nclasses=2)

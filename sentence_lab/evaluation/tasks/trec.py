@@ -19,9 +19,12 @@ def _load_file(path: Path) -> tuple[list[str], list[int]]:
     return sentences, labels
 
 
+TREC_FILES = {"train": "train_5500.label", "test": "TREC_10.label"}
+
+
 def load_trec(data_dir: Path) -> TaskData:
     root = downstream_dir(data_dir) / "TREC"
-    train, test = root / "train_5500.label", root / "TREC_10.label"
+    train, test = root / TREC_FILES["train"], root / TREC_FILES["test"]
     require("TREC", train, test)
     return TaskData(splits={"train": int_split(*_load_file(train)), "test": int_split(*_load_file(test))},
                     nclasses=6, info={"labels": TREC_LABELS})
