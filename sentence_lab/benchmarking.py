@@ -43,6 +43,7 @@ from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes import features
 from sentence_lab.evaluation.results import git_revision, library_versions
 from sentence_lab.evaluation.tasks.made_up import (
+    sick_rows,
     write_binary,
     write_mrpc,
     write_sick,
@@ -188,14 +189,9 @@ def tiny_senteval(root: Path, n: int = 40, seed: int = 0) -> Path:
             a = _sentence(rng, POSITIVE)
             mrpc.append((i % 2, a, a if i % 2 else _sentence(rng, NEGATIVE)))
         write_mrpc(se, split, mrpc)
-    judgments = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
-    for split, size in (("train", n), ("dev", n // 2), ("test", n // 2)):
-        sick = []
-        for i in range(size):
-            a = _sentence(rng, POSITIVE)
-            b = a if i % 3 == 2 else _sentence(rng, NEGATIVE if i % 3 == 0 else None)
-            sick.append((a, b, 1 + 2 * (i % 3) + rng.random() * 0.9, judgments[i % 3]))
-        write_sick(se, split, sick)
+    for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
+        write_sick(se, split, sick_rows(rng, size, lambda: _sentence(rng, POSITIVE), lambda: _sentence(rng, NEGATIVE),
+                                              lambda: _sentence(rng, None)))
     for split, size in (("train", n), ("dev", n // 2), ("test", n // 2)):
         stsb = []
         for i in range(size):

@@ -10,6 +10,7 @@ import numpy as np
 
 from sentence_lab.evaluation.tasks.made_up import (
     BINARY_FILES,
+    sick_rows,
     write_binary,
     write_mrpc,
     write_sick,
@@ -59,14 +60,9 @@ def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = Tr
             a = _sentence(rng, POS)
             rows.append((i % 2, a, a if i % 2 else _sentence(rng, NEG)))
         write_mrpc(se, split, rows)
-    judgments = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
     for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
-        sick = []
-        for i in range(size):
-            a = _sentence(rng, POS)
-            b = a if i % 3 == 2 else _sentence(rng, NEG if i % 3 == 0 else FILLER)
-            sick.append((a, b, 1 + 2 * (i % 3) + rng.random() * 0.9, judgments[i % 3]))
-        write_sick(se, split, sick)
+        write_sick(se, split, sick_rows(rng, size, lambda: _sentence(rng, POS), lambda: _sentence(rng, NEG),
+                                              lambda: _sentence(rng, FILLER)))
     snli_labels = ["entailment", "neutral", "contradiction"]
     for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
         s1 = [_sentence(rng, POS) for _ in range(size)]

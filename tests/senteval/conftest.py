@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sentence_lab.evaluation.tasks.made_up import (
+    sick_rows,
     write_binary,
     write_senteval_probing,
     write_sick,
@@ -38,14 +39,9 @@ def make_task_path(root: Path, n: int = 30, seed: int = 0) -> Path:
     cues = [["abbr"], ["why"], ["what"], ["who"], ["where"], ["many"]]
     for split, size in [("train", 2 * n), ("test", n)]:
         write_trec(down, split, [(coarse[i % 6], sentence(rng, cues[i % 6])) for i in range(size)])
-    judgments = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
     for split, size in [("train", n), ("dev", n // 2), ("test", n // 2)]:
-        rows = []
-        for i in range(size):
-            a = sentence(rng, POS)
-            b = a if i % 3 == 2 else sentence(rng, NEG if i % 3 == 0 else FILLER)
-            rows.append((a, b, 1 + 2 * (i % 3) + rng.random() * 0.9, judgments[i % 3]))
-        write_sick(down, split, rows)
+        write_sick(down, split, sick_rows(rng, size, lambda: sentence(rng, POS), lambda: sentence(rng, NEG),
+                                              lambda: sentence(rng, FILLER)))
     for name in STS14:
         pairs, gold = [], []
         for i in range(9):

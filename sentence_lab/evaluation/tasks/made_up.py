@@ -3,7 +3,8 @@ the tests make a data folder of a few dozen made-up examples. Each writer is the
 (file names, encodings, columns), so a made-up tree loads as SentEval's own; the sentences are the caller's."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import random
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from sentence_lab.evaluation.tasks.binary import BINARY_FILES
@@ -11,8 +12,8 @@ from sentence_lab.evaluation.tasks.mrpc import MRPC_FILES
 from sentence_lab.evaluation.tasks.sick import SICK_FILES
 from sentence_lab.evaluation.tasks.trec import TREC_FILES
 
-__all__ = ["BINARY_FILES", "write_binary", "write_lines", "write_mrpc", "write_senteval_probing", "write_sick",
-           "write_snli", "write_sst", "write_sts", "write_stsb", "write_trec", "write_xprobe"]
+__all__ = ["BINARY_FILES", "write_binary", "write_lines", "write_mrpc", "write_senteval_probing", "sick_rows",
+           "write_sick", "write_snli", "write_sst", "write_sts", "write_stsb", "write_trec", "write_xprobe"]
 MRPC_HEADER = "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String"
 SICK_HEADER = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"
 
@@ -52,6 +53,20 @@ def write_sick(folder: Path, split: str, rows: Iterable[tuple[str, str, float, s
     lines = [SICK_HEADER] + [f"{i}\t{a}\t{b}\t{score:.1f}\t{judgment}"
                              for i, (a, b, score, judgment) in enumerate(rows)]
     write_lines(folder / "SICK" / SICK_FILES[split], lines)
+
+
+def sick_rows(rng: random.Random, size: int, positive: Callable[[], str], negative: Callable[[], str],
+              other: Callable[[], str]) -> list[tuple[str, str, float, str]]:
+    """``size`` SICK rows whose labels follow the sentences: every third pair is one sentence twice (entailment,
+    relatedness about 5), the others a positive sentence against a negative one (contradiction, about 1) or another
+    one (neutral, about 3); the sentences are drawn from the caller's makers, in that order, then the score's noise."""
+    judgments = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
+    rows = []
+    for i in range(size):
+        a = positive()
+        b = a if i % 3 == 2 else (negative() if i % 3 == 0 else other())
+        rows.append((a, b, 1 + 2 * (i % 3) + rng.random() * 0.9, judgments[i % 3]))
+    return rows
 
 
 def write_snli(folder: Path, split: str, s1: Sequence[str], s2: Sequence[str], labels: Sequence[str]) -> None:
