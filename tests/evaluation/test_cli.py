@@ -105,7 +105,7 @@ def test_cli_untrained_neural_encoder(senteval_root, tmp_path):
 
 @pytest.mark.slow
 def test_cli_checkpoint(senteval_root, tmp_path):
-    module = pytest.importorskip("sentence_lab.training.module")
+    untrained = pytest.importorskip("sentence_lab.training.untrained")
     import torch
 
     from sentence_lab.text import Tokenizer, Vocab
@@ -114,7 +114,7 @@ def test_cli_checkpoint(senteval_root, tmp_path):
     vocab = Vocab.from_sentences([["good", "movie"], ["bad", "film"]])
     cfg = {"_target_": "sentence_lab.encoders.bow.BagOfWordsEncoder", "embed_dim": 8, "pooling": "mean",
            "embedding_init": "random", "freeze_embeddings": False, "dropout": 0.0}
-    model = module.untrained_model(cfg, vocab, tok, seed=3)
+    model = untrained.untrained_model(cfg, vocab, tok, seed=3)
     ckpt = tmp_path / "m.ckpt"
     torch.save({"vocab": vocab.itos, "hyper_parameters": dict(model.hparams), "state_dict": model.state_dict()}, ckpt)
     out = tmp_path / "r.json"
@@ -132,7 +132,7 @@ def test_cli_checkpoint(senteval_root, tmp_path):
 
 @pytest.mark.slow
 def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
-    module = pytest.importorskip("sentence_lab.training.module")
+    untrained = pytest.importorskip("sentence_lab.training.untrained")
     import numpy as np
     import torch
 
@@ -145,7 +145,7 @@ def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
     for seed, dim in ((3, 8), (4, 6)):
         cfg = {"_target_": "sentence_lab.encoders.bow.BagOfWordsEncoder", "embed_dim": dim, "pooling": "mean",
                "embedding_init": "random", "freeze_embeddings": False, "dropout": 0.0}
-        model = module.untrained_model(cfg, vocab, tok, seed=seed)
+        model = untrained.untrained_model(cfg, vocab, tok, seed=seed)
         paths.append(tmp_path / f"m{seed}.ckpt")
         torch.save({"vocabs": {"source": vocab.itos}, "hyper_parameters": dict(model.hparams),
                     "state_dict": model.state_dict()}, paths[-1])

@@ -38,7 +38,7 @@ def test_kill_9_mid_epoch_then_resume_equals_the_straight_run(tiny_corpus, sente
     cache = tmp_path / "cache"
     straight, killed, resumed = tmp_path / "straight", tmp_path / "killed", tmp_path / "resumed"
     assert _train(tiny_corpus, senteval_root, straight, cache).returncode == 0
-    died = _train(tiny_corpus, senteval_root, killed, cache, "+callbacks.kill._target_=kill_at.KillAt",
+    died = _train(tiny_corpus, senteval_root, killed, cache, "+callbacks.kill._target_=tests.helpers.kill_at.KillAt",
                   "+callbacks.kill.step=7")
     assert died.returncode == -9  # SIGKILL, in the middle of epoch 0 (15 batches), last saved at step 6
     last = killed / "checkpoints" / "last.ckpt"

@@ -136,7 +136,7 @@ def test_a_joblib_sweep_prepares_its_corpus_on_a_cold_cache(tiny_corpus, tmp_pat
 def test_a_joblib_job_killed_by_the_system_is_recorded_and_named(tiny_corpus, tmp_path):
     """Job 0 dies by SIGKILL at its second step (what the out-of-memory killer does). Joblib then stops the pool: job 1
     finishes if it was done by then, else it is recorded as not ended too."""
-    done, sweep = _joblib_sweep(tiny_corpus, tmp_path, "+callbacks.kill._target_=kill_at.KillAt",
+    done, sweep = _joblib_sweep(tiny_corpus, tmp_path, "+callbacks.kill._target_=tests.helpers.kill_at.KillAt",
                                 "+callbacks.kill.step=2,1000000")
     assert done.returncode != 0
     # the last line but the interpreter's own shutdown warning about the killed worker's semaphores
