@@ -30,7 +30,7 @@ class MultiChannelEncoder(SentenceEncoder):
             cfg = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
             if "_target_" not in cfg:
                 raise ValueError(f"encoder.channels.{name} has no _target_: give it an encoder class, "
-                                 "e.g. encoders.bilstm.BiLSTMMaxEncoder")
+                                 "e.g. sentence_lab.encoders.bilstm.BiLSTMMaxEncoder")
             built[name] = instantiate(cfg, _partial_=True)(vocab=vocab)
         self.channels = nn.ModuleDict(built)
         self.output_dim = sum(int(c.output_dim) for c in self.channels.values())

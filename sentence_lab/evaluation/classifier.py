@@ -24,8 +24,8 @@ up to float rounding (summation order inside the products): ``tests/helpers/sent
 reference. Dropout > 0 draws its masks from its own
 generator, so with dropout the two agree in distribution only.
 
-Speed: on the CPU a linear probe without dropout steps through :mod:`evaluation.probe_kernels` (one compiled
-pass per step reads each row once, straight from the feature matrix); otherwise (MLP, dropout, wide outputs,
+Speed: on the CPU a linear probe without dropout steps through :mod:`sentence_lab.evaluation.probe_kernels` (one
+compiled pass per step reads each row once, straight from the feature matrix); otherwise (MLP, dropout, wide outputs,
 a GPU) the features get a column of ones once per fit and a step gathers the live groups' rows into a buffer
 for torch's products ``W @ Xb^T`` and ``dZ @ Xb``. Buffers are kept across steps; Adam with equal step counts
 runs torch's fused kernel. What the engine reads and computes is counted in ``FitResult.work``

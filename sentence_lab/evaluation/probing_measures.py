@@ -1,6 +1,6 @@
 """What a probing task's accuracy does not say, measured beside it when the protocol asks
 (``sentence_lab.evaluation.controls``, ``sentence_lab.evaluation.mdl``): the control task's accuracy and the selectivity
-(:mod:`evaluation.controls`), and the online codelength of the labels (:mod:`evaluation.mdl`).
+(:mod:`sentence_lab.evaluation.controls`), and the online codelength of the labels (:mod:`sentence_lab.evaluation.mdl`).
 
 Both use the probe the task chose on dev (its shape and L2 value), as Hewitt & Liang compare a probe's task and
 control accuracy at fixed settings, and as Voita & Titov fix the probe of every block. The vectors are the task's

@@ -34,8 +34,8 @@ class ProtocolParams:
     seed: int = 1111
     l2_grid: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
     device: str = "auto"  # auto -> cuda if available else cpu
-    # The fused CPU kernels of a linear probe (evaluation.probe_kernels) where they apply; false forces the torch
-    # path a GPU takes, on any device (same scores, tested against SentEval's code on both paths).
+    # The fused CPU kernels of a linear probe (sentence_lab.evaluation.probe_kernels) where they apply; false forces the
+    # torch path a GPU takes, on any device (same scores, tested against SentEval's code on both paths).
     fused_kernels: bool = True
     # On a GPU, a task whose features (train and dev rows) take more than this many GB stays in host memory and
     # each step's rows are copied to the device (4096-d features of 100k probing sentences are 1.6 GB); the scores
@@ -54,10 +54,10 @@ class ProtocolParams:
     # value, trained together, the best chosen on dev (train/dev/test tasks; None: nhid and dropout as set).
     nhid_grid: tuple[int, ...] | None = None
     dropout_grid: tuple[float, ...] | None = None
-    # Probing tasks only (evaluation.probing_measures): a control task per task and its selectivity (controls), and
-    # the online codelength of the labels (mdl). Each multiplies a probing task's classifier cost.
+    # Probing tasks only (sentence_lab.evaluation.probing_measures): a control task per task and its selectivity
+    # (controls), and the online codelength of the labels (mdl). Each multiplies a probing task's classifier cost.
     controls: bool = False
-    control_function: str = "first_word"  # evaluation.controls.FUNCTIONS
+    control_function: str = "first_word"  # sentence_lab.evaluation.controls.FUNCTIONS
     mdl: bool = False
 
     def __post_init__(self) -> None:

@@ -39,7 +39,7 @@ class TaskResult(TypedDict, total=False):
     seconds: float
     encode_seconds: float
     classifier_seconds: float
-    regime: str  # a key of evaluation.regimes.REGIMES
+    regime: str  # a key of sentence_lab.evaluation.regimes.REGIMES
     oov_rate: float  # share of the task's tokens the encoder maps to <unk>
     seeds: dict[str, dict[str, float]]
     sd: dict[str, float]

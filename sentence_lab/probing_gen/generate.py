@@ -27,7 +27,7 @@ from .syntax import (
 )
 from .writer import ProbingWriter
 
-GENERATOR_VERSION = 2  # 2: Penn-Treebank tokens (text.treebank); 1: Moses
+GENERATOR_VERSION = 2  # 2: Penn-Treebank tokens (sentence_lab.text.treebank); 1: Moses
 
 
 def _check(settings: GenSettings) -> list[str]:

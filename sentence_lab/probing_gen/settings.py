@@ -39,8 +39,8 @@ class GenSettings:
     parse_sample: int = 300000
     workers: int = 1  # processes for tokenising (pass 1) and parsing
     lowercase: bool = False  # the output keeps the corpus' case, as SentEval's files do
-    # English Penn-Treebank tokens (text.treebank), as training text and the word vectors have them; moses: the
-    # generator's tokens before version 2.
+    # English Penn-Treebank tokens (sentence_lab.text.treebank), as training text and the word vectors have them;
+    # moses: the generator's tokens before version 2.
     tokenizer_kind: str = "treebank"
     seed: int = 1111
     max_documents: int | None = None  # read only the first N documents (tests, quick looks)

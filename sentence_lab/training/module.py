@@ -104,7 +104,8 @@ class SentenceModel(SentenceInference, LightningModule):
                                                                     vocabs=self.vocabs)
         # Metrics are averaged here and handed to Lightning every log_every_n_steps steps and at epoch
         # ends: a self.log call per metric per step costs about a millisecond of Lightning bookkeeping.
-        # The training means leave out a batch whose loss is not finite (its step is skipped: training.non_finite).
+        # The training means leave out a batch whose loss is not finite (its step is skipped:
+        # sentence_lab.training.non_finite).
         self._window, self._epoch = RunningMeans(skip_non_finite=True), RunningMeans(skip_non_finite=True)
         self._val = RunningMeans()
         self._test: dict[int, RunningMeans] = {}

@@ -11,7 +11,7 @@ regime              module                 SentEval                             
 ==================  =====================  ======================================  ==========================
 
 Each module holds its regime whole: the folds, the PyTorch path (all classifiers of a stage trained at once as
-one stacked model, :func:`evaluation.classifier.fit_members`), SentEval's scikit-learn path
+one stacked model, :func:`sentence_lab.evaluation.classifier.fit_members`), SentEval's scikit-learn path
 (``params.backend == "sklearn"``), ``run`` (a loaded task and an embedding function -> SentEval's result dict)
 and ``run_dev`` (the model-selection score without the test split). Inputs are in SentEval's (length, label)
 order; accuracies are percentages rounded exactly where SentEval rounds them.

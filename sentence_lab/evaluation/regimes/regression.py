@@ -4,7 +4,7 @@ Model: ``Linear(2d -> nclasses)`` then softmax, MSE (mean) against the Tai et al
 defaults and no L2, batch 64. Every 50 epochs the dev Pearson of the expected score (classes
 1..nclasses; NaN counts as 0) is checked and the best model kept; training stops at the first
 non-improving check after 3 earlier ones, or once more than 1000 epochs have run. It is one member of the
-classifier engine (:func:`evaluation.classifier.fit_members` with ``loss="softmax_mse"``), so the batch
+classifier engine (:func:`sentence_lab.evaluation.classifier.fit_members` with ``loss="softmax_mse"``), so the batch
 plan, optimiser step and early stopping are the classifiers' own. SentEval has no scikit-learn path for it:
 ``params.backend`` is ignored.
 """
