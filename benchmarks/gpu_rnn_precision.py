@@ -14,9 +14,10 @@ input:
 * ``float32`` / ``tf32``: autocast off, TF32 off / on (cuDNN allows TF32 by default);
 * ``autocast bf16``: the layer called under autocast to bfloat16 (what PyTorch does);
 * ``bfloat16`` / ``float16``: autocast off, the layer and its input in that dtype;
-* ``encoders' path``: the same layer through ``sentence_lab/encoders/rnn.py``'s ``run_rnn`` (a kernel call per
-  direction, the weights cast per batch under autocast), in float32 and under autocast to bfloat16 (which it runs in
-  bfloat16).
+* ``encoders' path``: the same layer through ``sentence_lab/encoders/rnn.py``'s ``run_rnn`` as the encoders call it
+  (on CUDA the batch packed, one kernel call; the weights cast per batch under autocast), in float32 and under
+  autocast to bfloat16 (which it runs in bfloat16);
+* ``padded path``: ``run_rnn(..., packed=False)``, the CPU's path (a kernel call per direction), on this device.
 
 The figures go to a JSON record (``--output``, default ``logs/benchmarks/gpu_rnn_precision/<time>.json``).
 """
@@ -36,7 +37,7 @@ from sentence_lab.encoders.rnn import run_rnn
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("float32", "tf32", "autocast bf16", "bfloat16", "float16", "encoders' path, float32",
-         "encoders' path, autocast bf16")
+         "encoders' path, autocast bf16", "padded path, float32", "padded path, autocast bf16")
 
 
 def run_mode(layer: nn.Module, x: torch.Tensor, mode: str, repeats: int) -> tuple[torch.Tensor, float]:
@@ -45,9 +46,10 @@ def run_mode(layer: nn.Module, x: torch.Tensor, mode: str, repeats: int) -> tupl
     benchmark.set_tf32(mode == "tf32")
     dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(mode)
     module = copy.deepcopy(layer).to(dtype) if dtype else layer
-    if mode.startswith("encoders' path"):
+    if mode.startswith(("encoders' path", "padded path")):
         lengths = torch.full((x.size(0),), x.size(1), device=device)
-        module = functools.partial(run_rnn, layer, lengths=lengths)
+        module = functools.partial(run_rnn, layer, lengths=lengths,
+                                   packed=False if mode.startswith("padded") else None)
     inp = x.to(dtype) if dtype else x
     autocast = (torch.autocast(device.type, dtype=torch.bfloat16) if mode.endswith("autocast bf16")
                 else contextlib.nullcontext())

@@ -19,17 +19,22 @@ clipping 5.0, as the default trainer; the batch copied to the device in the step
 ``float32`` turns TF32 off for matrix products and cuDNN; ``tf32`` turns it on for both (cuDNN's recurrent and
 convolution kernels use TF32 by default in PyTorch: a plain float32 run is the tf32 row unless told otherwise);
 ``bf16-mixed`` is autocast to bfloat16 with float32 weights, as ``trainer.precision=bf16-mixed``.
+Rows of path ``padded`` (``--padded-precisions``) time the recurrent encoders on the CPU's path on this device
+(``run_rnn(..., packed=False)``: length buckets, a kernel call per direction) beside the default path (on CUDA: the
+batch packed, one cuDNN call), in the same call.
 The figures go to a JSON record (``--output``, default ``logs/benchmarks/gpu_throughput/<time>.json``).
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 import torch
 from omegaconf import OmegaConf
@@ -37,6 +42,8 @@ from omegaconf import OmegaConf
 from sentence_lab import benchmarking as benchmark
 from sentence_lab.datamodules.contiguous import ContiguousChunks
 from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
+from sentence_lab.encoders import bilstm, gru
+from sentence_lab.encoders.rnn import run_rnn
 from sentence_lab.training.module import SentenceModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,6 +95,17 @@ def make_model(config: str, overrides: dict, vocab, random_init: bool) -> Senten
                          optimizer={"_target_": "torch.optim.Adam", "lr": 1e-3})
 
 
+def rnn_path(path: str) -> contextlib.AbstractContextManager:
+    """``default``: the encoders as they are; ``padded``: their ``run_rnn`` calls forced onto the CPU's path."""
+    if path == "default":
+        return contextlib.nullcontext()
+    padded = functools.partial(run_rnn, packed=False)
+    stack = contextlib.ExitStack()
+    for module in (bilstm, gru):
+        stack.enter_context(mock.patch.object(module, "run_rnn", padded))
+    return stack
+
+
 def to_device(batch: dict, device: torch.device) -> dict:
     return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
 
@@ -130,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--encoders", default=",".join(ENCODERS), help=f"of {', '.join(ENCODERS)}")
     parser.add_argument("--precisions", default=",".join(PRECISIONS))
+    parser.add_argument("--padded-precisions", default="bf16-mixed",
+                        help="precisions also timed on the recurrent encoders' padded (CPU) path; empty: none")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     benchmark.add_options(parser, "BiLSTM-max 2 x 16, random word vectors, batches of 8 from a tiny generated corpus, "
                                   "256^3 products and an 8 MB copy")
@@ -158,27 +178,31 @@ def main(argv: list[str] | None = None) -> int:
     batches = [chunks[i] for i in range(min(len(chunks), 32))]
     encoders = {"bilstm_max 2x16": ("bilstm_max", {"hidden_dim": 16})} if args.smoke else {
         k: ENCODERS[k] for k in args.encoders.split(",")}
-    print("\n| encoder | params | precision | sentences/s | GFLOP/step | MB/step | TFLOP/s | floor ms | "
-          "of the floor |\n|---|---|---|---|---|---|---|---|---|", flush=True)
+    print("\n| encoder | params | precision | rnn path | sentences/s | GFLOP/step | MB/step | TFLOP/s | floor ms | "
+          "of the floor |\n|---|---|---|---|---|---|---|---|---|---|", flush=True)
+    padded = [p for p in args.padded_precisions.split(",") if p]
     rows = []
     for label, (config, overrides) in encoders.items():
         cpu_model = make_model(config, overrides, vocab, args.smoke)
         flops = benchmark.training_step_flops(cpu_model, batches[0])
         trainable = sum(p.numel() for p in cpu_model.parameters() if p.requires_grad)
         nbytes = ADAM_BYTES_PER_PARAMETER * trainable + sum(t.numel() * t.element_size() for t in batches[0].values())
-        for precision in args.precisions.split(","):
+        runs = [(p, "default") for p in args.precisions.split(",")] + [(p, "padded") for p in padded]
+        for precision, path in runs:
             model = make_model(config, overrides, vocab, args.smoke).to(device)
-            seconds = timed_steps(model, batches, device, precision, args.warmup, args.batches, args.min_seconds)
+            with rnn_path(path):
+                seconds = timed_steps(model, batches, device, precision, args.warmup, args.batches, args.min_seconds)
             step = statistics.median(seconds)
             floor = max(flops / rates[precision], nbytes / bandwidth)
-            row = {"encoder": label, "config": config, "overrides": overrides, "precision": precision,
+            row = {"encoder": label, "config": config, "overrides": overrides, "precision": precision, "rnn_path": path,
                    "parameters": sum(p.numel() for p in model.parameters()), "trainable": trainable,
                    "flops_per_step": flops, "bytes_per_step": nbytes, "timed_batches": len(seconds),
                    "median_step_seconds": step, "sentences_per_second": args.batch_size / step,
                    "achieved_flops_per_second": flops / step, "floor_seconds": floor, "share_of_floor": floor / step,
                    "share_of_matmul_rate": flops / step / rates[precision]}
             rows.append(row)
-            print(f"| {label} | {row['parameters'] / 1e6:.1f}M | {precision} | {row['sentences_per_second']:,.0f} | "
+            print(f"| {label} | {row['parameters'] / 1e6:.1f}M | {precision} | {path} | "
+                  f"{row['sentences_per_second']:,.0f} | "
                   f"{flops / 1e9:.1f} | {nbytes / 1e6:.0f} | {flops / step / 1e12:.2f} | {1e3 * floor:.2f} | "
                   f"{100 * floor / step:.1f}% |", flush=True)
             del model

@@ -1,4 +1,7 @@
-"""Run a torch RNN over right-padded sentences, exactly as over packed ones, but faster on CPU.
+"""Run a torch RNN over right-padded sentences, exactly as over packed ones: on a GPU packed, elsewhere faster.
+
+On CUDA the batch is packed and cuDNN runs every layer and direction of it in one call over the layer's flattened
+weights (cuDNN's kernels take packed, mixed-length batches natively). The rest of this docstring is the CPU's path.
 
 Packed sequences force PyTorch's step-by-step RNN kernel. Here each direction runs on the padded
 batch instead (which takes oneDNN's fused RNN kernels on CPU): the forward direction reads the real
@@ -21,11 +24,13 @@ the CPU it leaves the GRU in float32.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 
 def reversal_index(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
@@ -57,25 +62,45 @@ def kernel_dtype(x: torch.Tensor) -> torch.dtype | None:
 
 
 def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
-            bucket_rows: int | None = BUCKET_ROWS) -> tuple[torch.Tensor, torch.Tensor]:
+            bucket_rows: int | None = BUCKET_ROWS, packed: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """States ``[B, T, D*H]`` of the top layer and the final state ``[B, D*H]`` of each direction.
 
     The final forward state is the one after the last real token; the final backward state is the
-    one after reading back to the first token; both as ``rnn`` would give on packed input. Batches of
-    more than ``bucket_rows`` sentences run in length buckets (``None``: the whole batch at once).
+    one after reading back to the first token; both as ``rnn`` would give on packed input. ``packed``
+    (``None``: on CUDA) runs the batch packed in one kernel call; otherwise each direction runs padded,
+    batches of more than ``bucket_rows`` sentences in length buckets (``None``: the whole batch at once).
     """
     if rnn.proj_size if isinstance(rnn, nn.LSTM) else False:
         raise ValueError("LSTM projections (proj_size) are not supported by run_rnn")
+    run = _run_packed if (x.is_cuda if packed is None else packed) else functools.partial(
+        _run_buckets, bucket_rows=bucket_rows)
     dtype = kernel_dtype(x)
     if dtype is not None:
         with torch.autocast(x.device.type, enabled=False):
             weights = [w.to(dtype) for w in rnn._flat_weights]  # cast once for every bucket
-            return _run_buckets(rnn, x.to(dtype), lengths, bucket_rows, weights)
-    return _run_buckets(rnn, x, lengths, bucket_rows, rnn._flat_weights)
+            return run(rnn, x.to(dtype), lengths, weights=weights)
+    return run(rnn, x, lengths, weights=rnn._flat_weights)
 
 
-def _run_buckets(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor, bucket_rows: int | None,
-                 weights: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+def _run_packed(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
+                weights: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """``run_rnn`` on the batch packed: every layer and direction in one kernel call (padded states are zero)."""
+    is_lstm = isinstance(rnn, nn.LSTM)
+    kernel = torch._VF.lstm if is_lstm else torch._VF.gru
+    directions = 2 if rnn.bidirectional else 1
+    packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+    h0 = x.new_zeros(rnn.num_layers * directions, x.size(0), rnn.hidden_size)
+    hx = (h0, h0) if is_lstm else h0
+    out = kernel(packed.data, packed.batch_sizes, hx, weights, rnn.bias, rnn.num_layers, float(rnn.dropout),
+                 rnn.training, rnn.bidirectional)
+    states, _ = pad_packed_sequence(PackedSequence(out[0], packed.batch_sizes, packed.sorted_indices,
+                                                   packed.unsorted_indices), batch_first=True, total_length=x.size(1))
+    top = out[1][-directions:].index_select(1, packed.unsorted_indices)  # final states of the top layer, batch order
+    return states, torch.cat(list(top), dim=1)
+
+
+def _run_buckets(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor, weights: list[torch.Tensor],
+                 bucket_rows: int | None) -> tuple[torch.Tensor, torch.Tensor]:
     """``run_rnn`` with the layer's ``weights`` given (in the dtype the kernel runs in)."""
     if not bucket_rows or x.size(0) <= bucket_rows:
         return _run_padded(rnn, x, lengths, weights)

@@ -16,15 +16,17 @@ def test_reversal_index_reverses_within_each_length_only():
 @pytest.mark.parametrize("cell", [nn.LSTM, nn.GRU])
 @pytest.mark.parametrize("bidirectional", [True, False])
 @pytest.mark.parametrize("num_layers", [1, 2])
-@pytest.mark.parametrize("bucket_rows", [None, 2, 3])
-def test_padded_run_equals_packed_run(cell, bidirectional, num_layers, bucket_rows):
-    """Whole batch at once (None) or in length buckets of 2 or 3 sentences (the last one shorter)."""
+@pytest.mark.parametrize("bucket_rows", ["packed", None, 2, 3])
+def test_run_rnn_equals_torchs_packed_run(cell, bidirectional, num_layers, bucket_rows):
+    """Packed in one kernel call (the GPU's path, here on the CPU), or padded: the whole batch at once (None) or in
+    length buckets of 2 or 3 sentences (the last one shorter)."""
     torch.manual_seed(0)
     rnn = cell(6, 5, num_layers=num_layers, bidirectional=bidirectional, batch_first=True)
     lengths = torch.tensor([4, 7, 1, 5, 2, 7, 3])
     x = torch.randn(7, 7, 6)
     x[torch.arange(7)[None, :] >= lengths[:, None]] = 100.0  # loud padding must not leak
-    states, final = run_rnn(rnn, x, lengths, bucket_rows=bucket_rows)
+    packed = bucket_rows == "packed"
+    states, final = run_rnn(rnn, x, lengths, bucket_rows=None if packed else bucket_rows, packed=packed)
 
     packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
     ref_out, ref_h = rnn(packed)
@@ -45,22 +47,23 @@ def test_gradients_flow_to_both_directions():
 
 
 @pytest.mark.slow
-def test_buckets_give_the_gradients_of_the_whole_batch():
+def test_buckets_and_the_packed_run_give_the_gradients_of_the_whole_batch():
     torch.manual_seed(0)
     lengths = torch.tensor([6, 2, 5, 1, 6, 3, 4, 2])
     x = torch.randn(8, 6, 3)
     grads = []
-    for bucket_rows in (None, 3):
+    for bucket_rows, packed in ((None, False), (3, False), (None, True)):
         rnn = nn.LSTM(3, 4, bidirectional=True, batch_first=True)
         torch.manual_seed(1)
         for p in rnn.parameters():
             torch.nn.init.normal_(p)
-        states, final = run_rnn(rnn, x, lengths, bucket_rows=bucket_rows)
+        states, final = run_rnn(rnn, x, lengths, bucket_rows=bucket_rows, packed=packed)
         real = (torch.arange(6)[None, :] < lengths[:, None])[:, :, None]
         ((states * real).sum() + final.pow(2).sum()).backward()
         grads.append([p.grad for p in rnn.parameters()])
-    for whole, bucketed in zip(*grads):
-        torch.testing.assert_close(bucketed, whole, atol=1e-5, rtol=1e-5)
+    for whole, *others in zip(*grads):
+        for other in others:
+            torch.testing.assert_close(other, whole, atol=1e-5, rtol=1e-5)
 
 
 def kernel_inputs(monkeypatch, cell: str) -> list[tuple[int, int]]:
@@ -91,8 +94,9 @@ def test_a_batch_of_alike_lengths_runs_whole(monkeypatch):
     assert calls == [(6, 9)]
 
 
+@pytest.mark.parametrize("packed", [False, True])
 @pytest.mark.parametrize("cell", [nn.LSTM, nn.GRU])
-def test_under_bf16_autocast_the_kernel_runs_in_bfloat16_and_trains_the_float32_weights(cell):
+def test_under_bf16_autocast_the_kernel_runs_in_bfloat16_and_trains_the_float32_weights(cell, packed):
     """PyTorch's autocast would run cuDNN's RNNs in float16 (and leaves the CPU GRU in float32): under autocast to
     bfloat16 the kernel runs in bfloat16 explicitly, as the layer cast to bfloat16 would, on packed input. On the CPU
     only the GRU case fails without it (CPU autocast already runs the LSTM in bfloat16); the GPU tier checks both."""
@@ -100,7 +104,7 @@ def test_under_bf16_autocast_the_kernel_runs_in_bfloat16_and_trains_the_float32_
     rnn = cell(3, 4, batch_first=True, bidirectional=True)
     x, lengths = torch.randn(6, 9, 3), torch.tensor([9, 1, 2, 1, 2, 8])
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        states, final = run_rnn(rnn, x, lengths, bucket_rows=2)
+        states, final = run_rnn(rnn, x, lengths, bucket_rows=2, packed=packed)
     assert states.dtype == final.dtype == torch.bfloat16
     packed = pack_padded_sequence(x.bfloat16(), lengths, batch_first=True, enforce_sorted=False)
     reference, _ = pad_packed_sequence(copy.deepcopy(rnn).bfloat16()(packed)[0], batch_first=True)
