@@ -73,10 +73,9 @@ TASK_FOLDERS = ("MR", "CR", "SUBJ", "MPQA", "TREC", "SICK", "STS")
 TWELVE = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14", "STS15",
           "STS16"]
 CARRY_LIMIT_MIB = 64
-# Seconds each part may take. Measured on an H100 (docs/results.md, "On a GPU"): rnn precision 15, gpu tests 108,
-# default run about 280, throughput 77-96, engine 41 (the GPU tests and throughput grew since: 16-mixed, DDP and
-# padded-path rows): more than one device command's 10 minutes, so the check runs as two calls (docs/development.md,
-# "The GPU check").
+# Seconds each part may take. Measured on an H200 with the recurrent encoders packed (docs/results.md, "On a GPU"):
+# rnn precision 12, gpu tests 84-118, default run 169, throughput 71, engine 34; the limits leave room for an H100 and
+# exceed one device command's 10 minutes together, so the check runs as two calls (docs/development.md, "The GPU check").
 LIMITS = {"rnn precision": 60, "gpu tests": 240, "default run": 360, "throughput": 150, "engine": 90}
 DRY_RUN_TRAINING = ["trainer=cpu", "encoder.hidden_dim=16", "data.batch_size=16", "trainer.max_epochs=2",
                     "++trainer.limit_train_batches=3", "++trainer.limit_val_batches=1",
