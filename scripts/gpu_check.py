@@ -75,7 +75,8 @@ TWELVE = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark",
 CARRY_LIMIT_MIB = 64
 # Seconds each part may take. Measured on an H200 with the recurrent encoders packed (docs/results.md, "On a GPU"):
 # rnn precision 12, gpu tests 84-118, default run 169, throughput 71, engine 34; the limits leave room for an H100 and
-# exceed one device command's 10 minutes together, so the check runs as two calls (docs/development.md, "The GPU check").
+# exceed one device command's 10 minutes together, so the check runs as two calls (docs/development.md, "The GPU
+# check").
 LIMITS = {"rnn precision": 60, "gpu tests": 240, "default run": 360, "throughput": 150, "engine": 90}
 DRY_RUN_TRAINING = ["trainer=cpu", "encoder.hidden_dim=16", "data.batch_size=16", "trainer.max_epochs=2",
                     "++trainer.limit_train_batches=3", "++trainer.limit_val_batches=1",
