@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder, length_mask
+from sentence_lab.encoders.base import SentenceEncoder, length_mask, max_over
 from sentence_lab.encoders.embedding import WordEmbedding, trim_to_longest
 from sentence_lab.encoders.rnn import run_rnn
 
@@ -54,7 +54,7 @@ class BiLSTMMaxEncoder(_BiLSTMEncoder):
         tokens = trim_to_longest(tokens, lengths)
         states, _ = self._run(tokens, lengths)
         mask = length_mask(lengths, tokens.size(1)).unsqueeze(-1)
-        return states.masked_fill(~mask, float("-inf")).max(dim=1).values
+        return max_over(states.masked_fill(~mask, float("-inf")), dim=1)
 
 
 class BiLSTMLastEncoder(_BiLSTMEncoder):

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder, length_mask
+from sentence_lab.encoders.base import SentenceEncoder, length_mask, max_over
 from sentence_lab.encoders.embedding import WordEmbedding, trim_to_longest
 
 if TYPE_CHECKING:
@@ -78,4 +78,4 @@ class GatedConvEncoder(SentenceEncoder):
         mask = length_mask(lengths, tokens.size(1)).unsqueeze(1)
         for layer in self.layers:
             x = layer(x, mask)
-        return x.masked_fill(~mask, float("-inf")).max(dim=2).values
+        return max_over(x.masked_fill(~mask, float("-inf")), dim=2)

@@ -1,6 +1,7 @@
 """The adapter protocol the evaluation suite speaks: text in, float32 vectors out."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -56,6 +57,17 @@ class ExpandsVocabulary(Protocol):
     def expand_vocabulary(self) -> dict: ...
 
     def clear_vocabulary_expansion(self) -> None: ...
+
+
+@runtime_checkable
+class RemembersTokens(Protocol):
+    """An encoder that tokenises sentences it is told of once, for a run: ``remember_tokens(sentences)`` keeps their
+    tokens (``encode`` then skips the tokeniser for them), ``forget_tokens()`` drops them. The per-epoch suite encodes
+    the same task sentences every epoch."""
+
+    def remember_tokens(self, sentences: Iterable[str]) -> None: ...
+
+    def forget_tokens(self) -> None: ...
 
 
 class EncoderOutputError(RuntimeError):

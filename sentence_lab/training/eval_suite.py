@@ -11,7 +11,8 @@ training epochs (epoch = epochs trained), on rank zero, the callback runs its
 logger as ``<family>/<Task>`` (``probing/Length``, ``transfer/MR``, ``similarity/STS14``, ``relatedness/STSBenchmark``)
 with step = epoch, and writes ``<output_dir>/epoch_NNN.json`` (+ ``.md``), the schema of ``evaluate.py``'s
 results. At the end of fitting, each task's final and best score goes to every logger (TensorBoard's HParams tab
-pairs them with the run's hyper-parameters). Task data is read once, at ``setup``;
+pairs them with the run's hyper-parameters). Task data is read once, at ``setup``, and its sentences tokenised once,
+at the first evaluation (a model that ``RemembersTokens`` keeps them until ``teardown``);
 an evaluation problem is logged and never stops
 training; other ranks wait at a barrier.
 """
@@ -34,7 +35,7 @@ from sentence_lab.evaluation.runner import LoadedTask, params_from_config
 from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.evaluation.tasks.base import Split, TaskData
 from sentence_lab.evaluation.tasks.registry import TASKS, resolve_tasks
-from sentence_lab.evaluation.text_encoders import ExpandsVocabulary, TextEncoder
+from sentence_lab.evaluation.text_encoders import ExpandsVocabulary, RemembersTokens, TextEncoder
 from sentence_lab.text.config_values import plain
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,7 @@ class EvalSuiteCallback(Callback):
         self.history: dict[int, dict[str, float | None]] = {}  # epoch -> task -> main score
         self._epoch_started: float | None = None
         self._told_fast_dev_run = False
+        self._remembered_by: RemembersTokens | None = None  # the model holding the tasks' tokens for this fit
 
     # ---- data, once ---------------------------------------------------------------------------
     def setup(self, trainer, pl_module, stage: str) -> None:
@@ -163,6 +165,9 @@ class EvalSuiteCallback(Callback):
         if stage == "fit":
             self._suite = None
             self._has_data = None
+            if self._remembered_by is not None:
+                self._remembered_by.forget_tokens()
+                self._remembered_by = None
 
     # ---- before training and every n epochs ----------------------------------------------------
     def _skip(self, trainer) -> bool:
@@ -262,6 +267,9 @@ class EvalSuiteCallback(Callback):
             self._load()
         started = time.perf_counter()
         out_dir = self.output_dir or Path(trainer.default_root_dir) / "eval"
+        if isinstance(pl_module, RemembersTokens) and self._remembered_by is not pl_module:
+            pl_module.remember_tokens(self._suite.sentences())  # tokenised once a fit; ids still per evaluation
+            self._remembered_by = pl_module
         if self.vocab_expansion and isinstance(pl_module, ExpandsVocabulary):
             pl_module.expand_vocabulary()  # fit on this epoch's weights; describe() records it; undone below
         writer = self._open_epoch_results(trainer, pl_module, epoch, out_dir)

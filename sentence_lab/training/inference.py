@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import logging
+import sys
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, TypeVar, cast
 
@@ -39,6 +41,7 @@ class SentenceInference(nn.Module):
     objective: nn.Module
     _source_encoders: list[SentenceEncoder]
     hparams: Any
+    _remembered_tokens: dict[str, tuple[str, ...]] | None = None
 
     @property
     def output_dim(self) -> int:
@@ -83,8 +86,19 @@ class SentenceInference(nn.Module):
                 module.set_extra_rows(module.weight.new_zeros(0, module.embed_dim))
         self.encode_vocab, self.expansion = self.vocab, None
 
+    def remember_tokens(self, sentences: Iterable[str]) -> None:
+        """Tokenise ``sentences`` now and keep their tokens (interned: a table of pointers) until
+        ``forget_tokens``: the per-epoch suite encodes the same task sentences every epoch, each epoch through
+        that epoch's vocabulary."""
+        self._remembered_tokens = {s: tuple(map(sys.intern, self.tokenizer(s))) for s in dict.fromkeys(sentences)}
+
+    def forget_tokens(self) -> None:
+        self._remembered_tokens = None
+
     def token_ids(self, sentence: str) -> list[int]:
-        return self.encode_vocab.encode(_cached_tokens(self.tokenizer, sentence))
+        remembered = self._remembered_tokens
+        tokens = remembered.get(sentence) if remembered is not None else None
+        return self.encode_vocab.encode(tokens if tokens is not None else _cached_tokens(self.tokenizer, sentence))
 
     def oov_rate(self, sentences: list[str]) -> float:
         """Share of the tokens of ``sentences`` that ``encode`` maps to ``<unk>``."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,7 +17,10 @@ import sentence_lab.evaluation.suite as suite_module
 from sentence_lab.evaluation.results import ResultsWriter, read_results
 from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
 from sentence_lab.evaluation.tasks import UnknownTask
+from sentence_lab.text import Tokenizer, Vocab
+from sentence_lab.training import inference
 from sentence_lab.training.eval_suite import EvalSuiteCallback, task_tag
+from sentence_lab.training.untrained import untrained_model
 from tests.helpers.train_config import compose_train_cfg
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,6 +151,28 @@ def test_scores_match_the_runner_every_time_and_state_is_restored(senteval_root,
     assert [step for step, _ in logged] == [1, 2]
     families = {"Length": "probing", "MR": "transfer", "STS13": "similarity"}
     assert logged[0][1] == {f"{families[t]}/{t}": pytest.approx(s) for t, s in want.items()}
+
+
+def test_the_tasks_are_tokenised_once_a_fit_and_forgotten_at_teardown(senteval_root, tmp_path, monkeypatch):
+    encoder = {"_target_": "sentence_lab.encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8, "hidden_dim": 8,
+               "embedding_init": "random"}
+    model = untrained_model(encoder, Vocab.build(Counter({"the": 3, "a": 2})), Tokenizer("moses", True))
+    cb = EvalSuiteCallback(tasks=["STS13", "TREC"], data_dir=senteval_root, params=FAST, output_dir=tmp_path,
+                           vocab_expansion=False)
+    trainer = _trainer(tmp_path)
+    cb.setup(trainer, model, "fit")
+    tokenised: Counter = Counter()
+    real = Tokenizer.__call__
+    monkeypatch.setattr(Tokenizer, "__call__", lambda self, s: tokenised.update([s]) or real(self, s))
+    monkeypatch.setattr(inference, "_cached_tokens", lambda tokenizer, s: tuple(tokenizer(s)))  # no LRU to hide it
+    cb.evaluate(trainer, model, 0)
+    cb.on_train_epoch_end(trainer, model)
+    assert sorted(cb.history) == [0, 1] and cb.history[0] == cb.history[1]  # the same model: the same scores
+    assert tokenised and set(tokenised.values()) == {1}  # every task sentence once over both evaluations
+    cb.teardown(trainer, model, "fit")
+    sentence = next(iter(tokenised))
+    model.token_ids(sentence)
+    assert tokenised[sentence] == 2  # forgotten with the fit
 
 
 def test_every_n_epochs(senteval_root, hash_encoder, tmp_path):
