@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-
 import torch
+from hydra import compose, initialize_config_dir
 
 from sentence_lab.encoders.base import SentenceEncoder, encoder_class, is_trainable, max_over
 from sentence_lab.evaluation.baselines import LengthEncoder
