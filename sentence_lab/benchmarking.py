@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from lightning.pytorch.callbacks import Callback
 from torch.utils.flop_counter import FlopCounterMode
 
 from sentence_lab.evaluation import regimes
@@ -330,3 +331,35 @@ def median_seconds(fn: Callable[[], Any], device: torch.device, repeats: int, wa
         synchronize(device)
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+class LoopTimer(Callback):
+    """A run's training loop timed from inside, for benchmarks that run ``train.py``
+    (``+callbacks.loop_timer._target_=sentence_lab.benchmarking.LoopTimer +callbacks.loop_timer.output=<json>``):
+    seconds from the first training batch's start to the last one's end (data loading between batches included,
+    validation after the last batch not), the batches run and the last validation's metrics, written to ``output``
+    when fitting ends."""
+
+    def __init__(self, output: str) -> None:
+        self.output = Path(output)
+        self.first: float | None = None
+        self.last: float | None = None
+        self.batches = 0
+        self.metrics: dict[str, float] = {}
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+        if self.first is None:
+            self.first = time.perf_counter()
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        self.last = time.perf_counter()
+        self.batches += 1
+
+    def on_validation_end(self, trainer, pl_module) -> None:
+        if not trainer.sanity_checking:
+            self.metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
+
+    def on_fit_end(self, trainer, pl_module) -> None:
+        seconds = (self.last - self.first) if self.first is not None and self.last is not None else None
+        self.output.parent.mkdir(parents=True, exist_ok=True)
+        self.output.write_text(json.dumps({"seconds": seconds, "batches": self.batches, "metrics": self.metrics}))

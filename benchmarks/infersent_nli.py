@@ -1,0 +1,213 @@
+"""Training against InferSent's own loop: its ``train_nli.py`` and ``objective=nli`` on the same SNLI sentences.
+
+    git -C <InferSent clone> archive c752882~1 | tar -x -C /tmp/InferSent     # the last revision with train_nli.py
+    python benchmarks/infersent_nli.py --infersent /tmp/InferSent --sizes 256,2048 --pairs 1280   # throughput
+    python benchmarks/infersent_nli.py --infersent /tmp/InferSent --sizes 256 --pairs 36389       # one epoch, dev acc
+    python benchmarks/infersent_nli.py --smoke --infersent /tmp/InferSent                          # tiny, seconds
+
+Both sides, one after the other in this run, train a BiLSTM-max (``--sizes``: hidden units per direction) over the
+same frozen GloVe 6B 50d vectors for one epoch of the first ``--pairs`` SNLI training pairs (the SNLI rows of the
+data's training subsets, ``nli/train-subsets``), batch 64, SGD lr 0.1, gradient norm clipped at 5, the loss averaged
+over the batch once; then each scores SNLI dev (9,842 pairs). The sentences are tokenised once, by this project's
+Treebank tokenizer, lowercased (GloVe 6B is lowercase), and written in InferSent's format (``s1.train``, ``s2.train``,
+``labels.train``, dev, test) for both: InferSent splits on spaces, ours tokenises the same text to the same tokens.
+
+InferSent's code is never part of this repository: ``--infersent`` names a folder holding its ``train_nli.py``,
+``data.py``, ``models.py`` and ``mutils.py`` (facebookresearch/InferSent before c752882, which removed them). Its
+files are patched at run time, in a temporary copy, only where a CPU, current torch, numpy and Python require it or
+where the comparison needs it; every patch is printed and recorded (``PATCHES``). Measured per side: the training
+loop's seconds (InferSent: its ``trainepoch``, batch preparation included; ours, ``python train.py objective=nli
+experiment=nli`` on the same files: from the first batch's start to the last batch's end, data loading included,
+``benchmarking.LoopTimer``), pairs/s and sentences/s (two a pair), and SNLI dev accuracy after the
+same pairs. Where the two models still differ is recorded too (``DIFFERENCES``). The figures go to a JSON record
+(``--output``, default ``logs/benchmarks/infersent_nli/<time>.json``).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from sentence_lab import benchmarking as benchmark
+from sentence_lab.text.glove import load_glove
+from sentence_lab.text.tokenizer import Tokenizer
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("PROJECT_ROOT", str(ROOT))
+INFERSENT_FILES = ("train_nli.py", "data.py", "models.py", "mutils.py")
+MARK = "BENCHMARK"  # the lines the patched script prints for this benchmark
+
+# (file, text replaced, replacement, why): applied to a temporary copy, each must match.
+PATCHES = [
+    ("train_nli.py", "torch.cuda.set_device(params.gpu_id)", "DEVICE = torch.device(os.environ['BENCH_DEVICE'])",
+     "no GPU here: the device comes from the benchmark (cpu, or cuda when there is one)"),
+    ("train_nli.py", ".cuda()", ".to(DEVICE)", "its hard-coded .cuda() calls (batches, targets, model, loss)"),
+    ("train_nli.py", "for sent in eval(data_type)[split]])", "for sent in eval(data_type)[split]], dtype=object)",
+     "numpy >= 1.24 refuses ragged arrays unless dtype=object"),
+    ("train_nli.py", "loss_fn.size_average = False", "loss_fn.reduction = 'sum'",
+     "current torch ignores size_average set after construction (the loss would be a mean, then divided by the "
+     "batch size again in the loop): summed, so that the loop's division by k averages it once, as InferSent meant"),
+    ("train_nli.py", "all_costs.append(loss.data[0])", "all_costs.append(loss.item())",
+     "loss.data[0] fails on a 0-d tensor"),
+    ("train_nli.py", "for stidx in range(0, len(s1), params.batch_size):",
+     "for stidx in range(0, min(len(s1), int(os.environ['BENCH_PAIRS'])), params.batch_size):",
+     "train on the benchmark's first --pairs pairs only"),
+    ("train_nli.py", "    train_acc = trainepoch(epoch)\n",
+     f"    _t0 = time.perf_counter()\n    train_acc = trainepoch(epoch)\n"
+     f"    print('{MARK} train_seconds', time.perf_counter() - _t0, flush=True)\n",
+     "time the training loop (trainepoch: the shuffle, batch preparation, steps)"),
+    ("train_nli.py", "    eval_acc = evaluate(epoch, 'valid')\n",
+     f"    eval_acc = evaluate(epoch, 'valid')\n    print('{MARK} dev_acc', float(eval_acc), flush=True)\n",
+     "report SNLI dev accuracy after the epoch"),
+    ("train_nli.py", "# Run best model on test set.",
+     "raise SystemExit(0)  # the benchmark stops here\n# Run best model",
+     "stop after the epoch's dev accuracy (no reload, no test pass)"),
+    ("mutils.py", "inspect.getargspec(", "inspect.getfullargspec(", "inspect.getargspec is gone in Python 3.11"),
+]
+DIFFERENCES = [
+    "classifier: InferSent's default (nonlinear_fc 0) is three linear layers 4*2H -> 512 -> 512 -> 3 with no "
+    "non-linearity; ours is the paper's MLP, 4*2H -> 512 (tanh) -> 3",
+    "vocabulary: InferSent keeps every word of train, dev and test that GloVe has, as numpy rows copied into each "
+    "batch; ours the 20,000 most frequent training words in a frozen embedding table (others <unk>)",
+    "sentence markers: InferSent wraps each sentence in <s> ... </s> (GloVe has neither: zero vectors); ours adds none",
+    "InferSent shuffles the pairs (np.random.permutation, seed 1234) and pads each batch to its longest sentence, "
+    "time-major, packed per direction by cuDNN/torch; ours reads them in order and runs the padded batch "
+    "(sentence_lab/encoders/rnn.py)",
+]
+
+
+def write_snli(data_dir: Path, out: Path, tokenizer: Tokenizer, pairs: int) -> int:
+    """SNLI's training rows of the train subsets (the first ``pairs``) and SNLI dev/test, tokenised and lowercased,
+    in InferSent's format. Returns the training pairs written."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with open(data_dir / "nli" / "train-subsets" / "snli_mnli_train_subsets.tsv", newline="") as f:
+        for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if row["source"].lower().startswith("snli") and len(rows) < pairs:
+                rows.append((row["premise"], row["hypothesis"], row["label"]))
+    splits = {"train": rows}
+    for split in ("dev", "test"):
+        folder = data_dir / "nli" / "snli"
+        s1, s2, labels = ((folder / f"{name}.{split}").read_text().splitlines() for name in ("s1", "s2", "labels"))
+        splits[split] = list(zip(s1, s2, labels))
+    for split, triples in splits.items():
+        for i, name in enumerate(("s1", "s2")):
+            lines = [" ".join(tokenizer(t[i])) for t in triples]
+            (out / f"{name}.{split}").write_text("\n".join(lines) + "\n")
+        (out / f"labels.{split}").write_text("\n".join(t[2] for t in triples) + "\n")
+    return len(rows)
+
+
+def write_glove_text(path: Path) -> None:
+    """GloVe 6B 50d in the text format InferSent's loader reads (``word v1 ... v50`` per line)."""
+    index, vectors = load_glove()
+    with open(path, "w") as f:
+        for word, row in index.items():
+            f.write(word + " " + " ".join(f"{x:.6g}" for x in vectors[row]) + "\n")
+
+
+def patched_infersent(source: Path, target: Path) -> list[dict]:
+    """InferSent's four files copied into ``target`` with ``PATCHES`` applied; what each patch changed."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in INFERSENT_FILES:
+        if not (source / name).is_file():
+            raise SystemExit(f"{source} holds no {name}: --infersent names a folder of InferSent's files before "
+                             "c752882 (git -C <clone> archive c752882~1 | tar -x -C <folder>)")
+        shutil.copy(source / name, target / name)
+    applied = []
+    for name, old, new, why in PATCHES:
+        text = (target / name).read_text()
+        count = text.count(old)
+        if not count:
+            raise SystemExit(f"InferSent's {name} has no {old!r}: not the revision this benchmark patches")
+        (target / name).write_text(text.replace(old, new))
+        applied.append({"file": name, "replaced": old.strip(), "with": new.strip(), "times": count, "why": why})
+    return applied
+
+
+def run_infersent(folder: Path, data: Path, glove: Path, hidden: int, pairs: int, device: str) -> dict:
+    cmd = [sys.executable, "train_nli.py", "--nlipath", str(data), "--word_emb_path", str(glove),
+           "--word_emb_dim", "50", "--enc_lstm_dim", str(hidden), "--encoder_type", "InferSent", "--n_epochs", "1",
+           "--batch_size", "64", "--optimizer", "sgd,lr=0.1", "--max_norm", "5", "--outputdir", str(folder / "out")]
+    env = dict(os.environ, BENCH_DEVICE=device, BENCH_PAIRS=str(pairs), PYTHONPATH=str(folder))
+    done = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"InferSent's train_nli.py failed:\n{done.stderr[-3000:]}")
+    found = dict(re.findall(rf"^{MARK} (\w+) (\S+)$", done.stdout, re.M))
+    return {"train_seconds": float(found["train_seconds"]), "dev_acc": float(found["dev_acc"])}
+
+
+def run_ours(data: Path, out: Path, hidden: int, device: str) -> dict:
+    """``python train.py objective=nli experiment=nli`` on the written files, one epoch, timed by
+    ``benchmarking.LoopTimer``."""
+    record = out / "loop_timer.json"
+    cmd = [sys.executable, str(ROOT / "train.py"), "objective=nli", "experiment=nli", f"encoder.hidden_dim={hidden}",
+           f"data.train={{format: infersent, path: '{data}', split: train}}",
+           f"data.valid={{format: infersent, path: '{data}', split: dev}}", "~data.test",
+           "data.tokenizer.kind=whitespace", "trainer.max_epochs=1", "trainer.num_sanity_val_steps=0",
+           f"trainer.accelerator={'gpu' if device == 'cuda' else 'cpu'}", "logger=none", "test_after_fit=false",
+           "~callbacks.eval_suite", "print_config=false", f"hydra.run.dir={out / 'run'}",
+           f"paths.cache_dir={out / 'cache'}", "+callbacks.loop_timer._target_=sentence_lab.benchmarking.LoopTimer",
+           f"+callbacks.loop_timer.output={record}"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"train.py objective=nli failed:\n{done.stderr[-3000:]}")
+    timed = json.loads(record.read_text())
+    return {"train_seconds": timed["seconds"], "batches": timed["batches"],
+            "dev_acc": round(100 * timed["metrics"]["val/acc"], 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--infersent", type=Path, required=True, help="a folder of InferSent's files (see above)")
+    parser.add_argument("--sizes", default="256,2048", help="hidden units per direction, comma-separated")
+    parser.add_argument("--pairs", type=int, default=1280, help="training pairs per side (64 a batch)")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SENTENCE_DATA", "data")))
+    benchmark.add_options(parser, "2 x 16 units, 256 pairs")
+    args = parser.parse_args(argv)
+    run = benchmark.start("infersent_nli", args, ROOT)
+    if args.smoke:
+        args.sizes, args.pairs = "16", 256
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="infersent_nli_") as tmp:
+        tmp = Path(tmp)
+        patches = patched_infersent(args.infersent, tmp / "infersent")
+        for patch in patches:
+            print(f"patched {patch['file']} ({patch['times']}x): {patch['replaced']!r} -> {patch['with']!r}: "
+                  f"{patch['why']}")
+        pairs = write_snli(args.data_dir, tmp / "snli", Tokenizer("treebank", lowercase=True), args.pairs)
+        write_glove_text(tmp / "glove.6B.50d.txt")
+        print(f"\n{pairs} SNLI training pairs, batch 64, SGD lr 0.1, {args.device}, torch {torch.__version__}, "
+              f"{torch.get_num_threads()} threads\n\n| BiLSTM-max | side | train s | pairs/s | sentences/s | "
+              f"SNLI dev acc |\n|---|---|---|---|---|---|", flush=True)
+        for hidden in (int(h) for h in args.sizes.split(",")):
+            theirs = run_infersent(tmp / "infersent", tmp / "snli", tmp / "glove.6B.50d.txt", hidden, pairs,
+                                   args.device)
+            ours = run_ours(tmp / "snli", tmp / f"ours_{hidden}", hidden, args.device)
+            for side, result in (("InferSent train_nli.py", theirs), ("ours (objective=nli)", ours)):
+                result.update(pairs_per_second=pairs / result["train_seconds"])
+                print(f"| 2 x {hidden} | {side} | {result['train_seconds']:.1f} | {result['pairs_per_second']:.1f} "
+                      f"| {2 * result['pairs_per_second']:.1f} | {result['dev_acc']:.2f} |", flush=True)
+            rows.append({"hidden": hidden, "pairs": pairs, "infersent": theirs, "ours": ours,
+                         "speed_ratio": ours["pairs_per_second"] / theirs["pairs_per_second"]})
+            print(f"| 2 x {hidden} | ours / InferSent | | {rows[-1]['speed_ratio']:.2f}x | | |", flush=True)
+    for line in DIFFERENCES:
+        print(f"differs: {line}")
+    run.write({"device": args.device, "pairs": args.pairs, "patches": patches, "differences": DIFFERENCES,
+               "rows": rows, "numpy": np.__version__})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
