@@ -3,7 +3,7 @@
     git -C <InferSent clone> archive c752882~1 | tar -x -C /tmp/InferSent     # the last revision with train_nli.py
     python benchmarks/infersent_nli.py --infersent /tmp/InferSent --sizes 256,2048 --pairs 1280   # throughput
     python benchmarks/infersent_nli.py --infersent /tmp/InferSent --sizes 256 --pairs 36389       # one epoch, dev acc
-    python benchmarks/infersent_nli.py --smoke --infersent /tmp/InferSent                          # tiny, seconds
+    python benchmarks/infersent_nli.py --smoke [--infersent /tmp/InferSent]   # made-up pairs, 2 x 16, seconds
 
 Both sides, one after the other in this run, train a BiLSTM-max (``--sizes``: hidden units per direction) over the
 same frozen GloVe 6B 50d vectors for one epoch of the first ``--pairs`` SNLI training pairs (the SNLI rows of the
@@ -59,6 +59,8 @@ PATCHES = [
      "batch size again in the loop): summed, so that the loop's division by k averages it once, as InferSent meant"),
     ("train_nli.py", "all_costs.append(loss.data[0])", "all_costs.append(loss.item())",
      "loss.data[0] fails on a 0-d tensor"),
+    ("train_nli.py", ".cpu().sum()", ".cpu().sum().item()",
+     "the correct counts as Python numbers: current torch cannot round() a tensor"),
     ("train_nli.py", "for stidx in range(0, len(s1), params.batch_size):",
      "for stidx in range(0, min(len(s1), int(os.environ['BENCH_PAIRS'])), params.batch_size):",
      "train on the benchmark's first --pairs pairs only"),
@@ -79,10 +81,12 @@ DIFFERENCES = [
     "non-linearity; ours is the paper's MLP, 4*2H -> 512 (tanh) -> 3",
     "vocabulary: InferSent keeps every word of train, dev and test that GloVe has, as numpy rows copied into each "
     "batch; ours the 20,000 most frequent training words in a frozen embedding table (others <unk>)",
-    "sentence markers: InferSent wraps each sentence in <s> ... </s> (GloVe has neither: zero vectors); ours adds none",
-    "InferSent shuffles the pairs (np.random.permutation, seed 1234) and pads each batch to its longest sentence, "
-    "time-major, packed per direction by cuDNN/torch; ours reads them in order and runs the padded batch "
-    "(sentence_lab/encoders/rnn.py)",
+    "sentence markers: InferSent wraps each sentence in <s> ... </s> (zero vectors here: GloVe 6B has neither), two "
+    "more time steps a sentence; ours adds none",
+    "order: both shuffle the pairs once an epoch with seed 1234 (InferSent np.random.permutation, ours its epoch "
+    "sampler), so the batches differ",
+    "the recurrent pass: InferSent packs each batch (time-major) for torch's LSTM; ours runs it padded in length "
+    "buckets on the CPU, packed on a GPU (sentence_lab/encoders/rnn.py)",
 ]
 
 
@@ -109,11 +113,15 @@ def write_snli(data_dir: Path, out: Path, tokenizer: Tokenizer, pairs: int) -> i
 
 
 def write_glove_text(path: Path) -> None:
-    """GloVe 6B 50d in the text format InferSent's loader reads (``word v1 ... v50`` per line)."""
+    """GloVe 6B 50d in the text format InferSent's loader reads (``word v1 ... v50`` per line), plus zero rows for
+    ``<s>`` and ``</s>``: InferSent's loop looks both up in its word vectors (GloVe 840B, which it was written for,
+    has them; 6B has neither)."""
     index, vectors = load_glove()
     with open(path, "w") as f:
         for word, row in index.items():
             f.write(word + " " + " ".join(f"{x:.6g}" for x in vectors[row]) + "\n")
+        for marker in ("<s>", "</s>"):
+            f.write(marker + " " + " ".join(["0"] * vectors.shape[1]) + "\n")
 
 
 def patched_infersent(source: Path, target: Path) -> list[dict]:
@@ -152,8 +160,8 @@ def run_ours(data: Path, out: Path, hidden: int, device: str) -> dict:
     ``benchmarking.LoopTimer``."""
     record = out / "loop_timer.json"
     cmd = [sys.executable, str(ROOT / "train.py"), "objective=nli", "experiment=nli", f"encoder.hidden_dim={hidden}",
-           f"data.train={{format: infersent, path: '{data}', split: train}}",
-           f"data.valid={{format: infersent, path: '{data}', split: dev}}", "~data.test",
+           "~data.train", f"+data.train={{format: infersent, path: '{data}', split: train}}",
+           f"data.valid.path={data}", "~data.test",
            "data.tokenizer.kind=whitespace", "trainer.max_epochs=1", "trainer.num_sanity_val_steps=0",
            f"trainer.accelerator={'gpu' if device == 'cuda' else 'cpu'}", "logger=none", "test_after_fit=false",
            "~callbacks.eval_suite", "print_config=false", f"hydra.run.dir={out / 'run'}",
@@ -169,7 +177,8 @@ def run_ours(data: Path, out: Path, hidden: int, device: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--infersent", type=Path, required=True, help="a folder of InferSent's files (see above)")
+    parser.add_argument("--infersent", type=Path, help="a folder of InferSent's files (see above); without it, "
+                        "only our side runs")
     parser.add_argument("--sizes", default="256,2048", help="hidden units per direction, comma-separated")
     parser.add_argument("--pairs", type=int, default=1280, help="training pairs per side (64 a batch)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -179,29 +188,39 @@ def main(argv: list[str] | None = None) -> int:
     run = benchmark.start("infersent_nli", args, ROOT)
     if args.smoke:
         args.sizes, args.pairs = "16", 256
+    if args.infersent is None:
+        print("no --infersent folder: InferSent's side is not run, ours alone")
     rows = []
     with tempfile.TemporaryDirectory(prefix="infersent_nli_") as tmp:
         tmp = Path(tmp)
-        patches = patched_infersent(args.infersent, tmp / "infersent")
+        patches = patched_infersent(args.infersent, tmp / "infersent") if args.infersent else []
         for patch in patches:
             print(f"patched {patch['file']} ({patch['times']}x): {patch['replaced']!r} -> {patch['with']!r}: "
                   f"{patch['why']}")
-        pairs = write_snli(args.data_dir, tmp / "snli", Tokenizer("treebank", lowercase=True), args.pairs)
-        write_glove_text(tmp / "glove.6B.50d.txt")
+        if args.smoke:
+            pairs = args.pairs
+            benchmark.tiny_nli(tmp / "snli", pairs)
+        else:
+            pairs = write_snli(args.data_dir, tmp / "snli", Tokenizer("treebank", lowercase=True), args.pairs)
+        if args.infersent:
+            write_glove_text(tmp / "glove.6B.50d.txt")
         print(f"\n{pairs} SNLI training pairs, batch 64, SGD lr 0.1, {args.device}, torch {torch.__version__}, "
               f"{torch.get_num_threads()} threads\n\n| BiLSTM-max | side | train s | pairs/s | sentences/s | "
               f"SNLI dev acc |\n|---|---|---|---|---|---|", flush=True)
         for hidden in (int(h) for h in args.sizes.split(",")):
             theirs = run_infersent(tmp / "infersent", tmp / "snli", tmp / "glove.6B.50d.txt", hidden, pairs,
-                                   args.device)
+                                   args.device) if args.infersent else None
             ours = run_ours(tmp / "snli", tmp / f"ours_{hidden}", hidden, args.device)
             for side, result in (("InferSent train_nli.py", theirs), ("ours (objective=nli)", ours)):
+                if result is None:
+                    continue
                 result.update(pairs_per_second=pairs / result["train_seconds"])
                 print(f"| 2 x {hidden} | {side} | {result['train_seconds']:.1f} | {result['pairs_per_second']:.1f} "
                       f"| {2 * result['pairs_per_second']:.1f} | {result['dev_acc']:.2f} |", flush=True)
             rows.append({"hidden": hidden, "pairs": pairs, "infersent": theirs, "ours": ours,
-                         "speed_ratio": ours["pairs_per_second"] / theirs["pairs_per_second"]})
-            print(f"| 2 x {hidden} | ours / InferSent | | {rows[-1]['speed_ratio']:.2f}x | | |", flush=True)
+                         "speed_ratio": ours["pairs_per_second"] / theirs["pairs_per_second"] if theirs else None})
+            if theirs:
+                print(f"| 2 x {hidden} | ours / InferSent | | {rows[-1]['speed_ratio']:.2f}x | | |", flush=True)
     for line in DIFFERENCES:
         print(f"differs: {line}")
     run.write({"device": args.device, "pairs": args.pairs, "patches": patches, "differences": DIFFERENCES,

@@ -154,6 +154,20 @@ def _similar(rng: random.Random, sentence: str) -> str:
     return " ".join(words)
 
 
+def tiny_nli(folder: Path, pairs: int, seed: int = 0) -> Path:
+    """Made-up NLI pairs in InferSent's format (``s1``, ``s2``, ``labels`` . ``train``, ``dev``, ``test``): ``pairs``
+    for training, a quarter of that for dev and for test; a hypothesis is its premise with a word more."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    labels = ("entailment", "neutral", "contradiction")
+    for split, n in (("train", pairs), ("dev", max(pairs // 4, 8)), ("test", max(pairs // 4, 8))):
+        premises = [_sentence(rng) for _ in range(n)]
+        (folder / f"s1.{split}").write_text("\n".join(premises) + "\n")
+        (folder / f"s2.{split}").write_text("\n".join(_similar(rng, p) for p in premises) + "\n")
+        (folder / f"labels.{split}").write_text("\n".join(rng.choice(labels) for _ in range(n)) + "\n")
+    return folder
+
+
 def write_corpus(folder: Path, n_docs: int, sentences: int, seed: int) -> Path:
     """``n_docs`` documents of ``sentences`` random short sentences each (one paragraph per document)."""
     rng = random.Random(seed)

@@ -42,6 +42,8 @@ CASES = [
     ("gpu_throughput", [], {"matmul_rates", "copy_bandwidth", "rows"}, None),
     ("gpu_engine_speed", [], {"tasks", "dim", "devices"}, None),
     ("gpu_rnn_precision", [], {"rows", "batch"}, None),
+    ("suite_speed", [], {"checkpoint"}, None),
+    ("infersent_nli", [], {"rows", "patches", "differences"}, None),
 ]
 
 
