@@ -9,7 +9,8 @@ lent machine. Run through ``scripts/gpu_check.sh``, which installs what the mach
 ``wheels/`` (hydra-core, omegaconf, antlr4, sacremoses, nltk at the versions installed here, and blingfire without
 its 100 MB of tokenizer models: the sentence splitter is built into its library), ``glove/`` (the GloVe 6B rows of
 every word of the travelling text, read through ``SENTENCE_LAB_GLOVE_DIR``), ``data/senteval/`` (the twelve tasks of
-docs/results.md's table: MR, CR, SUBJ, MPQA, TREC, SICK, STS) and ``revision.json``.
+docs/results.md's table: MR, CR, SUBJ, MPQA, TREC, SICK, STS), ``data/nli/`` (SNLI dev and test, the training
+subsets), ``infersent/`` (with ``--infersent DIR``: InferSent's four files, never committed) and ``revision.json``.
 
 The parts, each a subprocess with a time limit whose failure is recorded while the rest goes on:
 
@@ -21,7 +22,9 @@ The parts, each a subprocess with a time limit whose failure is recorded while t
 4. throughput (``benchmarks/gpu_throughput.py``): QT sentences/s per encoder and precision as a share of the matrix
    rate and copy bandwidth measured in the same call;
 5. the engine (``benchmarks/gpu_engine_speed.py``): classifier seconds per task at 4096-d, GPU against this machine's
-   CPU, on the same vectors.
+   CPU, on the same vectors;
+6. InferSent (``benchmarks/infersent_nli.py``, when ``--prepare --infersent DIR`` carried its files): its
+   ``train_nli.py`` and ``objective=nli`` side by side, BiLSTM-max 2 x 2048 and 2 x 256, one epoch of SNLI's pairs.
 
 A short table is printed last; ``<out>/gpu_check.json`` holds everything, ``<out>/gpu_check_logs.tar.gz`` every
 part's log and files (``--out``, default ``$OUT``, else ``logs/gpu_check/<time>``).
@@ -70,6 +73,8 @@ MODULES = {"torch": "torch", "lightning": "lightning", "numpy": "numpy", "scipy"
            "hydra": "hydra-core", "omegaconf": "omegaconf", "antlr4": "antlr4-python3-runtime",
            "sacremoses": "sacremoses", "nltk": "nltk", "blingfire": "blingfire", "pytest": "pytest"}
 TASK_FOLDERS = ("MR", "CR", "SUBJ", "MPQA", "TREC", "SICK", "STS")
+NLI_FOLDERS = ("snli", "train-subsets")  # for the InferSent comparison
+INFERSENT_FILES = ("train_nli.py", "data.py", "models.py", "mutils.py")
 TWELVE = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14", "STS15",
           "STS16"]
 CARRY_LIMIT_MIB = 64
@@ -77,7 +82,8 @@ CARRY_LIMIT_MIB = 64
 # rnn precision 12, gpu tests 84-118, default run 169, throughput 71, engine 34; the limits leave room for an H100 and
 # exceed one device command's 10 minutes together, so the check runs as two calls (docs/development.md, "The GPU
 # check").
-LIMITS = {"rnn precision": 60, "gpu tests": 240, "default run": 360, "throughput": 150, "engine": 90}
+LIMITS = {"rnn precision": 60, "gpu tests": 240, "default run": 360, "throughput": 150, "engine": 90,
+          "infersent": 300}
 DRY_RUN_TRAINING = ["trainer=cpu", "encoder.hidden_dim=16", "data.batch_size=16", "trainer.max_epochs=2",
                     "++trainer.limit_train_batches=3", "++trainer.limit_val_batches=1",
                     "trainer.val_check_interval=1.0", "callbacks.last_checkpoint.every_n_train_steps=null",
@@ -152,14 +158,30 @@ def prepare_glove(prepared: Path) -> tuple[int, int]:
 
 
 def prepare_tasks(prepared: Path, data_root: Path) -> None:
-    target = prepared / "data" / "senteval"
-    if target.exists():
-        shutil.rmtree(target)
-    for name in TASK_FOLDERS:
-        source = data_root / "senteval" / name
+    """The twelve tasks' folders, and the NLI files of the InferSent comparison (SNLI's dev and test, the training
+    subsets)."""
+    for target in (prepared / "data" / "senteval", prepared / "data" / "nli"):
+        if target.exists():
+            shutil.rmtree(target)
+    for source, target in [*((data_root / "senteval" / name, prepared / "data" / "senteval" / name)
+                             for name in TASK_FOLDERS),
+                           *((data_root / "nli" / name, prepared / "data" / "nli" / name) for name in NLI_FOLDERS)]:
         if not source.is_dir():
             raise SystemExit(f"{source} is missing: set SENTENCE_DATA to the data root (e.g. ../shared/data)")
-        shutil.copytree(source, target / name)
+        shutil.copytree(source, target)
+
+
+def prepare_infersent(prepared: Path, source: Path | None) -> bool:
+    """InferSent's four files (``benchmarks/infersent_nli.py``) into ``prepared/infersent`` when ``source`` names
+    them; never committed (``.gpu_check`` is ignored). Returns whether they are there."""
+    target = prepared / "infersent"
+    if source is not None:
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        for name in INFERSENT_FILES:
+            shutil.copy(source / name, target / name)
+    return all((target / name).is_file() for name in INFERSENT_FILES)
 
 
 def carried_bytes(prepared: Path) -> int:
@@ -189,7 +211,7 @@ def write_revision(prepared: Path) -> None:
     (prepared / "revision.json").write_text(json.dumps(revision, indent=2) + "\n")
 
 
-def prepare(prepared: Path) -> int:
+def prepare(prepared: Path, infersent: Path | None) -> int:
     data_root = os.environ.get("SENTENCE_DATA")
     if not data_root:
         raise SystemExit("set SENTENCE_DATA to the data root (e.g. ../shared/data): the task files are copied from it")
@@ -199,10 +221,12 @@ def prepare(prepared: Path) -> int:
     prepare_wheels(prepared / "wheels")
     prepare_tasks(prepared, Path(data_root))
     rows, wanted = prepare_glove(prepared)
+    has_infersent = prepare_infersent(prepared, infersent)
     write_revision(prepared)
     print(f"prepared {prepared} in {time.perf_counter() - started:.0f} s: "
           f"{len(list((prepared / 'wheels').glob('*.whl')))} wheels, {rows:,} GloVe rows of {wanted:,} words, "
-          f"tasks {', '.join(TASK_FOLDERS)}")
+          f"tasks {', '.join(TASK_FOLDERS)}, NLI {', '.join(NLI_FOLDERS)}; InferSent's files "
+          f"{'carried' if has_infersent else 'absent (--infersent DIR to carry them): its part is skipped'}")
     report_carried(prepared)
     return 0
 
@@ -334,16 +358,33 @@ def benchmark_part(name: str, script: str, keys: tuple[str, ...]) -> Callable[[P
     return part
 
 
+def infersent_part(logs: Path, env: dict, dry: bool) -> dict:
+    """``benchmarks/infersent_nli.py`` (both sizes on the GPU; ``--smoke`` in a dry run), when InferSent's files
+    travel."""
+    folder = Path(env["SENTENCE_DATA"]).parent / "infersent"
+    if not prepare_infersent(folder.parent, None):
+        return {"skipped": f"no InferSent files under {folder} (prepare with --infersent DIR)", "exit_code": 0}
+    record = logs / "infersent_nli.json"
+    cmd = [sys.executable, "benchmarks/infersent_nli.py", f"--infersent={folder}", f"--output={record}",
+           *(["--smoke"] if dry else ["--sizes=2048,256"])]
+    result = run_part("infersent", cmd, logs, LIMITS["infersent"], env)
+    if not record.is_file():
+        return result
+    return read_outputs(result, lambda: {"rows": json.loads(record.read_text())["results"]["rows"]})
+
+
 PARTS = {"rnn precision": benchmark_part("rnn precision", "gpu_rnn_precision", ("rows",)),
          "gpu tests": gpu_tests, "default run": default_run,
          "throughput": benchmark_part("throughput", "gpu_throughput", ("matmul_rates", "copy_bandwidth", "rows")),
-         "engine": benchmark_part("engine", "gpu_engine_speed", ("tasks",))}
+         "engine": benchmark_part("engine", "gpu_engine_speed", ("tasks",)), "infersent": infersent_part}
 
 
 def status(part: dict) -> str:
     """How a part ended: exit code or timeout, and any error of the part itself or of reading its output."""
     if "error" in part:
         return f"error: {part['error'][:100]}"
+    if "skipped" in part:
+        return f"skipped: {part['skipped'][:100]}"
     text = "timed out" if part.get("timed_out") else f"exit {part.get('exit_code')}"
     return text + (f"; output unreadable: {part['read_error'][:80]}" if "read_error" in part else "")
 
@@ -355,7 +396,7 @@ def table(record: dict) -> str:
              f"revision {(env['revision'] or '?')[:10]}{' (dirty)' if env['revision_dirty'] else ''}",
              "", "| part | result | seconds |", "|---|---|---|"]
     rows = {"rnn precision": rnn_precision_rows, "gpu tests": gpu_tests_rows, "default run": default_run_rows,
-            "throughput": throughput_rows, "engine": engine_rows}
+            "throughput": throughput_rows, "engine": engine_rows, "infersent": infersent_rows}
     for name, part in record["parts"].items():
         lines.append(f"| {name} | {status(part)} | {part.get('seconds', '')} |")
         lines += rows[name](part)
@@ -412,6 +453,17 @@ def engine_rows(e: dict) -> list[str]:
     return lines
 
 
+def infersent_rows(p: dict) -> list[str]:
+    lines = []
+    for row in p.get("rows", []):
+        sides = [(name, row[key]) for name, key in (("InferSent", "infersent"), ("ours", "ours")) if row.get(key)]
+        text = "; ".join(f"{name} {side['pairs_per_second']:,.0f} pairs/s, dev {side['dev_acc']:.2f}"
+                         for name, side in sides)
+        ratio = f" ({row['speed_ratio']:.2f}x)" if row.get("speed_ratio") else ""
+        lines.append(f"| NLI BiLSTM-max 2 x {row['hidden']}, {row['pairs']} pairs | {text}{ratio} | |")
+    return lines
+
+
 def save(record: dict, logs: Path, out: Path) -> None:
     """The record and every part's log and files so far (checkpoints and large files left out) into ``out``."""
     (out / "gpu_check.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
@@ -459,6 +511,8 @@ def part_names(text: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prepare", action="store_true", help="build the folder that travels, here")
+    parser.add_argument("--infersent", type=Path, default=None, help="with --prepare: a folder of InferSent's "
+                        "train_nli.py, data.py, models.py, mutils.py to carry (benchmarks/infersent_nli.py)")
     parser.add_argument("--dry-run", action="store_true", help="every part on the CPU at tiny sizes")
     parser.add_argument("--dir", type=Path, default=PREPARED, help="the prepared folder (default .gpu_check)")
     parser.add_argument("--out", type=Path, default=None, help="where the record goes (default $OUT)")
@@ -466,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     prepared = args.dir.resolve()
     if args.prepare:
-        return prepare(prepared)
+        return prepare(prepared, args.infersent)
     if not (prepared / "glove" / INDEX_FILE).is_file():
         raise SystemExit(f"{prepared} is not prepared: run bash scripts/gpu_check.sh --prepare here first (and carry "
                          f"{prepared.name} to the device machine)")
