@@ -76,11 +76,20 @@ PATCHES = [
      "stop after the epoch's dev accuracy (no reload, no test pass)"),
     ("mutils.py", "inspect.getargspec(", "inspect.getfullargspec(", "inspect.getargspec is gone in Python 3.11"),
 ]
+# An ablation (--exclude-padding-from-max): InferSent's version 1 encoder (the one train_nli.py builds) max-pools over
+# the zero outputs pad_packed_sequence leaves at padded positions, so every sentence shorter than its batch's longest
+# gets max(0, ...) in each dimension; its version 2 sets exact zeros to -1e9 first (models.py, InferSent.forward).
+EXCLUDE_PADDING = ("train_nli.py", "'encoder_type'   :  params.encoder_type   ,",
+                   "'encoder_type'   :  params.encoder_type   , 'version': 2,",
+                   "ablation: version 2 of InferSent's encoder, whose max-pooling leaves the padding out (its "
+                   "<s>, </s> markers stay: train_nli.py adds them itself)")
 DIFFERENCES = [
     "classifier: InferSent's default (nonlinear_fc 0) is three linear layers 4*2H -> 512 -> 512 -> 3 with no "
     "non-linearity; ours is the paper's MLP, 4*2H -> 512 (tanh) -> 3",
     "vocabulary: InferSent keeps every word of train, dev and test that GloVe has, as numpy rows copied into each "
     "batch; ours the 20,000 most frequent training words in a frozen embedding table (others <unk>)",
+    "max-pooling: InferSent's version 1 encoder (train_nli.py's) takes the max over padded positions too, whose "
+    "outputs are zeros (--exclude-padding-from-max: its version 2, which leaves them out, as ours does)",
     "sentence markers: InferSent wraps each sentence in <s> ... </s> (zero vectors here: GloVe 6B has neither), two "
     "more time steps a sentence; ours adds none",
     "order: both shuffle the pairs once an epoch with seed 1234 (InferSent np.random.permutation, ours its epoch "
@@ -124,8 +133,9 @@ def write_glove_text(path: Path) -> None:
             f.write(marker + " " + " ".join(["0"] * vectors.shape[1]) + "\n")
 
 
-def patched_infersent(source: Path, target: Path) -> list[dict]:
-    """InferSent's four files copied into ``target`` with ``PATCHES`` applied; what each patch changed."""
+def patched_infersent(source: Path, target: Path, exclude_padding: bool) -> list[dict]:
+    """InferSent's four files copied into ``target`` with ``PATCHES`` (and ``EXCLUDE_PADDING`` when asked) applied;
+    what each patch changed."""
     target.mkdir(parents=True, exist_ok=True)
     for name in INFERSENT_FILES:
         if not (source / name).is_file():
@@ -133,7 +143,7 @@ def patched_infersent(source: Path, target: Path) -> list[dict]:
                              "c752882 (git -C <clone> archive c752882~1 | tar -x -C <folder>)")
         shutil.copy(source / name, target / name)
     applied = []
-    for name, old, new, why in PATCHES:
+    for name, old, new, why in [*PATCHES, *([EXCLUDE_PADDING] if exclude_padding else [])]:
         text = (target / name).read_text()
         count = text.count(old)
         if not count:
@@ -157,7 +167,7 @@ def run_infersent(folder: Path, data: Path, glove: Path, hidden: int, pairs: int
     return {"train_seconds": float(found["train_seconds"]), "dev_acc": float(found["dev_acc"])}
 
 
-def run_ours(data: Path, out: Path, hidden: int, device: str) -> dict:
+def run_ours(data: Path, out: Path, hidden: int, device: str, seed: int) -> dict:
     """``python train.py objective=nli experiment=nli`` on the written files, one epoch, timed by
     ``benchmarking.LoopTimer``."""
     record = out / "loop_timer.json"
@@ -168,7 +178,7 @@ def run_ours(data: Path, out: Path, hidden: int, device: str) -> dict:
            f"trainer.accelerator={'gpu' if device == 'cuda' else 'cpu'}", "logger=none", "test_after_fit=false",
            "~callbacks.eval_suite", "print_config=false", f"hydra.run.dir={out / 'run'}",
            f"paths.cache_dir={out / 'cache'}", "+callbacks.loop_timer._target_=sentence_lab.benchmarking.LoopTimer",
-           f"+callbacks.loop_timer.output={record}"]
+           f"+callbacks.loop_timer.output={record}", f"seed={seed}"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"train.py objective=nli failed:\n{done.stderr[-3000:]}")
@@ -185,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--infersent-args", default="", help="more arguments for train_nli.py (an ablation: "
                         "'--nonlinear_fc 1' gives its classifier tanh between its layers)")
     parser.add_argument("--pairs", type=int, default=1280, help="training pairs per side (64 a batch)")
+    parser.add_argument("--exclude-padding-from-max", action="store_true", help="ablation: InferSent's version 2 "
+                        "pooling (padding left out of the max, as ours); see EXCLUDE_PADDING")
+    parser.add_argument("--seed", type=int, default=1234, help="both sides' seed (InferSent's default, ours)")
     parser.add_argument("--dev-pairs", type=int, help="score the first N SNLI dev pairs (default all 9,842: a 2 x "
                         "2048 model's dev pass alone takes minutes on two cores)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -199,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="infersent_nli_") as tmp:
         tmp = Path(tmp)
-        patches = patched_infersent(args.infersent, tmp / "infersent") if args.infersent else []
+        patches = patched_infersent(args.infersent, tmp / "infersent", args.exclude_padding_from_max) \
+            if args.infersent else []
         for patch in patches:
             print(f"patched {patch['file']} ({patch['times']}x): {patch['replaced']!r} -> {patch['with']!r}: "
                   f"{patch['why']}")
@@ -216,8 +230,9 @@ def main(argv: list[str] | None = None) -> int:
               f"SNLI dev acc |\n|---|---|---|---|---|---|", flush=True)
         for hidden in (int(h) for h in args.sizes.split(",")):
             theirs = run_infersent(tmp / "infersent", tmp / "snli", tmp / "glove.6B.50d.txt", hidden, pairs,
-                                   args.device, args.infersent_args.split()) if args.infersent else None
-            ours = run_ours(tmp / "snli", tmp / f"ours_{hidden}", hidden, args.device)
+                                   args.device, ["--seed", str(args.seed), *args.infersent_args.split()]) \
+                if args.infersent else None
+            ours = run_ours(tmp / "snli", tmp / f"ours_{hidden}", hidden, args.device, args.seed)
             for side, result in (("InferSent train_nli.py", theirs), ("ours (objective=nli)", ours)):
                 if result is None:
                     continue
@@ -230,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"| 2 x {hidden} | ours / InferSent | | {rows[-1]['speed_ratio']:.2f}x | | |", flush=True)
     for line in DIFFERENCES:
         print(f"differs: {line}")
-    run.write({"device": args.device, "pairs": args.pairs, "dev_pairs": args.dev_pairs,
+    run.write({"device": args.device, "pairs": args.pairs, "dev_pairs": args.dev_pairs, "seed": args.seed,
                "infersent_args": args.infersent_args, "patches": patches, "differences": DIFFERENCES, "rows": rows,
                "numpy": np.__version__})
     return 0
