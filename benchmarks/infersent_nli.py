@@ -59,6 +59,9 @@ PATCHES = [
      "batch size again in the loop): summed, so that the loop's division by k averages it once, as InferSent meant"),
     ("train_nli.py", "all_costs.append(loss.data[0])", "all_costs.append(loss.item())",
      "loss.data[0] fails on a 0-d tensor"),
+    ("train_nli.py", "total_norm += p.grad.data.norm() ** 2", "total_norm += p.grad.data.norm().item() ** 2",
+     "the gradient norm as a Python number, as the torch it was written for returned it (np.sqrt of a CUDA tensor "
+     "fails)"),
     ("train_nli.py", ".cpu().sum()", ".cpu().sum().item()",
      "the correct counts as Python numbers: current torch cannot round() a tensor"),
     ("train_nli.py", "for stidx in range(0, len(s1), params.batch_size):",
