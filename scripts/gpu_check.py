@@ -363,7 +363,7 @@ def infersent_part(logs: Path, env: dict, dry: bool) -> dict:
     2 x 2048 first, each with its own record and limit, so a limit reached keeps the sizes done."""
     folder = Path(env["SENTENCE_DATA"]).parent / "infersent"
     if not prepare_infersent(folder.parent, None):
-        return {"skipped": f"no InferSent files under {folder} (prepare with --infersent DIR)", "exit_code": 0}
+        return {"not_run": f"no InferSent files under {folder} (prepare with --infersent DIR)", "exit_code": 0}
     results, rows = [], []
     for size in ["16"] if dry else ["2048", "256"]:
         record = logs / f"infersent_nli_{size}.json"
@@ -386,8 +386,8 @@ def status(part: dict) -> str:
     """How a part ended: exit code or timeout, and any error of the part itself or of reading its output."""
     if "error" in part:
         return f"error: {part['error'][:100]}"
-    if "skipped" in part:
-        return f"skipped: {part['skipped'][:100]}"
+    if "not_run" in part:
+        return f"not run: {part['not_run'][:100]}"
     text = "timed out" if part.get("timed_out") else f"exit {part.get('exit_code')}"
     return text + (f"; output unreadable: {part['read_error'][:80]}" if "read_error" in part else "")
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -79,23 +80,23 @@ def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
         with torch.autocast(x.device.type, enabled=False):
             weights = [w.to(dtype) for w in rnn._flat_weights]  # cast once for every bucket
             return run(rnn, x.to(dtype), lengths, weights=weights)
-    return run(rnn, x, lengths, weights=rnn._flat_weights)
+    return run(rnn, x, lengths, weights=cast(list[torch.Tensor], rnn._flat_weights))
 
 
 def _run_packed(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
                 weights: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """``run_rnn`` on the batch packed: every layer and direction in one kernel call (padded states are zero)."""
     is_lstm = isinstance(rnn, nn.LSTM)
-    kernel = torch._VF.lstm if is_lstm else torch._VF.gru
     directions = 2 if rnn.bidirectional else 1
     packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
     h0 = x.new_zeros(rnn.num_layers * directions, x.size(0), rnn.hidden_size)
-    hx = (h0, h0) if is_lstm else h0
-    out = kernel(packed.data, packed.batch_sizes, hx, weights, rnn.bias, rnn.num_layers, float(rnn.dropout),
-                 rnn.training, rnn.bidirectional)
-    states, _ = pad_packed_sequence(PackedSequence(out[0], packed.batch_sizes, packed.sorted_indices,
-                                                   packed.unsorted_indices), batch_first=True, total_length=x.size(1))
-    top = out[1][-directions:].index_select(1, packed.unsorted_indices)  # final states of the top layer, batch order
+    settings = (rnn.bias, rnn.num_layers, float(rnn.dropout), rnn.training, rnn.bidirectional)
+    out = (torch._VF.lstm(packed.data, packed.batch_sizes, (h0, h0), weights, *settings) if is_lstm else
+           torch._VF.gru(packed.data, packed.batch_sizes, h0, weights, *settings))
+    unsort = cast(torch.Tensor, packed.unsorted_indices)  # set: the batch was packed unsorted
+    states, _ = pad_packed_sequence(PackedSequence(out[0], packed.batch_sizes, packed.sorted_indices, unsort),
+                                    batch_first=True, total_length=x.size(1))
+    top = out[1][-directions:].index_select(1, unsort)  # final states of the top layer, in batch order
     return states, torch.cat(list(top), dim=1)
 
 

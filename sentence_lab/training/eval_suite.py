@@ -267,8 +267,9 @@ class EvalSuiteCallback(Callback):
             self._load()
         started = time.perf_counter()
         out_dir = self.output_dir or Path(trainer.default_root_dir) / "eval"
-        if isinstance(pl_module, RemembersTokens) and self._remembered_by is not pl_module:
-            pl_module.remember_tokens(self._suite.sentences())  # tokenised once a fit; ids still per evaluation
+        suite = self._suite
+        if isinstance(pl_module, RemembersTokens) and self._remembered_by is not pl_module and suite is not None:
+            pl_module.remember_tokens(suite.sentences())  # tokenised once a fit; ids still per evaluation
             self._remembered_by = pl_module
         if self.vocab_expansion and isinstance(pl_module, ExpandsVocabulary):
             pl_module.expand_vocabulary()  # fit on this epoch's weights; describe() records it; undone below
