@@ -44,7 +44,6 @@ from sentence_lab.text.tokenizer import Tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("PROJECT_ROOT", str(ROOT))
-INFERSENT_FILES = ("train_nli.py", "data.py", "models.py", "mutils.py")
 MARK = "BENCHMARK"  # the lines the patched script prints for this benchmark
 
 # (file, text replaced, replacement, why): applied to a temporary copy, each must match.
@@ -140,7 +139,7 @@ def patched_infersent(source: Path, target: Path, exclude_padding: bool) -> list
     """InferSent's four files copied into ``target`` with ``PATCHES`` (and ``EXCLUDE_PADDING`` when asked) applied;
     what each patch changed."""
     target.mkdir(parents=True, exist_ok=True)
-    for name in INFERSENT_FILES:
+    for name in benchmark.INFERSENT_FILES:
         if not (source / name).is_file():
             raise SystemExit(f"{source} holds no {name}: --infersent names a folder of InferSent's files before "
                              "c752882 (git -C <clone> archive c752882~1 | tar -x -C <folder>)")

@@ -55,6 +55,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
+from sentence_lab.benchmarking import INFERSENT_FILES
 from sentence_lab.evaluation.results import git_revision, percent_score
 from sentence_lab.text.documents import list_documents, read_document
 from sentence_lab.text.glove import GLOVE_DIR_VARIABLE, INDEX_FILE, VECTORS_FILE, glove_words, load_glove
@@ -74,7 +75,6 @@ MODULES = {"torch": "torch", "lightning": "lightning", "numpy": "numpy", "scipy"
            "sacremoses": "sacremoses", "nltk": "nltk", "blingfire": "blingfire", "pytest": "pytest"}
 TASK_FOLDERS = ("MR", "CR", "SUBJ", "MPQA", "TREC", "SICK", "STS")
 NLI_FOLDERS = ("snli", "train-subsets")  # for the InferSent comparison
-INFERSENT_FILES = ("train_nli.py", "data.py", "models.py", "mutils.py")
 TWELVE = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14", "STS15",
           "STS16"]
 CARRY_LIMIT_MIB = 64
@@ -171,17 +171,19 @@ def prepare_tasks(prepared: Path, data_root: Path) -> None:
         shutil.copytree(source, target)
 
 
-def prepare_infersent(prepared: Path, source: Path | None) -> bool:
-    """InferSent's four files (``benchmarks/infersent_nli.py``) into ``prepared/infersent`` when ``source`` names
-    them; never committed (``.gpu_check`` is ignored). Returns whether they are there."""
+def carries_infersent(prepared: Path) -> bool:
+    """Whether InferSent's four files (``benchmarks/infersent_nli.py``) are in ``prepared/infersent``."""
+    return all((prepared / "infersent" / name).is_file() for name in INFERSENT_FILES)
+
+
+def prepare_infersent(prepared: Path, source: Path) -> None:
+    """InferSent's four files into ``prepared/infersent``; never committed (``.gpu_check`` is ignored)."""
     target = prepared / "infersent"
-    if source is not None:
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
-        for name in INFERSENT_FILES:
-            shutil.copy(source / name, target / name)
-    return all((target / name).is_file() for name in INFERSENT_FILES)
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for name in INFERSENT_FILES:
+        shutil.copy(source / name, target / name)
 
 
 def carried_bytes(prepared: Path) -> int:
@@ -221,7 +223,9 @@ def prepare(prepared: Path, infersent: Path | None) -> int:
     prepare_wheels(prepared / "wheels")
     prepare_tasks(prepared, Path(data_root))
     rows, wanted = prepare_glove(prepared)
-    has_infersent = prepare_infersent(prepared, infersent)
+    if infersent is not None:
+        prepare_infersent(prepared, infersent)
+    has_infersent = carries_infersent(prepared)
     write_revision(prepared)
     print(f"prepared {prepared} in {time.perf_counter() - started:.0f} s: "
           f"{len(list((prepared / 'wheels').glob('*.whl')))} wheels, {rows:,} GloVe rows of {wanted:,} words, "
@@ -362,7 +366,7 @@ def infersent_part(logs: Path, env: dict, dry: bool) -> dict:
     """``benchmarks/infersent_nli.py`` (``--smoke`` in a dry run), when InferSent's files travel: one run per size,
     2 x 2048 first, each with its own record and limit, so a limit reached keeps the sizes done."""
     folder = Path(env["SENTENCE_DATA"]).parent / "infersent"
-    if not prepare_infersent(folder.parent, None):
+    if not carries_infersent(folder.parent):
         return {"not_run": f"no InferSent files under {folder} (prepare with --infersent DIR)", "exit_code": 0}
     results, rows = [], []
     for size in ["16"] if dry else ["2048", "256"]:

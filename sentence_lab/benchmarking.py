@@ -154,6 +154,11 @@ def _similar(rng: random.Random, sentence: str) -> str:
     return " ".join(words)
 
 
+# InferSent's files that benchmarks/infersent_nli.py runs (facebookresearch/InferSent before c752882, which removed
+# them); the GPU check carries them when told where they are.
+INFERSENT_FILES = ("train_nli.py", "data.py", "models.py", "mutils.py")
+
+
 def tiny_nli(folder: Path, pairs: int, seed: int = 0) -> Path:
     """Made-up NLI pairs in InferSent's format (``s1``, ``s2``, ``labels`` . ``train``, ``dev``, ``test``): ``pairs``
     for training, a quarter of that for dev and for test; a hypothesis is its premise with a word more."""
