@@ -18,7 +18,7 @@ register_resolvers()
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF), config_name="train")
-def train_job(cfg: DictConfig) -> float | None:
+def train_job(cfg: DictConfig) -> float | None | list[float | None]:
     return run_job(cfg, train)
 
 

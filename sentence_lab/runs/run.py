@@ -31,6 +31,7 @@ from sentence_lab.runs.errors import PeerLost, RunInterrupted
 from sentence_lab.runs.renamed_keys import move_renamed_nodes
 from sentence_lab.runs.run_dir import check_run_dir_free, move_into_run
 from sentence_lab.runs.settings_check import check_resume_settings, check_settings
+from sentence_lab.runs.trial_pruning import TrialPruning, trial_callbacks
 from sentence_lab.text.config_values import plain
 from sentence_lab.text.files import atomic_write_text
 from sentence_lab.training.eval_suite import EvalSuiteCallback
@@ -130,6 +131,8 @@ def stop_reason(trainer: L.Trainer) -> str:
         return "max_time"
     if any(isinstance(c, EarlyStopping) and c.stopped_epoch > 0 for c in trainer.callbacks):
         return "early_stopping"
+    if any(isinstance(c, TrialPruning) and c.pruned_at is not None for c in trainer.callbacks):
+        return "pruned"
     if trainer.max_steps != -1 and trainer.global_step >= trainer.max_steps:
         return "max_steps"
     return "max_epochs" if trainer.current_epoch >= (trainer.max_epochs or 0) else "stopped"
@@ -161,6 +164,10 @@ def write_run_status(trainer: L.Trainer, stopped_by: str | None = None) -> dict[
     guard = next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)
     if guard is not None:
         status.update(guard.summary())
+    pruning = next((c for c in trainer.callbacks if isinstance(c, TrialPruning)), None)
+    if pruning is not None:  # an Optuna sweep's trial: which, and what it reported
+        status["optuna_trial"] = {"trial_id": pruning.trial_id, "pruned_at_epoch": pruning.pruned_at,
+                                  "reported": {str(epoch): value for epoch, value in pruning.reported.items()}}
     if trainer.is_global_zero:
         atomic_write_text(Path(trainer.default_root_dir) / "run_status.json", json.dumps(status, indent=2) + "\n")
     if not status["complete"]:
@@ -199,7 +206,8 @@ def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     check_pairing(config_choice(cfg, "objective"), spec, config_choice(cfg, "data"), datamodule)
     datamodule.setup("fit")
     model = build_model(cfg, datamodule)
-    trainer: L.Trainer = instantiate(cfg.trainer, callbacks=_instantiate_group(cfg.get("callbacks")),
+    callbacks = _instantiate_group(cfg.get("callbacks")) + trial_callbacks(cfg)
+    trainer: L.Trainer = instantiate(cfg.trainer, callbacks=callbacks,
                                      logger=_instantiate_group(cfg.get("logger")) or False)
     for logger in trainer.loggers:  # what the run is, next to the model's own hyper-parameters
         logger.log_hyperparams({"tags": list(cfg.get("tags") or []), "objective_name": config_choice(cfg, "objective"),
@@ -240,25 +248,33 @@ def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> ResultsDocumen
     return doc
 
 
-def optimized_value(cfg: DictConfig, trainer: L.Trainer) -> tuple[str, float | None]:
-    """The value ``train`` returns: ``optimized_metric`` (a logged metric such as ``val/context_acc``, or a score
-    of the evaluation suite's last epoch such as ``probing/mean``, ``relatedness/STSBenchmark``),
-    default ``monitor``."""
-    name = str(cfg.get("optimized_metric") or cfg.monitor)
+def metric_value(name: str, trainer: L.Trainer) -> float | None:
+    """A logged metric (``val/context_acc``) or a score of the evaluation suite's last epoch (``probing/mean``,
+    ``relatedness/STSBenchmark``); None (with a warning) when neither has it."""
     metric = trainer.callback_metrics.get(name)
     if metric is not None:
-        return name, float(metric)
+        return float(metric)
     for callback in trainer.callbacks:
         if isinstance(callback, EvalSuiteCallback):
             scores = callback.final_scores()
             if name in scores:
-                return name, scores[name]
+                return scores[name]
             log.warning("optimized_metric=%s: not among the logged metrics nor the suite's scores (%s)", name,
                         ", ".join(sorted(scores)) or "none")
-    return name, None
+    return None
 
 
-def train(cfg: DictConfig) -> float | None:
+def optimized_value(cfg: DictConfig, trainer: L.Trainer) -> tuple[str, float | None | list[float | None]]:
+    """The value ``train`` returns: ``optimized_metric`` (see ``metric_value``), default ``monitor``; a list of
+    names (several objectives at once, e.g. ``[probing/mean, similarity/mean]``) gives a list of values."""
+    names = cfg.get("optimized_metric") or cfg.monitor
+    if isinstance(names, str):
+        return names, metric_value(names, trainer)
+    names = [str(name) for name in names]
+    return ", ".join(names), [metric_value(name, trainer) for name in names]
+
+
+def train(cfg: DictConfig) -> float | None | list[float | None]:
     """``fit``, test on the data's test sets (``test_after_fit``), return ``optimized_metric`` (default: the
     monitored metric), what a sweeper optimises. The composed config is printed (``print_config``) and saved as
     ``config_tree.log``."""

@@ -58,6 +58,16 @@ def _literal_dir(settings: dict[str, tuple[int, object]], key: str) -> tuple[int
     return index, Path(value).expanduser().resolve()
 
 
+def holds_optuna_study(sweep: Path) -> bool:
+    """The sweep directory is an Optuna sweep's (its ``multirun.yaml`` names our sweeper): running its command
+    again goes on with its study (``sentence_lab.runs.optuna_sweep``), each new trial in a directory of its own."""
+    saved = sweep / "multirun.yaml"
+    if not saved.is_file():
+        return False
+    target = OmegaConf.select(OmegaConf.load(saved), "hydra.sweeper._target_", default="") or ""
+    return str(target).endswith("optuna_sweeper.OptunaSweeper")
+
+
 def claim_run_dir(overrides: list[str]) -> list[str]:
     """Check an explicit ``hydra.run.dir=<dir>`` (or a multirun's ``hydra.sweep.dir``) before Hydra writes its config
     and log into it: a directory that holds checkpoints is refused (``RunDirTaken``) unless the command resumes it;
@@ -70,7 +80,7 @@ def claim_run_dir(overrides: list[str]) -> list[str]:
     if any(o in ("-m", "--multirun") for o in overrides):
         sweep = _literal_dir(settings, "hydra.sweep.dir")
         held = sorted(p.parent.parent.name for p in sweep[1].glob("*/checkpoints/*.ckpt")) if sweep else []
-        if held:
+        if held and not holds_optuna_study(sweep[1]):  # an Optuna study goes on there, in new trials' directories
             raise RunDirTaken(sweep[1], [f"{held[0]}/checkpoints/..."], "hydra.sweep.dir")
         return overrides  # each job's directory is checked in the job too (check_run_dir_free)
     given = _literal_dir(settings, "hydra.run.dir")

@@ -8,7 +8,8 @@ import os
 import subprocess
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,10 +52,38 @@ def _record_failure(hydra_cfg: DictConfig, err: BaseException) -> None:
     record_failed_job(Path(hydra_cfg.sweep.dir), int(hydra_cfg.job.num), overrides, one_line(err), job_dir)
 
 
-def _record_event(hydra_cfg: DictConfig, event: str) -> None:
-    """A line of the sweep's ``jobs.jsonl``: this job ``started`` or ``ended`` (whatever its outcome)."""
-    _append_line(Path(hydra_cfg.sweep.dir) / JOBS, json.dumps(
-        {"job": int(hydra_cfg.job.num), "event": event, "pid": os.getpid(), "dir": str(hydra_cfg.runtime.output_dir)}))
+def _record_event(hydra_cfg: DictConfig, event: str, outcome: str | None = None) -> None:
+    """A line of the sweep's ``jobs.jsonl``: this job ``started`` or ``ended``, with its outcome (``complete``,
+    ``pruned``: an Optuna sweep stopped it early, ``failed``, ``interrupted``)."""
+    entry = {"job": int(hydra_cfg.job.num), "event": event, "pid": os.getpid(),
+             "dir": str(hydra_cfg.runtime.output_dir)}
+    if outcome is not None:
+        entry["outcome"] = outcome
+    _append_line(Path(hydra_cfg.sweep.dir) / JOBS, json.dumps(entry))
+
+
+def run_outcome(cfg: DictConfig) -> str:
+    """``pruned`` when the run's ``run_status.json`` says a pruner stopped it, else ``complete``."""
+    status_file = Path(str(cfg.paths.output_dir)) / "run_status.json" if cfg.get("paths") else None
+    try:
+        stopped_by = json.loads(status_file.read_text(encoding="utf-8")).get("stopped_by") if status_file else None
+    except (OSError, ValueError):
+        stopped_by = None
+    return "pruned" if stopped_by == "pruned" else "complete"
+
+
+@contextmanager
+def argv_of_this_job(hydra_cfg: DictConfig) -> Iterator[None]:
+    """``sys.argv`` as this job's own command while it runs: Lightning starts the other ranks of a DDP run with
+    ``sys.argv`` (``_hydra_subprocess_cmd``), and the sweep's command line (``-m``, the sweeper) would start a sweep
+    in every rank, each sampling other parameters. With the job's overrides and ``hydra.mode=RUN`` every rank
+    trains this job's parameters."""
+    saved = list(sys.argv)
+    sys.argv[1:] = [*hydra_cfg.overrides.task, "hydra.mode=RUN"]
+    try:
+        yield
+    finally:
+        sys.argv[:] = saved
 
 
 def job_events(sweep_dir: Path) -> dict[int, dict[str, dict]]:
@@ -108,12 +137,29 @@ def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
     ``failed_jobs.jsonl``, and the next job runs; a signal stops the sweep too."""
     hydra_cfg = HydraConfig.get() if HydraConfig.initialized() else None
     multirun = hydra_cfg is not None and hydra_cfg.mode == RunMode.MULTIRUN
-    if multirun:
-        _record_event(hydra_cfg, "started")
+    if not multirun:
+        return _run(cfg, task)[0]
+    _record_event(hydra_cfg, "started")
+    outcome = "interrupted"
     try:
-        return task(cfg)
+        with argv_of_this_job(hydra_cfg):
+            value, failed = _run(cfg, task, hydra_cfg)
+        outcome = "failed" if failed else run_outcome(cfg)
+        return value
+    except Exception:  # show_traceback=true raises it
+        outcome = "failed"
+        raise
+    finally:
+        _record_event(hydra_cfg, "ended", outcome)
+
+
+def _run(cfg: DictConfig, task: Callable[[DictConfig], Any], hydra_cfg: DictConfig | None = None) -> tuple[Any, bool]:
+    """(``task(cfg)``, False), or (None, True) for a recorded failure in a multirun (``hydra_cfg`` set); see
+    ``run_job`` for the other endings."""
+    try:
+        return task(cfg), False
     except RunInterrupted as stop:
-        if multirun:
+        if hydra_cfg is not None:
             _record_failure(hydra_cfg, stop)
         report(stop)
         raise SystemExit(stop.exit_code) from None
@@ -121,13 +167,10 @@ def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
         if cfg.get("show_traceback"):
             raise
         report(err)
-        if multirun:
+        if hydra_cfg is not None:
             _record_failure(hydra_cfg, err)
-            return None
+            return None, True
         raise SystemExit(1) from None
-    finally:
-        if multirun:
-            _record_event(hydra_cfg, "ended")
 
 
 class FailOnFailedJobs(Callback):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +120,9 @@ class EvalSuiteCallback(Callback):
         self._epoch_started: float | None = None
         self._told_fast_dev_run = False
         self._remembered_by: RemembersTokens | None = None  # the model holding the tasks' tokens for this fit
+        # Called on every rank after each evaluation (and its barrier) with (trainer, epoch, scores_at(epoch) on
+        # rank 0, None elsewhere): e.g. sentence_lab.runs.trial_pruning reports to an Optuna trial.
+        self.after_evaluation: list[Callable[[Any, int, dict[str, float] | None], None]] = []
 
     # ---- data, once ---------------------------------------------------------------------------
     def setup(self, trainer, pl_module, stage: str) -> None:
@@ -191,6 +194,9 @@ class EvalSuiteCallback(Callback):
                           type(err).__name__, err, exc_info=log.isEnabledFor(logging.DEBUG))
         if trainer.world_size > 1:
             trainer.strategy.barrier("eval_suite")
+        scores = self.scores_at(epoch) if trainer.is_global_zero else None
+        for listener in self.after_evaluation:
+            listener(trainer, epoch, scores)
 
     def on_train_start(self, trainer, pl_module) -> None:
         if self.before_training and trainer.global_step == 0 and not self._skip(trainer):
@@ -209,10 +215,13 @@ class EvalSuiteCallback(Callback):
     def final_scores(self) -> dict[str, float]:
         """The last evaluation's scores by tag (``probing/Length``, ``similarity/STS14``, ...) and each family's mean
         (``probing/mean``, ``similarity/mean``, ``transfer/mean``): what a hyper-parameter search can maximise."""
-        if not self.history:
+        return self.scores_at(max(self.history)) if self.history else {}
+
+    def scores_at(self, epoch: int) -> dict[str, float]:
+        """The scores of the evaluation after ``epoch`` epochs, by tag and family mean (as ``final_scores``)."""
+        if epoch not in self.history:
             return {}
-        last = self.history[max(self.history)]
-        scores = {task_tag(t): float(v) for t, v in last.items() if v is not None and np.isfinite(v)}
+        scores = {task_tag(t): float(v) for t, v in self.history[epoch].items() if v is not None and np.isfinite(v)}
         families: dict[str, list[float]] = {}
         for tag, value in scores.items():
             families.setdefault(tag.split("/")[0], []).append(value)

@@ -1,0 +1,345 @@
+"""Optuna sweeps whose trials prune themselves, whose study outlives the process, and that share a study safely
+(``hydra/sweeper=optuna``; ``conf/hparams_search/``; docs/sweeps.md).
+
+The sweeper asks Optuna for a batch of trials, launches them as the multirun's jobs through whatever launcher the
+config names (in-process, joblib, SLURM), and tells Optuna how each ended. The trial travels to its job as three
+overrides (``optuna_trial.storage``, ``.study_name``, ``.id``): the job opens the same study in the same storage and
+reports its per-epoch scores there (``sentence_lab.runs.trial_pruning``), so the pruner sees every trial's curve
+whichever process or node ran it. A job's number is its trial's number (``<sweep dir>/<number>/``).
+
+The study lives in ``storage`` (default ``sqlite:///<sweep dir>/optuna.db``; any SQLAlchemy URL; or
+``journal:<file>``, Optuna's journal file, safe on a network filesystem). Run the same command again and the sweep
+goes on where it stopped: finished trials are kept and never repeated; a trial cut by a signal is failed and run
+again with the same parameters; one whose sweep died without a word (SIGKILL, a lost node) is found by its
+missing heartbeat (database storages) and run again the same way. Two sweeps on one storage share the study: each
+asks only for the trials the budget (``n_trials`` finished) still allows.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import optuna
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
+from hydra.core.plugins import Plugins
+from hydra.core.utils import JobReturn, JobStatus
+from hydra.plugins.sweeper import Sweeper
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig, OmegaConf
+from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
+from optuna.storages import BaseStorage, JournalStorage, RDBStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import FrozenTrial, TrialState
+
+log = logging.getLogger(__name__)
+
+STUDY_FILE = "optuna.db"  # the default storage, in the sweep directory
+JOURNAL_PREFIX = "journal:"
+RESULTS_FILE = "optimization_results.yaml"
+PRUNED_AT = "pruned_at_epoch"  # the user attribute a pruned trial's job sets (sentence_lab.runs.trial_pruning)
+RETRY_OF = "retry_of"  # the user attribute of a trial that re-runs an interrupted one: its number
+FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+
+
+# ---- the search space ------------------------------------------------------------------------------------------
+def distribution_of(override: Override) -> BaseDistribution | None:
+    """The Optuna distribution of a sweep override (``choice(...)``, ``range(...)``, ``interval(...)``, with
+    ``tag(log, ...)`` for a log scale); None for a plain value."""
+    if not override.is_sweep_override():
+        return None
+    value = override.value()
+    log_scale = "log" in getattr(value, "tags", set())
+    if isinstance(value, ChoiceSweep):
+        return CategoricalDistribution([v for v in override.sweep_iterator(transformer=lambda x: x)])
+    if isinstance(value, RangeSweep):
+        start, stop, step = value.start, value.stop, value.step
+        if all(isinstance(x, int) for x in (start, stop, step)):
+            return IntDistribution(int(start), int(stop) - 1, step=int(step), log=log_scale and step == 1)
+        return CategoricalDistribution(list(override.sweep_iterator(transformer=lambda x: x)))
+    if isinstance(value, IntervalSweep):
+        if isinstance(value.start, int) and isinstance(value.end, int):
+            return IntDistribution(value.start, value.end, log=log_scale)
+        return FloatDistribution(float(value.start), float(value.end), log=log_scale)
+    raise ValueError(f"{override.input_line}: Optuna sweeps take choice(...), range(...) or interval(...) "
+                     "(optionally tag(log, interval(...)))")
+
+
+def search_space(params: Mapping[str, Any] | None, arguments: Sequence[str]) -> tuple[dict[str, BaseDistribution],
+                                                                                        list[str]]:
+    """The distributions to sample and the fixed overrides every trial takes: the sweeper's ``params`` first,
+    then the command line's overrides (a sweep override there adds or replaces a parameter)."""
+    parser = OverridesParser.create()
+    lines = [f"{key}={value}" for key, value in (params or {}).items()] + list(arguments)
+    space: dict[str, BaseDistribution] = {}
+    fixed: dict[str, str] = {}
+    for override in parser.parse_overrides(lines):
+        key = override.get_key_element()
+        distribution = distribution_of(override)
+        if distribution is None:
+            space.pop(key, None)
+            fixed[key] = override.input_line
+        else:
+            fixed.pop(key, None)
+            space[key] = distribution
+    return space, list(fixed.values())
+
+
+def trial_overrides(params: Mapping[str, Any]) -> list[str]:
+    """``key=value`` overrides for a trial's sampled parameters (strings quoted as Hydra reads them)."""
+    def value(v: Any) -> str:
+        return repr(v) if isinstance(v, str) else str(v)
+    return [f"{key}={value(v)}" for key, v in params.items()]
+
+
+# ---- the storage -----------------------------------------------------------------------------------------------
+def storage_url(storage: str | None, sweep_dir: Path) -> str:
+    """The storage the study lives in: as given, else the SQLite file ``optuna.db`` in the sweep directory."""
+    return str(storage) if storage else f"sqlite:///{(Path(sweep_dir) / STUDY_FILE).resolve()}"
+
+
+def open_storage(url: str, heartbeat_interval: int | None = None, grace_period: int | None = None,
+                 on_stale: Callable[[optuna.Study, FrozenTrial], None] | None = None) -> BaseStorage:
+    """``journal:<file>`` -> Optuna's journal file (its lock works on network filesystems); anything else is a
+    SQLAlchemy URL (``sqlite:///<file>``, ``postgresql://...``), with heartbeats when ``heartbeat_interval`` is set."""
+    if url.startswith(JOURNAL_PREFIX):
+        path = Path(url[len(JOURNAL_PREFIX):]).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return JournalStorage(JournalFileBackend(str(path)))
+    if url.startswith("sqlite:///"):
+        Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():  # heartbeats are "experimental" since Optuna 2.9: say so once, in docs/sweeps.md
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return RDBStorage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period,
+                          heartbeat_stale_trial_callback=on_stale,
+                          engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else None)
+
+
+def retry(study: optuna.Study, trial: FrozenTrial) -> None:
+    """Queue an interrupted trial's parameters again (the next trial asked for takes them)."""
+    study.enqueue_trial(dict(trial.params), user_attrs={RETRY_OF: trial.number})
+    log.warning("trial %d was interrupted: queued again with the same parameters", trial.number)
+
+
+def counted(trials: Sequence[FrozenTrial]) -> tuple[int, int]:
+    """(finished trials that count towards ``n_trials``, trials running now). An interrupted trial that was
+    queued again does not count: its re-run does."""
+    retried = {t.user_attrs.get(RETRY_OF) for t in trials}
+    done = sum(1 for t in trials if t.state in FINISHED and not (t.state == TrialState.FAIL and t.number in retried))
+    running = sum(1 for t in trials if t.state == TrialState.RUNNING)
+    return done, running
+
+
+def consecutive_groups(trials: Sequence[optuna.Trial]) -> Iterator[list[optuna.Trial]]:
+    """The batch split where trial numbers jump (another sweep took the numbers between): one launch each, so
+    that every job's number is its trial's."""
+    group: list[optuna.Trial] = []
+    for trial in trials:
+        if group and trial.number != group[-1].number + 1:
+            yield group
+            group = []
+        group.append(trial)
+    if group:
+        yield group
+
+
+@contextmanager
+def heartbeats(storage: BaseStorage, trials: Sequence[optuna.Trial], interval: int | None) -> Iterator[None]:
+    """While the batch runs, the storage hears from each of its trials every ``interval`` seconds (a sweep that
+    dies silently leaves trials whose heartbeat stops: the next sweep on the study fails and re-runs them)."""
+    if not interval or not isinstance(storage, RDBStorage) or not storage.get_heartbeat_interval() is not None:
+        yield
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        while True:
+            for trial in trials:
+                try:
+                    storage.record_heartbeat(trial._trial_id)
+                except Exception as err:  # noqa: BLE001 - a missed beat is no reason to stop the sweep
+                    log.debug("heartbeat of trial %d: %s", trial.number, err)
+            if stop.wait(interval):
+                return
+
+    thread = threading.Thread(target=beat, name="optuna-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def job_values(ret: JobReturn) -> list[float] | None:
+    """The values a job returned (one per objective), None when it failed or returned none or a non-finite one."""
+    if ret.status != JobStatus.COMPLETED:
+        return None
+    value = ret.return_value
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not values or any(v is None or not math.isfinite(float(v)) for v in values):
+        return None
+    return [float(v) for v in values]
+
+
+def results_document(study: optuna.Study) -> dict[str, Any]:
+    """``optimization_results.yaml``: the best parameters and value (one objective) or the Pareto front."""
+    doc: dict[str, Any] = {"name": "optuna", "study_name": study.study_name}
+    complete = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
+    if not complete:
+        return doc | {"best_params": None, "note": "no trial completed"}
+    if len(study.directions) == 1:
+        best = study.best_trial
+        return doc | {"best_trial": best.number, "best_params": dict(best.params), "best_value": best.value}
+    return doc | {"solutions": [{"trial": t.number, "params": dict(t.params), "values": list(t.values)}
+                                for t in study.best_trials]}
+
+
+# ---- the sweeper -----------------------------------------------------------------------------------------------
+class PruningOptunaSweeper(Sweeper):
+    """Hydra sweeper over Optuna (``hydra_plugins.sentence_lab.optuna_sweeper.OptunaSweeper``): see the module."""
+
+    def __init__(self, sampler: optuna.samplers.BaseSampler | None = None,
+                 pruner: optuna.pruners.BasePruner | None = None, direction: str | Sequence[str] = "maximize",
+                 storage: str | None = None, study_name: str | None = None, n_trials: int = 20, n_jobs: int = 1,
+                 params: Mapping[str, Any] | None = None, heartbeat_interval: int | None = 60,
+                 grace_period: int | None = 180) -> None:
+        self.sampler = sampler
+        self.pruner = pruner if pruner is not None else optuna.pruners.NopPruner()
+        self.directions = [direction] if isinstance(direction, str) else list(direction)
+        self.storage = storage
+        self.study_name = study_name
+        self.n_trials = int(n_trials)
+        self.n_jobs = max(1, int(n_jobs))
+        self.params = dict(params or {})
+        self.heartbeat_interval = heartbeat_interval
+        self.grace_period = grace_period
+        self.config: DictConfig | None = None
+        self.launcher = None
+        self.hydra_context: HydraContext | None = None
+        self._storage: BaseStorage | None = None
+
+    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
+        self.config = config
+        self.hydra_context = hydra_context
+        self.launcher = Plugins.instance().instantiate_launcher(hydra_context=hydra_context,
+                                                                task_function=task_function, config=config)
+
+    def open_study(self, sweep_dir: Path) -> tuple[optuna.Study, BaseStorage, str]:
+        """The study, created or loaded (the same command run again goes on with it)."""
+        url = storage_url(self.storage, sweep_dir)
+        storage = open_storage(url, self.heartbeat_interval, self.grace_period, on_stale=retry)
+        if len(self.directions) > 1 and not isinstance(self.pruner, optuna.pruners.NopPruner):
+            raise ValueError(f"{len(self.directions)} objectives and pruner {type(self.pruner).__name__}: Optuna "
+                             "prunes single-objective studies only; set hydra/sweeper/pruner=none")
+        study = optuna.create_study(storage=storage, study_name=self.study_name, sampler=self.sampler,
+                                    pruner=self.pruner, directions=self.directions, load_if_exists=True)
+        wanted = [optuna.study.StudyDirection[d.upper()] for d in self.directions]
+        if list(study.directions) != wanted:
+            raise ValueError(f"study {study.study_name} in {url} has directions "
+                             f"{[d.name.lower() for d in study.directions]}, the sweep asks for {self.directions}: "
+                             "use another hydra.sweeper.study_name (or storage) for a new study")
+        return study, storage, url
+
+    def sweep(self, arguments: list[str]) -> list[Sequence[JobReturn]]:
+        assert self.config is not None and self.launcher is not None
+        sweep_dir = Path(str(self.config.hydra.sweep.dir))
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
+        space, fixed = search_space(self.params, arguments)
+        study, storage, url = self.open_study(sweep_dir)
+        self._storage = storage  # read directly: a job's attributes are not in the study's cache
+        metric = self.config.get("optimized_metric")
+        trials_before = len(study.trials)
+        log.info("Optuna study %s in %s (%d trial(s) there): %d trial(s) of %s, %s, in batches of %d; pruner %s; "
+                 "parameters %s", study.study_name, url, trials_before, self.n_trials, metric,
+                 "/".join(self.directions), self.n_jobs, type(self.pruner).__name__, ", ".join(space) or "none")
+        returns: list[Sequence[JobReturn]] = []
+        waited_for_others = False
+        beating = isinstance(storage, RDBStorage) and storage.get_heartbeat_interval() is not None
+        while True:
+            if beating:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                    optuna.storages.fail_stale_trials(study)
+            done, running = counted(study.get_trials(deepcopy=False))
+            room = self.n_trials - done - running
+            if room <= 0:
+                if running and done < self.n_trials and beating:
+                    if not waited_for_others:
+                        log.info("%d trial(s) of the study run elsewhere (another sweep, or a killed one whose "
+                                 "heartbeat stops within %ss): waiting", running, self.grace_period)
+                        waited_for_others = True
+                    time.sleep(max(1, min(self.heartbeat_interval or 10, 10)))
+                    continue
+                if running and done < self.n_trials:
+                    log.warning("%d trial(s) of the study are marked running by another sweep (journal storage: no "
+                                "heartbeat to tell a dead one): this sweep stops here", running)
+                break
+            batch = [study.ask(space) for _ in range(min(self.n_jobs, room))]
+            returns.append(self.run_batch(study, storage, batch, fixed, url))
+        self.write_results(study, sweep_dir)
+        return returns
+
+    def run_batch(self, study: optuna.Study, storage: BaseStorage, batch: list[optuna.Trial], fixed: list[str],
+                  url: str) -> list[JobReturn]:
+        """Launch the batch's trials as jobs (numbered as the trials) and tell Optuna how each ended; a signal
+        fails the batch's unfinished trials, queues them again, and stops the sweep."""
+        results: list[JobReturn] = []
+        told: set[int] = set()
+        try:
+            with heartbeats(storage, batch, self.heartbeat_interval):
+                for group in consecutive_groups(batch):
+                    overrides = [tuple(fixed + trial_overrides(t.params) + [
+                        f"optuna_trial.storage='{url}'", f"optuna_trial.study_name='{study.study_name}'",
+                        f"optuna_trial.id={t._trial_id}"]) for t in group]
+                    self.validate_batch_is_legal(overrides)
+                    group_returns = self.launcher.launch(overrides, initial_job_idx=group[0].number)
+                    for trial, ret in zip(group, group_returns):
+                        self.tell(study, trial, ret)
+                        told.add(trial.number)
+                    results.extend(group_returns)
+        except BaseException:
+            for trial in batch:
+                if trial.number not in told:
+                    frozen = study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
+                    retry(study, frozen)
+            raise
+        return results
+
+    def tell(self, study: optuna.Study, trial: optuna.Trial, ret: JobReturn) -> None:
+        """Complete (its values), pruned (its job set ``pruned_at_epoch``) or failed (no finite value)."""
+        attrs = self._storage.get_trial(trial._trial_id).user_attrs if self._storage else {}
+        if PRUNED_AT in attrs:
+            study.tell(trial, state=TrialState.PRUNED)
+            log.info("trial %d pruned after epoch %s", trial.number, attrs[PRUNED_AT])
+            return
+        values = job_values(ret)
+        if values is None:
+            study.tell(trial, state=TrialState.FAIL)
+            log.warning("trial %d failed (no finite %s): recorded as failed", trial.number,
+                        self.config.get("optimized_metric") if self.config is not None else "value")
+            return
+        if len(values) != len(study.directions):
+            study.tell(trial, state=TrialState.FAIL)
+            log.error("trial %d returned %d value(s) for %d objective(s): optimized_metric must name one metric per "
+                      "direction", trial.number, len(values), len(study.directions))
+            return
+        study.tell(trial, values)
+
+    def write_results(self, study: optuna.Study, sweep_dir: Path) -> None:
+        doc = results_document(study)
+        OmegaConf.save(OmegaConf.create(doc), sweep_dir / RESULTS_FILE)
+        if "best_value" in doc:
+            log.info("best trial %d: %s = %s with %s", doc["best_trial"], self.config.get("optimized_metric"),
+                     doc["best_value"], doc["best_params"])
+        elif "solutions" in doc:
+            log.info("Pareto front: %d trial(s): %s", len(doc["solutions"]),
+                     ", ".join(str(s["trial"]) for s in doc["solutions"]))
