@@ -13,6 +13,8 @@ test-set scores (``test_results.json``). Written into the directory:
 - ``correlations.png``: Spearman correlations across runs between probing and downstream scores, cells with
   p >= 0.05 marked (their Figure 2; needs at least 3 runs with both kinds of scores);
 - ``training_loss.png``: the training loss of each run;
+- ``study.md`` and ``optuna_*.png`` (an Optuna sweep's directory): its trials, complete, pruned or failed, the
+  best parameters or the Pareto front, parameter importances, and Optuna's figures (``sentence_lab.reporting.study``);
 - ``neighbours.md`` (``--neighbours``): each run's nearest sentences to a few queries in a pool (Logeswaran
   & Lee 2018, Table 5).
 """
@@ -26,6 +28,7 @@ from sentence_lab.evaluation.sts_conventions import CONVENTIONS, convention
 from sentence_lab.reporting.figures import plot_correlations, plot_losses, plot_probing_curves, plot_probing_measures
 from sentence_lab.reporting.neighbours import QUERIES, default_pool, neighbours
 from sentence_lab.reporting.runs import Run, find_runs, load_reference
+from sentence_lab.reporting.study import study_report
 from sentence_lab.reporting.tables import sts_table, write_table
 from sentence_lab.text.files import EXIT_WRITE_FAILED, atomic_write_text, write_failure
 
@@ -43,6 +46,10 @@ def build_report(root: Path, with_neighbours: bool = False, queries: list[str] |
     plot_correlations(runs, root / "correlations.png")
     plot_losses(runs, root / "training_loss.png")
     write_table(runs, root)
+    study = study_report(root)  # an Optuna sweep's directory: its study's trials, best, importances, figures
+    if study:
+        with open(root / "report.md", "a", encoding="utf-8") as report:
+            report.write("\n" + study)
     if sts_convention:
         with open(root / "report.md", "a", encoding="utf-8") as report:
             report.write("\n" + sts_table(runs, convention(sts_convention)))

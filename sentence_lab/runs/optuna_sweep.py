@@ -21,7 +21,7 @@ import math
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -35,17 +35,14 @@ from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
-from optuna.storages import BaseStorage, JournalStorage, RDBStorage
-from optuna.storages.journal import JournalFileBackend
+from optuna.storages import BaseStorage, RDBStorage
 from optuna.trial import FrozenTrial, TrialState
+
+from sentence_lab.optuna_storage import PRUNED_AT, RETRY_OF, open_storage, storage_url, write_study_record
 
 log = logging.getLogger(__name__)
 
-STUDY_FILE = "optuna.db"  # the default storage, in the sweep directory
-JOURNAL_PREFIX = "journal:"
 RESULTS_FILE = "optimization_results.yaml"
-PRUNED_AT = "pruned_at_epoch"  # the user attribute a pruned trial's job sets (sentence_lab.runs.trial_pruning)
-RETRY_OF = "retry_of"  # the user attribute of a trial that re-runs an interrupted one: its number
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 
 
@@ -99,29 +96,7 @@ def trial_overrides(params: Mapping[str, Any]) -> list[str]:
     return [f"{key}={value(v)}" for key, v in params.items()]
 
 
-# ---- the storage -----------------------------------------------------------------------------------------------
-def storage_url(storage: str | None, sweep_dir: Path) -> str:
-    """The storage the study lives in: as given, else the SQLite file ``optuna.db`` in the sweep directory."""
-    return str(storage) if storage else f"sqlite:///{(Path(sweep_dir) / STUDY_FILE).resolve()}"
-
-
-def open_storage(url: str, heartbeat_interval: int | None = None, grace_period: int | None = None,
-                 on_stale: Callable[[optuna.Study, FrozenTrial], None] | None = None) -> BaseStorage:
-    """``journal:<file>`` -> Optuna's journal file (its lock works on network filesystems); anything else is a
-    SQLAlchemy URL (``sqlite:///<file>``, ``postgresql://...``), with heartbeats when ``heartbeat_interval`` is set."""
-    if url.startswith(JOURNAL_PREFIX):
-        path = Path(url[len(JOURNAL_PREFIX):]).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return JournalStorage(JournalFileBackend(str(path)))
-    if url.startswith("sqlite:///"):
-        Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
-    with warnings.catch_warnings():  # heartbeats are "experimental" since Optuna 2.9: say so once, in docs/sweeps.md
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        return RDBStorage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period,
-                          heartbeat_stale_trial_callback=on_stale,
-                          engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else None)
-
-
+# ---- the trials ------------------------------------------------------------------------------------------------
 def retry(study: optuna.Study, trial: FrozenTrial) -> None:
     """Queue an interrupted trial's parameters again (the next trial asked for takes them)."""
     study.enqueue_trial(dict(trial.params), user_attrs={RETRY_OF: trial.number})
@@ -256,6 +231,7 @@ class PruningOptunaSweeper(Sweeper):
         space, fixed = search_space(self.params, arguments)
         study, storage, url = self.open_study(sweep_dir)
         self._storage = storage  # read directly: a job's attributes are not in the study's cache
+        write_study_record(sweep_dir, url, study.study_name)
         metric = self.config.get("optimized_metric")
         trials_before = len(study.trials)
         log.info("Optuna study %s in %s (%d trial(s) there): %d trial(s) of %s, %s, in batches of %d; pruner %s; "

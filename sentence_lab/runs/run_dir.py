@@ -15,6 +15,7 @@ from pathlib import Path
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
+from sentence_lab.optuna_storage import STUDY_RECORD
 from sentence_lab.runs.checkpoint_choice import checkpoints_in, resumable_checkpoint_in, run_dir_of
 
 log = logging.getLogger(__name__)
@@ -59,13 +60,9 @@ def _literal_dir(settings: dict[str, tuple[int, object]], key: str) -> tuple[int
 
 
 def holds_optuna_study(sweep: Path) -> bool:
-    """The sweep directory is an Optuna sweep's (its ``multirun.yaml`` names our sweeper): running its command
-    again goes on with its study (``sentence_lab.runs.optuna_sweep``), each new trial in a directory of its own."""
-    saved = sweep / "multirun.yaml"
-    if not saved.is_file():
-        return False
-    target = OmegaConf.select(OmegaConf.load(saved), "hydra.sweeper._target_", default="") or ""
-    return str(target).endswith("optuna_sweeper.OptunaSweeper")
+    """The sweep directory is an Optuna sweep's (its ``study.yaml``): running its command again goes on with its
+    study (``sentence_lab.runs.optuna_sweep``), each new trial in a directory of its own."""
+    return (sweep / STUDY_RECORD).is_file()
 
 
 def claim_run_dir(overrides: list[str]) -> list[str]:

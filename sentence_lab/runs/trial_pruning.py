@@ -21,7 +21,7 @@ from hydra.utils import instantiate
 from lightning.pytorch.callbacks import Callback
 from omegaconf import DictConfig
 
-from sentence_lab.runs.optuna_sweep import PRUNED_AT, open_storage
+from sentence_lab.optuna_storage import PRUNED_AT, open_storage
 from sentence_lab.training.eval_suite import EvalSuiteCallback
 
 log = logging.getLogger(__name__)

@@ -13,15 +13,12 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState
 
+from sentence_lab.optuna_storage import PRUNED_AT, RETRY_OF, open_storage, storage_url
 from sentence_lab.runs.optuna_sweep import (
-    PRUNED_AT,
-    RETRY_OF,
     consecutive_groups,
     counted,
-    open_storage,
     results_document,
     search_space,
-    storage_url,
 )
 from sentence_lab.runs.sweeps import FAILED_JOBS, job_events
 from tests.helpers.train_config import sweep_command

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import optuna
 import pytest
 
-from sentence_lab.runs.optuna_sweep import PRUNED_AT, open_storage, storage_url
+from sentence_lab.optuna_storage import PRUNED_AT, open_storage, storage_url
 from sentence_lab.runs.trial_pruning import TrialPruning
 
 
