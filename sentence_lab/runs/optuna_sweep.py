@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 import time
 import warnings
@@ -39,6 +40,7 @@ from optuna.storages import BaseStorage, RDBStorage
 from optuna.trial import FrozenTrial, TrialState
 
 from sentence_lab.optuna_storage import PRUNED_AT, RETRY_OF, open_storage, storage_url, write_study_record
+from sentence_lab.runs.sweeps import set_aside_failures
 
 log = logging.getLogger(__name__)
 
@@ -89,10 +91,14 @@ def search_space(params: Mapping[str, Any] | None, arguments: Sequence[str]) -> 
     return space, list(fixed.values())
 
 
+PLAIN = re.compile(r"[\w./-]+")  # a string Hydra reads as itself unquoted (a word, a config name, a path)
+
+
 def trial_overrides(params: Mapping[str, Any]) -> list[str]:
-    """``key=value`` overrides for a trial's sampled parameters (strings quoted as Hydra reads them)."""
+    """``key=value`` overrides for a trial's sampled parameters (a string quoted unless Hydra reads it as itself:
+    ``encoder=gru`` stays a config group choice)."""
     def value(v: Any) -> str:
-        return repr(v) if isinstance(v, str) else str(v)
+        return (v if PLAIN.fullmatch(v) else repr(v)) if isinstance(v, str) else str(v)
     return [f"{key}={value(v)}" for key, v in params.items()]
 
 
@@ -245,7 +251,9 @@ class PruningOptunaSweeper(Sweeper):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                     optuna.storages.fail_stale_trials(study)
-            done, running = counted(study.get_trials(deepcopy=False))
+            trials = study.get_trials(deepcopy=False)
+            set_aside_failures(sweep_dir, {t.user_attrs[RETRY_OF] for t in trials if RETRY_OF in t.user_attrs})
+            done, running = counted(trials)
             room = self.n_trials - done - running
             if room <= 0:
                 if running and done < self.n_trials and beating:
@@ -260,6 +268,9 @@ class PruningOptunaSweeper(Sweeper):
                                 "heartbeat to tell a dead one): this sweep stops here", running)
                 break
             batch = [study.ask(space) for _ in range(min(self.n_jobs, room))]
+            if beating:  # at once: a sweep killed before its heartbeat thread starts leaves no trial unseen
+                for trial in batch:
+                    storage.record_heartbeat(trial._trial_id)
             returns.append(self.run_batch(study, storage, batch, fixed, url))
         self.write_results(study, sweep_dir)
         return returns

@@ -19,10 +19,12 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from sentence_lab.runs.errors import RunInterrupted, one_line, report
+from sentence_lab.text.files import atomic_write_text
 
 log = logging.getLogger(__name__)
 
 FAILED_JOBS = "failed_jobs.jsonl"
+INTERRUPTED_JOBS = "interrupted_jobs.jsonl"  # failed_jobs.jsonl's lines of jobs an Optuna sweep ran again
 JOBS = "jobs.jsonl"  # every job's start and end, in the sweep directory: a job that started and never ended was killed
 
 
@@ -116,6 +118,26 @@ def record_lost_jobs(sweep: Path, first: int, job_overrides: Sequence[Sequence[s
         log.error("job %d (%s): %s", number, " ".join(overrides), error)
         lost.append(number)
     return lost
+
+
+def set_aside_failures(sweep_dir: Path, jobs: set[int]) -> list[int]:
+    """Move the ``failed_jobs.jsonl`` lines of ``jobs`` (interrupted jobs that an Optuna sweep runs again) to
+    ``interrupted_jobs.jsonl``: the sweep that goes on fails only for what fails in it. Returns the jobs moved."""
+    path = Path(sweep_dir) / FAILED_JOBS
+    if not jobs or not path.is_file():
+        return []
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    moved = [line for line in lines if json.loads(line)["job"] in jobs]
+    if not moved:
+        return []
+    for line in moved:
+        _append_line(Path(sweep_dir) / INTERRUPTED_JOBS, line)
+    kept = [line for line in lines if line not in moved]
+    if kept:
+        atomic_write_text(path, "\n".join(kept) + "\n")
+    else:
+        path.unlink()
+    return [json.loads(line)["job"] for line in moved]
 
 
 def failed_jobs_message(sweep_dir: Path) -> str | None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
 
 import optuna
 import pytest
+import yaml
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState
 
@@ -19,6 +22,7 @@ from sentence_lab.runs.optuna_sweep import (
     counted,
     results_document,
     search_space,
+    trial_overrides,
 )
 from sentence_lab.runs.sweeps import FAILED_JOBS, job_events
 from tests.helpers.train_config import sweep_command
@@ -39,6 +43,15 @@ def test_the_search_space_reads_hydras_sweep_syntax_and_the_command_line_wins():
     assert fixed == ["objective.temperature=0.2", "seed=3"]
     choice, _ = search_space({"objective.temperature": "choice(0.05, 0.1)"}, [])
     assert choice["objective.temperature"] == CategoricalDistribution([0.05, 0.1])
+
+
+def test_a_trials_parameters_become_overrides_hydra_reads_back_as_sampled():
+    params = {"encoder": "gru", "model.optimizer.lr": 0.00017748945247990684, "data.batch_size": 400,
+              "tags": "a b,c", "objective.temperature": 1e-05, "flag": True}
+    lines = trial_overrides(params)
+    assert lines[0] == "encoder=gru"  # a config group choice, unquoted
+    parsed = OverridesParser.create().parse_overrides(lines)
+    assert {o.key_or_group: o.value() for o in parsed} == params
 
 
 def test_the_budget_counts_finished_trials_once_and_an_interrupted_one_through_its_rerun(tmp_path):
@@ -160,3 +173,64 @@ def test_a_ddp_trial_is_pruned_on_every_rank_at_the_same_epoch(tiny_corpus, sent
     assert json.loads((run / "run_status.json").read_text())["epochs_done"] == 1
     assert job_events(tmp_path / "sweep")[0]["ended"]["outcome"] == "pruned"
     assert not (tmp_path / "sweep" / FAILED_JOBS).exists()
+
+
+@pytest.mark.slow
+def test_ctrl_c_fails_the_running_trial_and_the_next_command_runs_it_again(tiny_corpus, senteval_root,
+                                                                                 tmp_path):
+    cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
+                        "encoder=bow", "trainer.max_epochs=30", "logger=none", "hydra.sweeper.n_trials=1")
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not (tmp_path / "sweep" / "0" / "eval" / "epoch_001.json").is_file():  # inside the trial's training
+        assert proc.poll() is None and time.monotonic() < deadline, "the trial did not get to its first epoch"
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=120) != 0
+    (cut, queued) = load(tmp_path).trials
+    assert cut.state == TrialState.FAIL
+    assert queued.state == TrialState.WAITING and queued.user_attrs[RETRY_OF] == 0 and queued.params == cut.params
+    assert job_events(tmp_path / "sweep")[0]["ended"]["outcome"] == "interrupted"
+    assert (tmp_path / "sweep" / FAILED_JOBS).is_file()
+    # The next command runs the queued trial; the interrupted job is set aside, so the sweep ends well.
+    again = [a.replace("trainer.max_epochs=30", "trainer.max_epochs=1") for a in cmd]
+    done = subprocess.run(again, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [t.state for t in load(tmp_path).trials] == [TrialState.FAIL, TrialState.COMPLETE]
+    assert not (tmp_path / "sweep" / FAILED_JOBS).exists()
+    assert json.loads((tmp_path / "sweep" / "interrupted_jobs.jsonl").read_text())["job"] == 0
+
+
+@pytest.mark.slow
+def test_two_objectives_end_with_the_pareto_front(tiny_corpus, senteval_root, tmp_path):
+    cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent,MR]",
+                        "hparams_search=qt_optuna_pareto", "encoder=bow", "trainer.max_epochs=1", "logger=none",
+                        "hydra.sweeper.n_trials=2",
+                        "optimized_metric=[probing/mean,transfer/mean]", "hydra.sweeper.study_name=qt_probing")
+    done = subprocess.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    trials = load(tmp_path).trials
+    assert [t.state for t in trials] == [TrialState.COMPLETE] * 2 and all(len(t.values) == 2 for t in trials)
+    results = yaml.safe_load((tmp_path / "sweep" / "optimization_results.yaml").read_text())
+    assert {s["trial"] for s in results["solutions"]} <= {0, 1} and results["solutions"]
+    run = json.loads((tmp_path / "sweep" / "0" / "eval" / "epoch_001.json").read_text())["results"]
+    assert trials[0].values[1] == pytest.approx(run["MR"]["main_score"])  # transfer/mean of one task: MR's
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", [["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "hydra.sweeper.n_jobs=2"],
+                                      ["hydra/launcher=submitit_local"]], ids=["joblib", "submitit"])
+def test_trials_in_other_processes_report_to_the_study(launcher, tiny_corpus, senteval_root, tmp_path):
+    """joblib's workers, and submitit's jobs (the SLURM launcher's path, run locally): each job opens the study."""
+    cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
+                        "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=2",
+                        "logger=none", "hydra.sweeper.n_trials=2", "hydra/sweeper/pruner=threshold",
+                        "hydra.sweeper.pruner.lower=101", *launcher)
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, stderr = proc.communicate(timeout=900)
+    assert proc.returncode == 0, stderr[-3000:]
+    trials = load(tmp_path).trials
+    assert [t.state for t in trials] == [TrialState.PRUNED] * 2
+    assert all(sorted(t.intermediate_values) == [0, 1] for t in trials)
+    pids = {e["started"]["pid"] for e in job_events(tmp_path / "sweep").values()}
+    assert proc.pid not in pids  # each job ran in a process of its own, not the sweep's
