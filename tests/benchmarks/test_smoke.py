@@ -44,6 +44,7 @@ CASES = [
     ("gpu_rnn_precision", [], {"rows", "batch"}, None),
     ("suite_speed", [], {"checkpoint"}, None),
     ("infersent_nli", [], {"rows", "patches", "differences"}, None),
+    ("pruned_sweep", ["--parts", "pruned,resume,ddp"], {"pruned", "resume", "ddp"}, None),
 ]
 
 
