@@ -234,3 +234,22 @@ def test_trials_in_other_processes_report_to_the_study(launcher, tiny_corpus, se
     assert all(sorted(t.intermediate_values) == [0, 1] for t in trials)
     pids = {e["started"]["pid"] for e in job_events(tmp_path / "sweep").values()}
     assert proc.pid not in pids  # each job ran in a process of its own, not the sweep's
+
+
+@pytest.mark.slow
+def test_two_sweeps_on_one_storage_share_the_study(tiny_corpus, senteval_root, tmp_path):
+    cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
+                        "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=1",
+                        "logger=none", "hydra.sweeper.n_trials=4")
+    sweeps = [subprocess.Popen(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True) for _ in range(2)]
+    for proc in sweeps:
+        _, stderr = proc.communicate(timeout=900)
+        assert proc.returncode == 0, stderr[-3000:]
+    trials = load(tmp_path).trials
+    # Each trial ran once, in its own directory, by one of the two; together they filled the budget (two sweeps
+    # that count the same free place at once may each take it: at most one trial more).
+    assert all(t.state == TrialState.COMPLETE for t in trials) and 4 <= len(trials) <= 5
+    events = job_events(tmp_path / "sweep")
+    assert sorted(events) == [t.number for t in trials]
+    assert len({e["started"]["pid"] for e in events.values()}) == 2  # both sweeps ran trials
