@@ -169,9 +169,23 @@ def run_infersent(folder: Path, data: Path, glove: Path, hidden: int, pairs: int
     return {"train_seconds": float(found["train_seconds"]), "dev_acc": float(found["dev_acc"])}
 
 
-def run_ours(data: Path, out: Path, hidden: int, device: str, seed: int) -> dict:
+def profile_rows(text: str, top: int = 15) -> list[str]:
+    """The ``top`` actions of Lightning's ``SimpleProfiler`` report by total time (its table's rows, as printed)."""
+    rows = [line.strip() for line in text.splitlines() if line.strip().startswith("|") and "Action" not in line]
+    timed = []
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        try:
+            timed.append((float(cells[3]), row))
+        except (IndexError, ValueError):
+            continue
+    return [row for _, row in sorted(timed, reverse=True)[:top]]
+
+
+def run_ours(data: Path, out: Path, hidden: int, device: str, seed: int, profile: bool = False) -> dict:
     """``python train.py objective=nli experiment=nli`` on the written files, one epoch, timed by
-    ``benchmarking.LoopTimer``."""
+    ``benchmarking.LoopTimer``; with ``profile``, under Lightning's ``SimpleProfiler`` (each hook's and step part's
+    seconds: where a step's time goes besides the model)."""
     record = out / "loop_timer.json"
     cmd = [sys.executable, str(ROOT / "train.py"), "objective=nli", "experiment=nli", f"encoder.hidden_dim={hidden}",
            "~data.train", f"+data.train={{format: infersent, path: '{data}', split: train}}",
@@ -181,12 +195,19 @@ def run_ours(data: Path, out: Path, hidden: int, device: str, seed: int) -> dict
            "~callbacks.eval_suite", "print_config=false", f"hydra.run.dir={out / 'run'}",
            f"paths.cache_dir={out / 'cache'}", "+callbacks.loop_timer._target_=sentence_lab.benchmarking.LoopTimer",
            f"+callbacks.loop_timer.output={record}", f"seed={seed}"]
+    if profile:
+        cmd.append(f"++trainer.profiler={{_target_: lightning.pytorch.profilers.SimpleProfiler, dirpath: '{out}', "
+                   "filename: profile}")
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"train.py objective=nli failed:\n{done.stderr[-3000:]}")
     timed = json.loads(record.read_text())
-    return {"train_seconds": timed["seconds"], "batches": timed["batches"],
-            "dev_acc": round(100 * timed["metrics"]["val/acc"], 2)}
+    result = {"train_seconds": timed["seconds"], "batches": timed["batches"],
+              "dev_acc": round(100 * timed["metrics"]["val/acc"], 2)}
+    if profile:
+        report = out / "fit-profile.txt"
+        result["profile"] = profile_rows(report.read_text()) if report.is_file() else ["no profile written"]
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1234, help="both sides' seed (InferSent's default, ours)")
     parser.add_argument("--dev-pairs", type=int, help="score the first N SNLI dev pairs (default all 9,842: a 2 x "
                         "2048 model's dev pass alone takes minutes on two cores)")
+    parser.add_argument("--profile", action="store_true", help="our side under Lightning's SimpleProfiler: the "
+                        "top actions by total seconds in the record and printed")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SENTENCE_DATA", "data")))
     benchmark.add_options(parser, "2 x 16 units, 256 pairs")
@@ -234,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
             theirs = run_infersent(tmp / "infersent", tmp / "snli", tmp / "glove.6B.50d.txt", hidden, pairs,
                                    args.device, ["--seed", str(args.seed), *args.infersent_args.split()]) \
                 if args.infersent else None
-            ours = run_ours(tmp / "snli", tmp / f"ours_{hidden}", hidden, args.device, args.seed)
+            ours = run_ours(tmp / "snli", tmp / f"ours_{hidden}", hidden, args.device, args.seed, args.profile)
             for side, result in (("InferSent train_nli.py", theirs), ("ours (objective=nli)", ours)):
                 if result is None:
                     continue
@@ -245,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
                          "speed_ratio": ours["pairs_per_second"] / theirs["pairs_per_second"] if theirs else None})
             if theirs:
                 print(f"| 2 x {hidden} | ours / InferSent | | {rows[-1]['speed_ratio']:.2f}x | | |", flush=True)
+            for line in ours.get("profile", []):
+                print(f"profile 2 x {hidden}: {line}", flush=True)
     for line in DIFFERENCES:
         print(f"differs: {line}")
     run.write({"device": args.device, "pairs": args.pairs, "dev_pairs": args.dev_pairs, "seed": args.seed,

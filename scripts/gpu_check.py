@@ -364,7 +364,8 @@ def benchmark_part(name: str, script: str, keys: tuple[str, ...]) -> Callable[[P
 
 def infersent_part(logs: Path, env: dict, dry: bool) -> dict:
     """``benchmarks/infersent_nli.py`` (``--smoke`` in a dry run), when InferSent's files travel: one run per size,
-    2 x 2048 first, each with its own record and limit, so a limit reached keeps the sizes done."""
+    2 x 2048 first (our side under Lightning's SimpleProfiler: microseconds a hook, against ~30 ms steps), each with
+    its own record and limit, so a limit reached keeps the sizes done."""
     folder = Path(env["SENTENCE_DATA"]).parent / "infersent"
     if not carries_infersent(folder.parent):
         return {"not_run": f"no InferSent files under {folder} (prepare with --infersent DIR)", "exit_code": 0}
@@ -372,7 +373,8 @@ def infersent_part(logs: Path, env: dict, dry: bool) -> dict:
     for size in ["16"] if dry else ["2048", "256"]:
         record = logs / f"infersent_nli_{size}.json"
         cmd = [sys.executable, "benchmarks/infersent_nli.py", f"--infersent={folder}", f"--output={record}",
-               *(["--smoke"] if dry else [f"--sizes={size}"])]
+               *(["--smoke"] if dry else [f"--sizes={size}"]),
+               *(["--profile"] if size in ("16", "2048") else [])]  # where our step's time goes (issue 47)
         results.append(run_part(f"infersent {size}", cmd, logs, LIMITS["infersent"], env))
         if record.is_file():
             rows += json.loads(record.read_text())["results"]["rows"]
