@@ -20,6 +20,7 @@ STUDY_RECORD = "study.yaml"  # the sweep directory's note of its storage and stu
 JOURNAL_PREFIX = "journal:"
 PRUNED_AT = "pruned_at_epoch"  # the trial attribute a pruned run sets (sentence_lab.runs.trial_pruning)
 RETRY_OF = "retry_of"  # the attribute of a trial that re-runs an interrupted one: that trial's number
+ATTEMPT = "attempt"  # and which run of those parameters it is (2, 3)
 
 
 def storage_url(storage: str | None, sweep_dir: Path) -> str:

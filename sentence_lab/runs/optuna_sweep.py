@@ -39,7 +39,7 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution, Floa
 from optuna.storages import BaseStorage, RDBStorage
 from optuna.trial import FrozenTrial, TrialState
 
-from sentence_lab.optuna_storage import PRUNED_AT, RETRY_OF, open_storage, storage_url, write_study_record
+from sentence_lab.optuna_storage import ATTEMPT, PRUNED_AT, RETRY_OF, open_storage, storage_url, write_study_record
 from sentence_lab.runs.sweeps import set_aside_failures
 
 log = logging.getLogger(__name__)
@@ -103,9 +103,17 @@ def trial_overrides(params: Mapping[str, Any]) -> list[str]:
 
 
 # ---- the trials ------------------------------------------------------------------------------------------------
+MAX_ATTEMPTS = 3  # an interrupted trial runs at most this many times: a trial that kills its sweep is no loop
+
+
 def retry(study: optuna.Study, trial: FrozenTrial) -> None:
-    """Queue an interrupted trial's parameters again (the next trial asked for takes them)."""
-    study.enqueue_trial(dict(trial.params), user_attrs={RETRY_OF: trial.number})
+    """Queue an interrupted trial's parameters again (the next trial asked for takes them), unless it was the
+    ``MAX_ATTEMPTS``-th run of them."""
+    attempt = int(trial.user_attrs.get(ATTEMPT, 1))
+    if attempt >= MAX_ATTEMPTS:
+        log.error("trial %d was interrupted, the %d-th run of its parameters: not queued again", trial.number, attempt)
+        return
+    study.enqueue_trial(dict(trial.params), user_attrs={RETRY_OF: trial.number, ATTEMPT: attempt + 1})
     log.warning("trial %d was interrupted: queued again with the same parameters", trial.number)
 
 
@@ -293,11 +301,12 @@ class PruningOptunaSweeper(Sweeper):
                         self.tell(study, trial, ret)
                         told.add(trial.number)
                     results.extend(group_returns)
-        except BaseException:
+        except BaseException as stop:  # a signal (or a dead worker pool) queues the cut trials again; a bug fails them
             for trial in batch:
                 if trial.number not in told:
                     frozen = study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
-                    retry(study, frozen)
+                    if isinstance(stop, (KeyboardInterrupt, SystemExit)):
+                        retry(study, frozen)
             raise
         return results
 

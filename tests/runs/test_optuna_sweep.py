@@ -16,11 +16,12 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState
 
-from sentence_lab.optuna_storage import PRUNED_AT, RETRY_OF, open_storage, storage_url
+from sentence_lab.optuna_storage import ATTEMPT, PRUNED_AT, RETRY_OF, open_storage, storage_url
 from sentence_lab.runs.optuna_sweep import (
     consecutive_groups,
     counted,
     results_document,
+    retry,
     search_space,
     trial_overrides,
 )
@@ -69,6 +70,17 @@ def test_the_budget_counts_finished_trials_once_and_an_interrupted_one_through_i
     study.tell(rerun, state=TrialState.FAIL)  # a failure that is not interrupted counts
     assert counted(study.get_trials(deepcopy=False)) == (4, 0)
     assert (tmp_path / "optuna.db").is_file()
+
+
+def test_an_interrupted_trial_is_queued_again_at_most_twice(tmp_path):
+    study = optuna.create_study()
+    runs = []
+    for _ in range(4):
+        trial = study.ask({"x": FloatDistribution(0, 1)})
+        runs.append(trial.params)
+        retry(study, study.tell(trial, state=TrialState.FAIL))
+    assert runs[0] == runs[1] == runs[2] != runs[3]  # three runs of the same parameters, then a fresh sample
+    assert [t.user_attrs.get(ATTEMPT) for t in study.trials] == [None, 2, 3, None, 2]  # the last one queued
 
 
 def test_jobs_are_numbered_as_their_trials_when_another_sweep_took_numbers_between(tmp_path):
