@@ -41,3 +41,18 @@ def test_slurm_and_joblib_launchers_compose():
                          return_hydra_config=True)
     assert slurm.hydra.launcher._target_.endswith("SlurmLauncher") and slurm.hydra.launcher.timeout_min == 600
     assert joblib.hydra.launcher._target_.endswith("JoblibLauncher") and joblib.hydra.launcher.n_jobs == 2
+
+
+@pytest.mark.parametrize(("overrides", "study"), [(["hparams_search=qt_optuna"], "qt_probing"),
+                                                  (["hparams_search=optuna", "objective=nli"], "nli_probing"),
+                                                  (["hparams_search=qt_optuna_pareto"], "qt_probing_sts")])
+def test_each_search_names_its_study_and_keeps_it_in_a_directory_of_its_own(overrides, study):
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("train", overrides=overrides, return_hydra_config=True)
+    sweeper = cfg.hydra.sweeper
+    assert sweeper._target_ == "hydra_plugins.sentence_lab.optuna_sweeper.OptunaSweeper"
+    assert sweeper.study_name == study and cfg.hydra.sweep.dir.endswith(f"/sweeps/{study}")
+    assert cfg.hydra.mode.name == "MULTIRUN"
+    assert (sweeper.pruner._target_ == "optuna.pruners.NopPruner") == ("pareto" in overrides[0])
+    assert len(sweeper.direction if not isinstance(sweeper.direction, str) else [sweeper.direction]) == \
+        (2 if "pareto" in overrides[0] else 1)
