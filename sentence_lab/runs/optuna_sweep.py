@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
-import re
+import signal
 import threading
 import time
 import warnings
@@ -34,6 +34,7 @@ from hydra.core.plugins import Plugins
 from hydra.core.utils import JobReturn, JobStatus
 from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, TaskFunction
+from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.storages import BaseStorage, RDBStorage
@@ -91,15 +92,24 @@ def search_space(params: Mapping[str, Any] | None, arguments: Sequence[str]) -> 
     return space, list(fixed.values())
 
 
-PLAIN = re.compile(r"[\w./-]+")  # a string Hydra reads as itself unquoted (a word, a config name, a path)
+def _as_override(key: str, value: Any) -> str:
+    """``key=value`` that Hydra reads back as ``value``: a string bare where Hydra reads it as itself
+    (``encoder=gru`` stays a config group choice), quoted where it would read another type (``'7'``, ``'true'``)."""
+    if not isinstance(value, str):
+        return f"{key}={value}"
+    bare = f"{key}={value}"
+    try:
+        (parsed,) = OverridesParser.create().parse_overrides([bare])
+        if parsed.value() == value and isinstance(parsed.value(), str):
+            return bare
+    except Exception:  # noqa: BLE001 - Hydra's grammar does not read it bare: quote it
+        pass
+    return f"{key}={value!r}"
 
 
 def trial_overrides(params: Mapping[str, Any]) -> list[str]:
-    """``key=value`` overrides for a trial's sampled parameters (a string quoted unless Hydra reads it as itself:
-    ``encoder=gru`` stays a config group choice)."""
-    def value(v: Any) -> str:
-        return (v if PLAIN.fullmatch(v) else repr(v)) if isinstance(v, str) else str(v)
-    return [f"{key}={value(v)}" for key, v in params.items()]
+    """``key=value`` overrides for a trial's sampled parameters, each read back by Hydra as sampled."""
+    return [_as_override(key, value) for key, value in params.items()]
 
 
 # ---- the trials ------------------------------------------------------------------------------------------------
@@ -139,11 +149,16 @@ def consecutive_groups(trials: Sequence[optuna.Trial]) -> Iterator[list[optuna.T
         yield group
 
 
+def has_heartbeats(storage: BaseStorage) -> bool:
+    """Whether the storage keeps trials' heartbeats (an RDB storage opened with ``heartbeat_interval``)."""
+    return isinstance(storage, RDBStorage) and storage.get_heartbeat_interval() is not None
+
+
 @contextmanager
 def heartbeats(storage: BaseStorage, trials: Sequence[optuna.Trial], interval: int | None) -> Iterator[None]:
     """While the batch runs, the storage hears from each of its trials every ``interval`` seconds (a sweep that
     dies silently leaves trials whose heartbeat stops: the next sweep on the study fails and re-runs them)."""
-    if not interval or not isinstance(storage, RDBStorage) or not storage.get_heartbeat_interval() is not None:
+    if not interval or not has_heartbeats(storage):
         yield
         return
     stop = threading.Event()
@@ -165,6 +180,25 @@ def heartbeats(storage: BaseStorage, trials: Sequence[optuna.Trial], interval: i
     finally:
         stop.set()
         thread.join()
+
+
+@contextmanager
+def sigterm_as_exit() -> Iterator[None]:
+    """SIGTERM (``kill``, SLURM's pre-emption) raises ``SystemExit(143)`` in the sweep, so the trials it was
+    running are failed and queued again on the way out (Python's default would end the process on the spot);
+    a job's Lightning run installs its own handler while it trains and gives this one back."""
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def job_values(ret: JobReturn) -> list[float] | None:
@@ -192,16 +226,32 @@ def results_document(study: optuna.Study) -> dict[str, Any]:
 
 
 # ---- the sweeper -----------------------------------------------------------------------------------------------
-class PruningOptunaSweeper(Sweeper):
-    """Hydra sweeper over Optuna (``hydra_plugins.sentence_lab.optuna_sweeper.OptunaSweeper``): see the module."""
+def build_sampler(config: Any, trials_so_far: int) -> optuna.samplers.BaseSampler | None:
+    """The sampler its config names, its ``seed`` moved on by the trials the study already holds: a sweep that goes
+    on proposes what a seeded sampler would next, not its first proposals again (a fresh study: ``seed`` itself)."""
+    if config is None or isinstance(config, optuna.samplers.BaseSampler):
+        return config
+    seed = config.get("seed")
+    return instantiate(config, **({"seed": int(seed) + trials_so_far} if seed is not None else {}))
 
-    def __init__(self, sampler: optuna.samplers.BaseSampler | None = None,
-                 pruner: optuna.pruners.BasePruner | None = None, direction: str | Sequence[str] = "maximize",
+
+def optimized_names(config: DictConfig) -> list[str]:
+    """The metric(s) a trial returns: ``optimized_metric``, one name or a list (default ``monitor``)."""
+    names = config.get("optimized_metric") or config.get("monitor")
+    return [str(names)] if isinstance(names, str) or names is None else [str(n) for n in names]
+
+
+class PruningOptunaSweeper(Sweeper):
+    """Hydra sweeper over Optuna (``hydra_plugins.sentence_lab.optuna_sweeper.OptunaSweeper``): see the module.
+    ``sampler`` and ``pruner`` come as configs (``_recursive_: false``) or objects."""
+
+    def __init__(self, sampler: Any = None, pruner: Any = None, direction: str | Sequence[str] = "maximize",
                  storage: str | None = None, study_name: str | None = None, n_trials: int = 20, n_jobs: int = 1,
                  params: Mapping[str, Any] | None = None, heartbeat_interval: int | None = 60,
                  grace_period: int | None = 180) -> None:
-        self.sampler = sampler
-        self.pruner = pruner if pruner is not None else optuna.pruners.NopPruner()
+        self.sampler_config = sampler
+        self.pruner = (pruner if isinstance(pruner, optuna.pruners.BasePruner) or pruner is None
+                       else instantiate(pruner)) or optuna.pruners.NopPruner()
         self.directions = [direction] if isinstance(direction, str) else list(direction)
         self.storage = storage
         self.study_name = study_name
@@ -213,7 +263,6 @@ class PruningOptunaSweeper(Sweeper):
         self.config: DictConfig | None = None
         self.launcher = None
         self.hydra_context: HydraContext | None = None
-        self._storage: BaseStorage | None = None
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         self.config = config
@@ -221,114 +270,145 @@ class PruningOptunaSweeper(Sweeper):
         self.launcher = Plugins.instance().instantiate_launcher(hydra_context=hydra_context,
                                                                 task_function=task_function, config=config)
 
+    def check(self) -> None:
+        """What would only fail after every trial trained: one metric per direction; pruning one objective."""
+        assert self.config is not None
+        names = optimized_names(self.config)
+        if len(names) != len(self.directions):
+            raise ValueError(f"optimized_metric names {len(names)} metric(s) ({', '.join(names)}) and "
+                             f"hydra.sweeper.direction {len(self.directions)}: give one direction per metric")
+        if len(self.directions) > 1 and not isinstance(self.pruner, optuna.pruners.NopPruner):
+            raise ValueError(f"{len(self.directions)} objectives and pruner {type(self.pruner).__name__}: Optuna "
+                             "prunes single-objective studies only; set hydra/sweeper/pruner=none")
+
     def open_study(self, sweep_dir: Path) -> tuple[optuna.Study, BaseStorage, str]:
         """The study, created or loaded (the same command run again goes on with it)."""
         url = storage_url(self.storage, sweep_dir)
         storage = open_storage(url, self.heartbeat_interval, self.grace_period, on_stale=retry)
-        if len(self.directions) > 1 and not isinstance(self.pruner, optuna.pruners.NopPruner):
-            raise ValueError(f"{len(self.directions)} objectives and pruner {type(self.pruner).__name__}: Optuna "
-                             "prunes single-objective studies only; set hydra/sweeper/pruner=none")
-        study = optuna.create_study(storage=storage, study_name=self.study_name, sampler=self.sampler,
-                                    pruner=self.pruner, directions=self.directions, load_if_exists=True)
+        study = optuna.create_study(storage=storage, study_name=self.study_name, pruner=self.pruner,
+                                    directions=self.directions, load_if_exists=True)
         wanted = [optuna.study.StudyDirection[d.upper()] for d in self.directions]
         if list(study.directions) != wanted:
             raise ValueError(f"study {study.study_name} in {url} has directions "
                              f"{[d.name.lower() for d in study.directions]}, the sweep asks for {self.directions}: "
                              "use another hydra.sweeper.study_name (or storage) for a new study")
+        study.sampler = build_sampler(self.sampler_config, len(study.get_trials(deepcopy=False))) or study.sampler
         return study, storage, url
 
     def sweep(self, arguments: list[str]) -> list[Sequence[JobReturn]]:
         assert self.config is not None and self.launcher is not None
+        self.check()
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
         space, fixed = search_space(self.params, arguments)
         study, storage, url = self.open_study(sweep_dir)
-        self._storage = storage  # read directly: a job's attributes are not in the study's cache
         write_study_record(sweep_dir, url, study.study_name)
-        metric = self.config.get("optimized_metric")
-        trials_before = len(study.trials)
+        trials = study.get_trials(deepcopy=False)  # jobs an earlier command had interrupted run again here:
+        set_aside_failures(sweep_dir, {t.user_attrs[RETRY_OF] for t in trials if RETRY_OF in t.user_attrs})
         log.info("Optuna study %s in %s (%d trial(s) there): %d trial(s) of %s, %s, in batches of %d; pruner %s; "
-                 "parameters %s", study.study_name, url, trials_before, self.n_trials, metric,
-                 "/".join(self.directions), self.n_jobs, type(self.pruner).__name__, ", ".join(space) or "none")
+                 "parameters %s", study.study_name, url, len(trials), self.n_trials,
+                 ", ".join(optimized_names(self.config)), "/".join(self.directions), self.n_jobs,
+                 type(self.pruner).__name__, ", ".join(space) or "none")
         returns: list[Sequence[JobReturn]] = []
         waited_for_others = False
-        beating = isinstance(storage, RDBStorage) and storage.get_heartbeat_interval() is not None
-        while True:
-            if beating:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                    optuna.storages.fail_stale_trials(study)
-            trials = study.get_trials(deepcopy=False)
-            set_aside_failures(sweep_dir, {t.user_attrs[RETRY_OF] for t in trials if RETRY_OF in t.user_attrs})
-            done, running = counted(trials)
-            room = self.n_trials - done - running
-            if room <= 0:
-                if running and done < self.n_trials and beating:
-                    if not waited_for_others:
-                        log.info("%d trial(s) of the study run elsewhere (another sweep, or a killed one whose "
-                                 "heartbeat stops within %ss): waiting", running, self.grace_period)
-                        waited_for_others = True
-                    time.sleep(max(1, min(self.heartbeat_interval or 10, 10)))
-                    continue
-                if running and done < self.n_trials:
-                    log.warning("%d trial(s) of the study are marked running by another sweep (journal storage: no "
-                                "heartbeat to tell a dead one): this sweep stops here", running)
-                break
-            batch = [study.ask(space) for _ in range(min(self.n_jobs, room))]
-            if beating:  # at once: a sweep killed before its heartbeat thread starts leaves no trial unseen
-                for trial in batch:
-                    storage.record_heartbeat(trial._trial_id)
-            returns.append(self.run_batch(study, storage, batch, fixed, url))
+        with sigterm_as_exit():
+            while True:
+                if has_heartbeats(storage):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                        optuna.storages.fail_stale_trials(study)
+                done, running = counted(study.get_trials(deepcopy=False))
+                room = self.n_trials - done - running
+                if room <= 0:
+                    if running and done < self.n_trials and has_heartbeats(storage):
+                        if not waited_for_others:
+                            log.info("%d trial(s) of the study run elsewhere (another sweep, or a killed one whose "
+                                     "heartbeat stops within %ss): waiting", running, self.grace_period)
+                            waited_for_others = True
+                        time.sleep(max(1, min(self.heartbeat_interval or 10, 10)))
+                        continue
+                    if running and done < self.n_trials:
+                        log.warning("%d trial(s) of the study are marked running by another sweep (journal "
+                                    "storage: no heartbeat to tell a dead one): this sweep stops here", running)
+                    break
+                returns.append(self.run_batch(study, storage, min(self.n_jobs, room), space, fixed, url))
         self.write_results(study, sweep_dir)
         return returns
 
-    def run_batch(self, study: optuna.Study, storage: BaseStorage, batch: list[optuna.Trial], fixed: list[str],
-                  url: str) -> list[JobReturn]:
-        """Launch the batch's trials as jobs (numbered as the trials) and tell Optuna how each ended; a signal
-        fails the batch's unfinished trials, queues them again, and stops the sweep."""
+    def ask(self, study: optuna.Study, storage: BaseStorage, space: dict[str, BaseDistribution]) -> optuna.Trial:
+        """A trial, its heartbeat recorded at once (a sweep killed now leaves no trial the next cannot see)."""
+        with warnings.catch_warnings():  # Optuna wants heartbeats with Study.optimize; ask-and-tell beats them here
+            warnings.filterwarnings("ignore", message="Heartbeat of storage")
+            trial = study.ask(space)
+        if has_heartbeats(storage):
+            storage.record_heartbeat(trial._trial_id)
+        return trial
+
+    def run_batch(self, study: optuna.Study, storage: BaseStorage, size: int, space: dict[str, BaseDistribution],
+                  fixed: list[str], url: str) -> list[JobReturn]:
+        """Ask for ``size`` trials, launch them as jobs (numbered as the trials) and tell Optuna how each ended. A
+        batch that cannot compose fails its trials; one the launcher gives up on (a signal, a dead worker or node)
+        fails the unfinished ones and queues them again, then the sweep stops."""
+        batch: list[optuna.Trial] = []
         results: list[JobReturn] = []
         told: set[int] = set()
         try:
+            for _ in range(size):
+                batch.append(self.ask(study, storage, space))
+            groups = [(group, [tuple(fixed + trial_overrides(t.params) + [
+                f"optuna_trial.storage='{url}'", f"optuna_trial.study_name='{study.study_name}'",
+                f"optuna_trial.id={t._trial_id}"]) for t in group]) for group in consecutive_groups(batch)]
+        except BaseException:
+            self.give_up(study, storage, batch, told, queue_again=True)
+            raise
+        try:
+            for _, overrides in groups:
+                self.validate_batch_is_legal(overrides)
+        except Exception:
+            self.give_up(study, storage, batch, told, queue_again=False)
+            raise
+        try:
             with heartbeats(storage, batch, self.heartbeat_interval):
-                for group in consecutive_groups(batch):
-                    overrides = [tuple(fixed + trial_overrides(t.params) + [
-                        f"optuna_trial.storage='{url}'", f"optuna_trial.study_name='{study.study_name}'",
-                        f"optuna_trial.id={t._trial_id}"]) for t in group]
-                    self.validate_batch_is_legal(overrides)
+                for group, overrides in groups:
                     group_returns = self.launcher.launch(overrides, initial_job_idx=group[0].number)
                     for trial, ret in zip(group, group_returns):
-                        self.tell(study, trial, ret)
+                        self.tell(study, storage, trial, ret)
                         told.add(trial.number)
                     results.extend(group_returns)
-        except BaseException as stop:  # a signal (or a dead worker pool) queues the cut trials again; a bug fails them
-            for trial in batch:
-                if trial.number not in told:
-                    frozen = study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
-                    if isinstance(stop, (KeyboardInterrupt, SystemExit)):
-                        retry(study, frozen)
+        except BaseException:
+            self.give_up(study, storage, batch, told, queue_again=True)
             raise
         return results
 
-    def tell(self, study: optuna.Study, trial: optuna.Trial, ret: JobReturn) -> None:
-        """Complete (its values), pruned (its job set ``pruned_at_epoch``) or failed (no finite value)."""
-        attrs = self._storage.get_trial(trial._trial_id).user_attrs if self._storage else {}
+    def give_up(self, study: optuna.Study, storage: BaseStorage, batch: list[optuna.Trial], told: set[int],
+                queue_again: bool) -> None:
+        """The batch's trials not yet told: pruned if their job said so, else failed (and queued again)."""
+        for trial in batch:
+            if trial.number in told or storage.get_trial(trial._trial_id).state.is_finished():
+                continue  # told here, or failed elsewhere as stale (and queued again there)
+            if PRUNED_AT in storage.get_trial(trial._trial_id).user_attrs:
+                study.tell(trial, state=TrialState.PRUNED, skip_if_finished=True)
+                continue
+            frozen = study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
+            if queue_again:
+                retry(study, frozen)
+
+    def tell(self, study: optuna.Study, storage: BaseStorage, trial: optuna.Trial, ret: JobReturn) -> None:
+        """Complete (its values), pruned (its job set ``pruned_at_epoch``) or failed (no finite value). A trial
+        another sweep already failed as stale stays as it is."""
+        attrs = storage.get_trial(trial._trial_id).user_attrs
         if PRUNED_AT in attrs:
-            study.tell(trial, state=TrialState.PRUNED)
+            study.tell(trial, state=TrialState.PRUNED, skip_if_finished=True)
             log.info("trial %d pruned after epoch %s", trial.number, attrs[PRUNED_AT])
             return
         values = job_values(ret)
-        if values is None:
-            study.tell(trial, state=TrialState.FAIL)
+        if values is None or len(values) != len(study.directions):
+            study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
             log.warning("trial %d failed (no finite %s): recorded as failed", trial.number,
-                        self.config.get("optimized_metric") if self.config is not None else "value")
+                        ", ".join(optimized_names(self.config)) if self.config is not None else "value")
             return
-        if len(values) != len(study.directions):
-            study.tell(trial, state=TrialState.FAIL)
-            log.error("trial %d returned %d value(s) for %d objective(s): optimized_metric must name one metric per "
-                      "direction", trial.number, len(values), len(study.directions))
-            return
-        study.tell(trial, values)
+        study.tell(trial, values, skip_if_finished=True)
 
     def write_results(self, study: optuna.Study, sweep_dir: Path) -> None:
         doc = results_document(study)

@@ -28,6 +28,7 @@ from sentence_lab.runs.checkpoint_choice import (
 )
 from sentence_lab.runs.config_tree import config_tree
 from sentence_lab.runs.errors import PeerLost, RunInterrupted
+from sentence_lab.runs.optuna_sweep import optimized_names
 from sentence_lab.runs.renamed_keys import move_renamed_nodes
 from sentence_lab.runs.run_dir import check_run_dir_free, move_into_run
 from sentence_lab.runs.settings_check import check_resume_settings, check_settings
@@ -267,10 +268,9 @@ def metric_value(name: str, trainer: L.Trainer) -> float | None:
 def optimized_value(cfg: DictConfig, trainer: L.Trainer) -> tuple[str, float | None | list[float | None]]:
     """The value ``train`` returns: ``optimized_metric`` (see ``metric_value``), default ``monitor``; a list of
     names (several objectives at once, e.g. ``[probing/mean, similarity/mean]``) gives a list of values."""
-    names = cfg.get("optimized_metric") or cfg.monitor
-    if isinstance(names, str):
-        return names, metric_value(names, trainer)
-    names = [str(name) for name in names]
+    names = optimized_names(cfg)
+    if cfg.get("optimized_metric") is None or isinstance(cfg.optimized_metric, str):
+        return names[0], metric_value(names[0], trainer)
     return ", ".join(names), [metric_value(name, trainer) for name in names]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf, read_write
 
 from sentence_lab.runs.errors import RunInterrupted, one_line, report
 from sentence_lab.text.files import atomic_write_text
@@ -76,16 +76,23 @@ def run_outcome(cfg: DictConfig) -> str:
 
 @contextmanager
 def argv_of_this_job(hydra_cfg: DictConfig) -> Iterator[None]:
-    """``sys.argv`` as this job's own command while it runs: Lightning starts the other ranks of a DDP run with
-    ``sys.argv`` (``_hydra_subprocess_cmd``), and the sweep's command line (``-m``, the sweeper) would start a sweep
-    in every rank, each sampling other parameters. With the job's overrides and ``hydra.mode=RUN`` every rank
-    trains this job's parameters."""
-    saved = list(sys.argv)
+    """While the job runs, ``sys.argv`` is this job's own command and Hydra's ``run.dir`` its directory: Lightning
+    starts the other ranks of a DDP run with ``sys.argv`` and ``hydra.run.dir`` (``_hydra_subprocess_cmd``). The
+    sweep's command line (``-m``, the sweeper) would start a sweep in every rank, each sampling other parameters
+    (lightning-hydra-template issue 639), and a multirun's ``run.dir`` is a new directory under ``runs/``. With the
+    job's overrides, ``hydra.mode=RUN`` and the job's directory every rank trains this job, in its directory."""
+    saved_argv = list(sys.argv)
     sys.argv[1:] = [*hydra_cfg.overrides.task, "hydra.mode=RUN"]
+    run = HydraConfig.get().run
+    saved_dir = OmegaConf.to_container(run, resolve=False)["dir"]  # type: ignore[index]
+    with read_write(run):
+        run.dir = str(hydra_cfg.runtime.output_dir)
     try:
         yield
     finally:
-        sys.argv[:] = saved
+        sys.argv[:] = saved_argv
+        with read_write(run):
+            run.dir = saved_dir
 
 
 def job_events(sweep_dir: Path) -> dict[int, dict[str, dict]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any
 
 import lightning as L
 import optuna
@@ -22,6 +21,7 @@ from lightning.pytorch.callbacks import Callback
 from omegaconf import DictConfig
 
 from sentence_lab.optuna_storage import PRUNED_AT, open_storage
+from sentence_lab.runs.optuna_sweep import optimized_names
 from sentence_lab.training.eval_suite import EvalSuiteCallback
 
 log = logging.getLogger(__name__)
@@ -79,9 +79,13 @@ class TrialPruning(Callback):
                                 self.trial.number, self.metric, epoch, ", ".join(sorted(scores or {})) or "none")
                     self._told_missing = True
             else:
-                self.trial.report(value, epoch)
-                self.reported[epoch] = value
-                prune = self.trial.should_prune()
+                try:
+                    self.trial.report(value, epoch)
+                    self.reported[epoch] = value
+                    prune = self.trial.should_prune()
+                except Exception as err:  # noqa: BLE001 - the storage failing never costs the run (nor hangs a rank)
+                    log.error("optuna trial %d: reporting %s after epoch %d failed: %s: %s", self.trial.number,
+                              self.metric, epoch, type(err).__name__, err)
         if trainer.world_size > 1:
             prune = bool(trainer.strategy.broadcast(prune, src=0))
         if prune:
@@ -92,7 +96,7 @@ class TrialPruning(Callback):
         trainer.should_stop = True
         if trainer.is_global_zero:
             if self.trial is not None:
-                self.trial.set_user_attr(PRUNED_AT, epoch)
+                self.trial.set_user_attr(PRUNED_AT, epoch)  # said once the decision is every rank's
                 log.info("optuna trial %d pruned after epoch %d (%s %.4f): training stops here", self.trial.number,
                          epoch, self.metric, self.reported.get(epoch, float("nan")))
             for logger in trainer.loggers:
@@ -109,11 +113,11 @@ def trial_callbacks(cfg: DictConfig) -> list[Callback]:
     spec = cfg.get("optuna_trial")
     if not spec or spec.get("id") is None:
         return []
-    metric: Any = cfg.get("optimized_metric") or cfg.get("monitor")
-    if not isinstance(metric, str):  # several objectives: the trial only reports its final values
+    names = optimized_names(cfg)
+    if len(names) != 1:  # several objectives: the trial only reports its final values
         return []
     pruner = None
     if HydraConfig.initialized():
         pruner_cfg = HydraConfig.get().sweeper.get("pruner")
         pruner = instantiate(pruner_cfg) if pruner_cfg else None
-    return [TrialPruning(str(spec.storage), str(spec.study_name), int(spec.id), metric, pruner)]
+    return [TrialPruning(str(spec.storage), str(spec.study_name), int(spec.id), names[0], pruner)]

@@ -13,11 +13,13 @@ import optuna
 import pytest
 import yaml
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState
 
 from sentence_lab.optuna_storage import ATTEMPT, PRUNED_AT, RETRY_OF, open_storage, storage_url
 from sentence_lab.runs.optuna_sweep import (
+    build_sampler,
     consecutive_groups,
     counted,
     results_document,
@@ -81,6 +83,17 @@ def test_an_interrupted_trial_is_queued_again_at_most_twice(tmp_path):
         retry(study, study.tell(trial, state=TrialState.FAIL))
     assert runs[0] == runs[1] == runs[2] != runs[3]  # three runs of the same parameters, then a fresh sample
     assert [t.user_attrs.get(ATTEMPT) for t in study.trials] == [None, 2, 3, None, 2]  # the last one queued
+
+
+def test_a_study_that_goes_on_moves_its_samplers_seed_by_the_trials_it_holds():
+    config = OmegaConf.create({"_target_": "optuna.samplers.RandomSampler", "seed": 1})
+
+    def first_proposal(sampler: optuna.samplers.BaseSampler) -> dict:
+        return optuna.create_study(sampler=sampler).ask({"x": FloatDistribution(0, 1)}).params
+
+    assert first_proposal(build_sampler(config, 0)) == first_proposal(optuna.samplers.RandomSampler(seed=1))
+    assert first_proposal(build_sampler(config, 2)) == first_proposal(optuna.samplers.RandomSampler(seed=3))
+    assert first_proposal(build_sampler(config, 2)) != first_proposal(build_sampler(config, 0))
 
 
 def test_jobs_are_numbered_as_their_trials_when_another_sweep_took_numbers_between(tmp_path):
@@ -175,12 +188,12 @@ def test_the_same_command_again_goes_on_with_the_study_and_reruns_an_interrupted
 def test_a_ddp_trial_is_pruned_on_every_rank_at_the_same_epoch(tiny_corpus, senteval_root, tmp_path):
     done = sweep(tiny_corpus, senteval_root, tmp_path, "hydra.sweeper.n_trials=1", "hydra/sweeper/pruner=threshold",
                  "hydra.sweeper.pruner.lower=101", "trainer=ddp_cpu", "data.batch_size=8",
-                 "trainer.strategy.timeout.seconds=300")
+                 "trainer.strategy.timeout.seconds=300", f"paths.log_dir={tmp_path / 'logs'}")
     (trial,) = load(tmp_path).trials  # rank 1 ran the job's command, not a sweep of its own asking for a trial
     assert trial.state == TrialState.PRUNED and trial.user_attrs[PRUNED_AT] == 1
     run = tmp_path / "sweep" / "0"
-    log = (run / "train.log").read_text() + done.stderr + done.stdout
-    assert "GLOBAL_RANK: 1, MEMBER: 2/2" in log
+    assert "GLOBAL_RANK: 1, MEMBER: 2/2" in (run / "train_ddp_process_1.log").read_text()  # rank 1: in the job's dir
+    assert not (tmp_path / "logs" / "train" / "runs").exists()  # no stray run directory for rank 1
     assert (done.stdout + done.stderr).count("Optuna study qt_probing") == 1
     assert json.loads((run / "run_status.json").read_text())["epochs_done"] == 1
     assert job_events(tmp_path / "sweep")[0]["ended"]["outcome"] == "pruned"
@@ -253,8 +266,8 @@ def test_two_sweeps_on_one_storage_share_the_study(tiny_corpus, senteval_root, t
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
                         "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=1",
                         "logger=none", "hydra.sweeper.n_trials=4")
-    sweeps = [subprocess.Popen(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True) for _ in range(2)]
+    sweeps = [subprocess.Popen([*cmd, f"hydra.sweeper.sampler.seed={seed}"], cwd=tmp_path, env=env(),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for seed in (1, 2)]
     for proc in sweeps:
         _, stderr = proc.communicate(timeout=900)
         assert proc.returncode == 0, stderr[-3000:]

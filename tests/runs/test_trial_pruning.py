@@ -49,10 +49,22 @@ def test_a_trial_below_the_median_after_its_epoch_is_stopped_and_marked(study_wi
 def test_without_the_suite_a_logged_metric_is_reported_after_each_validation(study_with_three_curves):
     url, study = study_with_three_curves
     trial = study.ask()
-    callback = TrialPruning(url, "s", trial._trial_id, "val/context_acc")
+    callback = TrialPruning(url, "s", trial._trial_id, "val/context_acc",
+                            optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=1))
     run = trainer(**{"val/context_acc": 0.25})
     run.current_epoch = 0
     callback.setup(run, None, "fit")
     callback.on_validation_end(run, None)
     assert study._storage.get_trial(trial._trial_id).intermediate_values == {1: 0.25}
-    assert run.should_stop is False  # the sweep's default pruner here: none
+    assert run.should_stop is True and callback.pruned_at == 1  # 0.25 after epoch 1: far below the others' 62
+
+
+def test_a_storage_that_fails_on_rank_zero_is_logged_and_the_run_goes_on(study_with_three_curves, caplog):
+    url, study = study_with_three_curves
+    trial = study.ask()
+    callback = TrialPruning(url, "s", trial._trial_id, "probing/mean", optuna.pruners.MedianPruner())
+    run = trainer()
+    callback.setup(run, None, "fit")
+    study.tell(trial, 1.0)  # finished elsewhere: reporting to it raises
+    callback.after_evaluation(run, 1, {"probing/mean": 10.0})
+    assert run.should_stop is False and "reporting probing/mean after epoch 1 failed" in caplog.text
