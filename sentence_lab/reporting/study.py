@@ -11,6 +11,7 @@ import logging
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
@@ -66,7 +67,7 @@ def _plot(draw: Callable[[], object], path: Path) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            axes = draw()
+            axes: Any = draw()  # an Axes, or an array of them
     except (ValueError, RuntimeError) as err:
         log.warning("%s: %s", path.name, err)
         plt.close("all")

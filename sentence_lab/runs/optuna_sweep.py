@@ -61,13 +61,15 @@ def distribution_of(override: Override) -> BaseDistribution | None:
         return CategoricalDistribution([v for v in override.sweep_iterator(transformer=lambda x: x)])
     if isinstance(value, RangeSweep):
         start, stop, step = value.start, value.stop, value.step
-        if all(isinstance(x, int) for x in (start, stop, step)):
-            return IntDistribution(int(start), int(stop) - 1, step=int(step), log=log_scale and step == 1)
+        if isinstance(start, int) and isinstance(stop, int) and isinstance(step, int):
+            return IntDistribution(start, stop - 1, step=step, log=log_scale and step == 1)
         return CategoricalDistribution(list(override.sweep_iterator(transformer=lambda x: x)))
     if isinstance(value, IntervalSweep):
-        if isinstance(value.start, int) and isinstance(value.end, int):
-            return IntDistribution(value.start, value.end, log=log_scale)
-        return FloatDistribution(float(value.start), float(value.end), log=log_scale)
+        low, high = value.start, value.end
+        assert low is not None and high is not None, "Hydra's interval() has both ends"
+        if isinstance(low, int) and isinstance(high, int):
+            return IntDistribution(low, high, log=log_scale)
+        return FloatDistribution(float(low), float(high), log=log_scale)
     raise ValueError(f"{override.input_line}: Optuna sweeps take choice(...), range(...) or interval(...) "
                      "(optionally tag(log, interval(...)))")
 
@@ -81,11 +83,11 @@ def search_space(params: Mapping[str, Any] | None, arguments: Sequence[str]) -> 
     space: dict[str, BaseDistribution] = {}
     fixed: dict[str, str] = {}
     for override in parser.parse_overrides(lines):
-        key = override.get_key_element()
+        key = str(override.get_key_element())
         distribution = distribution_of(override)
         if distribution is None:
             space.pop(key, None)
-            fixed[key] = override.input_line
+            fixed[key] = str(override.input_line)
         else:
             fixed.pop(key, None)
             space[key] = distribution
@@ -371,6 +373,7 @@ class PruningOptunaSweeper(Sweeper):
         try:
             with heartbeats(storage, batch, self.heartbeat_interval):
                 for group, overrides in groups:
+                    assert self.launcher is not None, "setup() gives the sweeper its launcher"
                     group_returns = self.launcher.launch(overrides, initial_job_idx=group[0].number)
                     for trial, ret in zip(group, group_returns):
                         self.tell(study, storage, trial, ret)
@@ -414,7 +417,8 @@ class PruningOptunaSweeper(Sweeper):
         doc = results_document(study)
         OmegaConf.save(OmegaConf.create(doc), sweep_dir / RESULTS_FILE)
         if "best_value" in doc:
-            log.info("best trial %d: %s = %s with %s", doc["best_trial"], self.config.get("optimized_metric"),
+            log.info("best trial %d: %s = %s with %s", doc["best_trial"],
+                     ", ".join(optimized_names(self.config)) if self.config is not None else "value",
                      doc["best_value"], doc["best_params"])
         elif "solutions" in doc:
             log.info("Pareto front: %d trial(s): %s", len(doc["solutions"]),

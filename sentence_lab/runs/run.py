@@ -165,7 +165,7 @@ def write_run_status(trainer: L.Trainer, stopped_by: str | None = None) -> dict[
     guard = next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)
     if guard is not None:
         status.update(guard.summary())
-    pruning = next((c for c in trainer.callbacks if isinstance(c, TrialPruning)), None)
+    pruning = next((c for c in trainer.callbacks if isinstance(c, TrialPruning)), None)  # type: ignore[attr-defined]
     if pruning is not None:  # an Optuna sweep's trial: which, and what it reported
         status["optuna_trial"] = {"trial_id": pruning.trial_id, "pruned_at_epoch": pruning.pruned_at,
                                   "reported": {str(epoch): value for epoch, value in pruning.reported.items()}}
@@ -255,7 +255,7 @@ def metric_value(name: str, trainer: L.Trainer) -> float | None:
     metric = trainer.callback_metrics.get(name)
     if metric is not None:
         return float(metric)
-    for callback in trainer.callbacks:
+    for callback in trainer.callbacks:  # type: ignore[attr-defined]
         if isinstance(callback, EvalSuiteCallback):
             scores = callback.final_scores()
             if name in scores:

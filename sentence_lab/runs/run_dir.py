@@ -77,7 +77,7 @@ def claim_run_dir(overrides: list[str]) -> list[str]:
     if any(o in ("-m", "--multirun") for o in overrides):
         sweep = _literal_dir(settings, "hydra.sweep.dir")
         held = sorted(p.parent.parent.name for p in sweep[1].glob("*/checkpoints/*.ckpt")) if sweep else []
-        if held and not holds_optuna_study(sweep[1]):  # an Optuna study goes on there, in new trials' directories
+        if sweep and held and not holds_optuna_study(sweep[1]):  # an Optuna study goes on: new trials' dirs
             raise RunDirTaken(sweep[1], [f"{held[0]}/checkpoints/..."], "hydra.sweep.dir")
         return overrides  # each job's directory is checked in the job too (check_run_dir_free)
     given = _literal_dir(settings, "hydra.run.dir")

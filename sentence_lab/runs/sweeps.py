@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
@@ -83,8 +83,8 @@ def argv_of_this_job(hydra_cfg: DictConfig) -> Iterator[None]:
     job's overrides, ``hydra.mode=RUN`` and the job's directory every rank trains this job, in its directory."""
     saved_argv = list(sys.argv)
     sys.argv[1:] = [*hydra_cfg.overrides.task, "hydra.mode=RUN"]
-    run = HydraConfig.get().run
-    saved_dir = OmegaConf.to_container(run, resolve=False)["dir"]  # type: ignore[index]
+    run = cast(DictConfig, HydraConfig.get().run)
+    saved_dir = cast(dict, OmegaConf.to_container(run, resolve=False))["dir"]  # unresolved: ${unique_dir:...}
     with read_write(run):
         run.dir = str(hydra_cfg.runtime.output_dir)
     try:
@@ -164,9 +164,8 @@ def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
     in the run's log (``show_traceback=true`` raises it as Python would) and exit code 1; a run stopped by a signal
     exits 128 + N. In a multirun a failed job is also written to ``<job dir>/error.txt`` and the sweep's
     ``failed_jobs.jsonl``, and the next job runs; a signal stops the sweep too."""
-    hydra_cfg = HydraConfig.get() if HydraConfig.initialized() else None
-    multirun = hydra_cfg is not None and hydra_cfg.mode == RunMode.MULTIRUN
-    if not multirun:
+    hydra_cfg = cast(DictConfig, HydraConfig.get()) if HydraConfig.initialized() else None
+    if hydra_cfg is None or hydra_cfg.mode != RunMode.MULTIRUN:
         return _run(cfg, task)[0]
     _record_event(hydra_cfg, "started")
     outcome = "interrupted"

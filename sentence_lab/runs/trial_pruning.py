@@ -13,10 +13,10 @@ from __future__ import annotations
 import logging
 import math
 
-import lightning as L
 import optuna
 from hydra.core.hydra_config import HydraConfig
 from hydra.utils import instantiate
+from lightning.pytorch import LightningModule, Trainer
 from lightning.pytorch.callbacks import Callback
 from omegaconf import DictConfig
 
@@ -44,31 +44,31 @@ class TrialPruning(Callback):
         self._suite: EvalSuiteCallback | None = None
         self._told_missing = False
 
-    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+    def setup(self, trainer: Trainer, pl_module: LightningModule, stage: str) -> None:
         if stage != "fit":
             return
         if trainer.is_global_zero and self.trial is None:
             study = optuna.load_study(study_name=self.study_name, storage=open_storage(self.storage),
                                       pruner=self.pruner, sampler=optuna.samplers.RandomSampler())
             self.trial = optuna.Trial(study, self.trial_id)
-        suites = [c for c in trainer.callbacks if isinstance(c, EvalSuiteCallback)]
+        suites = [c for c in trainer.callbacks if isinstance(c, EvalSuiteCallback)]  # type: ignore[attr-defined]
         if suites and self._suite is None:
             self._suite = suites[0]
             self._suite.after_evaluation.append(self.after_evaluation)
 
-    def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+    def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         """Without the suite, the logged metric after every validation (step = epochs trained)."""
-        if self._suite is None and not trainer.sanity_checking and not trainer.fast_dev_run:
+        if self._suite is None and not trainer.sanity_checking and not trainer.fast_dev_run:  # type: ignore[attr-defined]
             self.after_evaluation(trainer, int(trainer.current_epoch) + 1, None)
 
-    def value(self, trainer: L.Trainer, scores: dict[str, float] | None) -> float | None:
+    def value(self, trainer: Trainer, scores: dict[str, float] | None) -> float | None:
         """``metric`` now: a score of the evaluation just made, else a logged metric."""
         if scores and self.metric in scores:
             return float(scores[self.metric])
         logged = trainer.callback_metrics.get(self.metric)
         return float(logged) if logged is not None else None
 
-    def after_evaluation(self, trainer: L.Trainer, epoch: int, scores: dict[str, float] | None) -> None:
+    def after_evaluation(self, trainer: Trainer, epoch: int, scores: dict[str, float] | None) -> None:
         """Rank 0 reports and asks the pruner; every rank takes its answer (called on every rank)."""
         prune = False
         if trainer.is_global_zero and self.trial is not None and self.pruned_at is None:
@@ -91,7 +91,7 @@ class TrialPruning(Callback):
         if prune:
             self.stop(trainer, epoch)
 
-    def stop(self, trainer: L.Trainer, epoch: int) -> None:
+    def stop(self, trainer: Trainer, epoch: int) -> None:
         self.pruned_at = epoch
         trainer.should_stop = True
         if trainer.is_global_zero:
