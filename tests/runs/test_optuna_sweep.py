@@ -192,7 +192,8 @@ def test_a_ddp_trial_is_pruned_on_every_rank_at_the_same_epoch(tiny_corpus, sent
     (trial,) = load(tmp_path).trials  # rank 1 ran the job's command, not a sweep of its own asking for a trial
     assert trial.state == TrialState.PRUNED and trial.user_attrs[PRUNED_AT] == 1
     run = tmp_path / "sweep" / "0"
-    assert "GLOBAL_RANK: 1, MEMBER: 2/2" in (run / "train_ddp_process_1.log").read_text()  # rank 1: in the job's dir
+    assert "GLOBAL_RANK: 1, MEMBER: 2/2" in done.stderr + done.stdout
+    assert "run directory: " + str(run) in (run / "train_ddp_process_1.log").read_text()  # rank 1 ran in the job's
     assert not (tmp_path / "logs" / "train" / "runs").exists()  # no stray run directory for rank 1
     assert (done.stdout + done.stderr).count("Optuna study qt_probing") == 1
     assert json.loads((run / "run_status.json").read_text())["epochs_done"] == 1
@@ -214,14 +215,15 @@ def test_ctrl_c_fails_the_running_trial_and_the_next_command_runs_it_again(tiny_
     assert proc.wait(timeout=120) != 0
     (cut, queued) = load(tmp_path).trials
     assert cut.state == TrialState.FAIL
-    assert queued.state == TrialState.WAITING and queued.user_attrs[RETRY_OF] == 0 and queued.params == cut.params
+    assert queued.state == TrialState.WAITING and queued.user_attrs[RETRY_OF] == 0
     assert job_events(tmp_path / "sweep")[0]["ended"]["outcome"] == "interrupted"
     assert (tmp_path / "sweep" / FAILED_JOBS).is_file()
     # The next command runs the queued trial; the interrupted job is set aside, so the sweep ends well.
     again = [a.replace("trainer.max_epochs=30", "trainer.max_epochs=1") for a in cmd]
     done = subprocess.run(again, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert [t.state for t in load(tmp_path).trials] == [TrialState.FAIL, TrialState.COMPLETE]
+    trials = load(tmp_path).trials
+    assert [t.state for t in trials] == [TrialState.FAIL, TrialState.COMPLETE] and trials[1].params == cut.params
     assert not (tmp_path / "sweep" / FAILED_JOBS).exists()
     assert json.loads((tmp_path / "sweep" / "interrupted_jobs.jsonl").read_text())["job"] == 0
 
