@@ -169,12 +169,14 @@ def ddp(args: argparse.Namespace, results: dict[str, Any]) -> None:
     assert study is not None
     (trial,) = study.get_trials(deepcopy=False)
     events = [json.loads(line) for line in (sweep_dir / "jobs.jsonl").read_text().splitlines() if line.strip()]
-    train_log = (sweep_dir / "0" / "train.log").read_text()
+    console = (args.out / "ddp.log").read_text()  # each rank announces itself on the console
     status = json.loads((sweep_dir / "0" / "run_status.json").read_text())
     results["ddp"] = {"seconds": round(seconds, 1), "exit": 0, "state": trial.state.name.lower(),
                       "pruned_after_epoch": trial.user_attrs.get(PRUNED_AT), "jobs_jsonl": events,
                       "failed_jobs_jsonl": (sweep_dir / "failed_jobs.jsonl").is_file(),
-                      "two_ranks": "MEMBER: 2/2" in train_log, "epochs_done": status["epochs_done"],
+                      "two_ranks": "GLOBAL_RANK: 1, MEMBER: 2/2" in console,
+                      "rank_1_log_in_job_dir": (sweep_dir / "0" / "train_ddp_process_1.log").is_file(),
+                      "epochs_done": status["epochs_done"],
                       "stopped_by": status["stopped_by"]}
     print(f"ddp: exit 0 in {seconds:.0f} s; trial {trial.state.name.lower()} after epoch "
           f"{trial.user_attrs.get(PRUNED_AT)}; epochs done {status['epochs_done']}; jobs.jsonl ended "
