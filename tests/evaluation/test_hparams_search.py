@@ -16,7 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-@needs_extra("sweeps-optuna")
 def test_optuna_runs_two_trials_maximising_the_mean_probing_accuracy(tiny_corpus, senteval_root, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     sweep = tmp_path / "sweep"

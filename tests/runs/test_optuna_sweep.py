@@ -28,6 +28,7 @@ from sentence_lab.runs.optuna_sweep import (
     trial_overrides,
 )
 from sentence_lab.runs.sweeps import FAILED_JOBS, job_events
+from tests.helpers.extras import needs_extra
 from tests.helpers.train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -245,8 +246,10 @@ def test_two_objectives_end_with_the_pareto_front(tiny_corpus, senteval_root, tm
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("launcher", [["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "hydra.sweeper.n_jobs=2"],
-                                      ["hydra/launcher=submitit_local"]], ids=["joblib", "submitit"])
+@pytest.mark.parametrize("launcher", [
+    pytest.param(["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "hydra.sweeper.n_jobs=2"], id="joblib",
+                 marks=needs_extra("sweeps-joblib")),
+    pytest.param(["hydra/launcher=submitit_local"], id="submitit", marks=needs_extra("sweeps-slurm"))])
 def test_trials_in_other_processes_report_to_the_study(launcher, tiny_corpus, senteval_root, tmp_path):
     """joblib's workers, and submitit's jobs (the SLURM launcher's path, run locally): each job opens the study."""
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
