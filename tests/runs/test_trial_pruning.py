@@ -39,8 +39,11 @@ def test_a_trial_below_the_median_after_its_epoch_is_stopped_and_marked(study_wi
     callback.setup(run, None, "fit")
     callback.after_evaluation(run, 0, {"probing/mean": 50.0, "probing/Length": 40.0})  # epoch 0: warm-up
     assert run.should_stop is False
+    logged: list[tuple[dict, int]] = []
+    run.loggers = [SimpleNamespace(log_metrics=lambda metrics, step: logged.append((metrics, step)))]
     callback.after_evaluation(run, 1, {"probing/mean": score})
     assert run.should_stop is pruned and callback.pruned_at == (1 if pruned else None)
+    assert logged == ([({"optuna/pruned_at_epoch": 1.0}, 1)] if pruned else [])  # TensorBoard marks it
     frozen = study._storage.get_trial(trial._trial_id)
     assert frozen.intermediate_values == {0: 50.0, 1: score}
     assert (PRUNED_AT in frozen.user_attrs) is pruned
