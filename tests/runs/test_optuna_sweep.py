@@ -206,8 +206,11 @@ def test_a_ddp_trial_is_pruned_on_every_rank_at_the_same_epoch(tiny_corpus, sent
 def test_ctrl_c_fails_the_running_trial_and_the_next_command_runs_it_again(tiny_corpus, senteval_root,
                                                                                  tmp_path):
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
-                        "encoder=bow", "trainer.max_epochs=30", "logger=none", "hydra.sweeper.n_trials=1")
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                        "encoder=bow", "trainer.max_epochs=1000", "logger=none", "hydra.sweeper.n_trials=1")
+    # Ctrl-C as a terminal sends it: SIGINT handled by Python even when this test runs in a background job, whose
+    # children inherit SIGINT ignored (a non-interactive shell's `&`).
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while not (tmp_path / "sweep" / "0" / "eval" / "epoch_001.json").is_file():  # inside the trial's training
         assert proc.poll() is None and time.monotonic() < deadline, "the trial did not get to its first epoch"
@@ -220,7 +223,7 @@ def test_ctrl_c_fails_the_running_trial_and_the_next_command_runs_it_again(tiny_
     assert job_events(tmp_path / "sweep")[0]["ended"]["outcome"] == "interrupted"
     assert (tmp_path / "sweep" / FAILED_JOBS).is_file()
     # The next command runs the queued trial; the interrupted job is set aside, so the sweep ends well.
-    again = [a.replace("trainer.max_epochs=30", "trainer.max_epochs=1") for a in cmd]
+    again = [a.replace("trainer.max_epochs=1000", "trainer.max_epochs=1") for a in cmd]
     done = subprocess.run(again, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     trials = load(tmp_path).trials
