@@ -50,6 +50,19 @@ def _items(path: Path, kind: str) -> list[dict]:
     return rows
 
 
+def record_kinds(path: Path) -> dict[str, int]:
+    """How many records of each type the log holds (what a failing test shows)."""
+    from wandb.proto import wandb_internal_pb2
+
+    kinds: dict[str, int] = {}
+    for raw in records(path):
+        record = wandb_internal_pb2.Record()
+        record.ParseFromString(raw)
+        kind = record.WhichOneof("record_type") or "?"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
 def history(path: Path) -> list[dict]:
     """The history rows of a run log, in order."""
     return _items(path, "history")

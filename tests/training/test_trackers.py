@@ -3,13 +3,14 @@ read back from what the tracker wrote (issue 32)."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.extras import missing_extra
 from tests.helpers.train_config import compose_train_cfg
-from tests.helpers.wandb_log import config, history
+from tests.helpers.wandb_log import config, history, record_kinds
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
@@ -62,14 +63,17 @@ def test_mlflow_holds_the_curves_and_the_final_and_best_scores(tiny_corpus, sent
 
 
 def test_wandb_offline_holds_the_curves_and_the_final_and_best_scores(tiny_corpus, senteval_root, tmp_path,
-                                                                      monkeypatch):
+                                                                      monkeypatch, caplog):
     if missing_extra("wandb"):
         pytest.skip(missing_extra("wandb"))
     monkeypatch.setenv("WANDB_SILENT", "true")
-    scores = _run(tiny_corpus, senteval_root, tmp_path / "run", "wandb")
-    rows = history(wandb_log(tmp_path / "run"))
+    with caplog.at_level(logging.ERROR, logger="sentence_lab"):
+        scores = _run(tiny_corpus, senteval_root, tmp_path / "run", "wandb")
+    assert not [r.getMessage() for r in caplog.records if "logging to" in r.getMessage()]
+    log = wandb_log(tmp_path / "run")
+    rows = history(log)
     curve = [row["probing/Length"] for row in rows if "probing/Length" in row]
-    assert curve == pytest.approx(scores)
+    assert curve == pytest.approx(scores), f"history rows {rows}; records {record_kinds(log)}; {log.stat().st_size} B"
     finals = [row for row in rows if "hparams/final/Length" in row]
     assert [row["hparams/final/Length"] for row in finals] == [pytest.approx(scores[2])]
     assert [row["hparams/best/Length"] for row in finals] == [pytest.approx(max(scores))]
