@@ -85,6 +85,13 @@ EXCLUDE_PADDING = ("train_nli.py", "'encoder_type'   :  params.encoder_type   ,"
                    "'encoder_type'   :  params.encoder_type   , 'version': 2,",
                    "ablation: version 2 of InferSent's encoder, whose max-pooling leaves the padding out (its "
                    "<s>, </s> markers stay: train_nli.py adds them itself)")
+# An ablation (--without-markers): the sentences as the words GloVe has, without the <s> ... </s> that train_nli.py
+# wraps each in (zero vectors with GloVe 6B, two more time steps); a sentence left with no word keeps one </s>.
+WITHOUT_MARKERS = ("train_nli.py",
+                   "np.array([['<s>'] +\n            [word for word in sent.split() if word in word_vec] +"
+                   "\n            ['</s>'] for sent",
+                   "np.array([([word for word in sent.split() if word in word_vec] or ['</s>']) for sent",
+                   "ablation: no <s>, </s> markers around the sentences (as ours)")
 DIFFERENCES = [
     "classifier: InferSent's default (nonlinear_fc 0) is three linear layers 4*2H -> 512 -> 512 -> 3 with no "
     "non-linearity; ours is the paper's MLP, 4*2H -> 512 (tanh) -> 3",
@@ -135,9 +142,9 @@ def write_glove_text(path: Path) -> None:
             f.write(marker + " " + " ".join(["0"] * vectors.shape[1]) + "\n")
 
 
-def patched_infersent(source: Path, target: Path, exclude_padding: bool) -> list[dict]:
-    """InferSent's four files copied into ``target`` with ``PATCHES`` (and ``EXCLUDE_PADDING`` when asked) applied;
-    what each patch changed."""
+def patched_infersent(source: Path, target: Path, ablations: list[tuple[str, str, str, str]]) -> list[dict]:
+    """InferSent's four files copied into ``target`` with ``PATCHES`` and the ``ablations`` asked for
+    (``EXCLUDE_PADDING``, ``WITHOUT_MARKERS``) applied; what each patch changed."""
     target.mkdir(parents=True, exist_ok=True)
     for name in benchmark.INFERSENT_FILES:
         if not (source / name).is_file():
@@ -145,7 +152,7 @@ def patched_infersent(source: Path, target: Path, exclude_padding: bool) -> list
                              "c752882 (git -C <clone> archive c752882~1 | tar -x -C <folder>)")
         shutil.copy(source / name, target / name)
     applied = []
-    for name, old, new, why in [*PATCHES, *([EXCLUDE_PADDING] if exclude_padding else [])]:
+    for name, old, new, why in [*PATCHES, *ablations]:
         text = (target / name).read_text()
         count = text.count(old)
         if not count:
@@ -166,7 +173,15 @@ def run_infersent(folder: Path, data: Path, glove: Path, hidden: int, pairs: int
     if done.returncode != 0:
         raise RuntimeError(f"InferSent's train_nli.py failed:\n{done.stderr[-3000:]}")
     found = dict(re.findall(rf"^{MARK} (\w+) (\S+)$", done.stdout, re.M))
-    return {"train_seconds": float(found["train_seconds"]), "dev_acc": float(found["dev_acc"])}
+    return {"train_seconds": float(found["train_seconds"]), "dev_acc": float(found["dev_acc"]),
+            "train_curve": train_curve(done.stdout)}
+
+
+def train_curve(stdout: str) -> list[dict]:
+    """InferSent's progress lines (every 100 batches): pairs seen, the mean loss of those 100 batches and the
+    training accuracy so far (%)."""
+    lines = re.findall(r"^(\d+) ; loss (\S+) ; sentence/s \d+ ; words/s \d+ ; accuracy train : (\S+)$", stdout, re.M)
+    return [{"pairs": int(pairs) + 64, "loss": float(loss), "train_acc": float(acc)} for pairs, loss, acc in lines]
 
 
 def profile_rows(text: str, top: int = 15) -> list[str]:
@@ -220,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=1280, help="training pairs per side (64 a batch)")
     parser.add_argument("--exclude-padding-from-max", action="store_true", help="ablation: InferSent's version 2 "
                         "pooling (padding left out of the max, as ours); see EXCLUDE_PADDING")
+    parser.add_argument("--without-markers", action="store_true", help="ablation: InferSent's sentences without "
+                        "its <s>, </s> markers, as ours; see WITHOUT_MARKERS")
+    parser.add_argument("--sides", choices=("both", "infersent", "ours"), default="both",
+                        help="which loops run (an ablation of InferSent's alone: --sides infersent)")
     parser.add_argument("--seed", type=int, default=1234, help="both sides' seed (InferSent's default, ours)")
     parser.add_argument("--dev-pairs", type=int, help="score the first N SNLI dev pairs (default all 9,842: a 2 x "
                         "2048 model's dev pass alone takes minutes on two cores)")
@@ -237,8 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="infersent_nli_") as tmp:
         tmp = Path(tmp)
-        patches = patched_infersent(args.infersent, tmp / "infersent", args.exclude_padding_from_max) \
-            if args.infersent else []
+        ablations = [patch for patch, asked in ((EXCLUDE_PADDING, args.exclude_padding_from_max),
+                                                (WITHOUT_MARKERS, args.without_markers)) if asked]
+        patches = patched_infersent(args.infersent, tmp / "infersent", ablations) if args.infersent else []
         for patch in patches:
             print(f"patched {patch['file']} ({patch['times']}x): {patch['replaced']!r} -> {patch['with']!r}: "
                   f"{patch['why']}")
@@ -256,8 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         for hidden in (int(h) for h in args.sizes.split(",")):
             theirs = run_infersent(tmp / "infersent", tmp / "snli", tmp / "glove.6B.50d.txt", hidden, pairs,
                                    args.device, ["--seed", str(args.seed), *args.infersent_args.split()]) \
-                if args.infersent else None
-            ours = run_ours(tmp / "snli", tmp / f"ours_{hidden}", hidden, args.device, args.seed, args.profile)
+                if args.infersent and args.sides != "ours" else None
+            ours = run_ours(tmp / "snli", tmp / f"ours_{hidden}", hidden, args.device, args.seed, args.profile) \
+                if args.sides != "infersent" else None
             for side, result in (("InferSent train_nli.py", theirs), ("ours (objective=nli)", ours)):
                 if result is None:
                     continue
@@ -265,15 +286,17 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"| 2 x {hidden} | {side} | {result['train_seconds']:.1f} | {result['pairs_per_second']:.1f} "
                       f"| {2 * result['pairs_per_second']:.1f} | {result['dev_acc']:.2f} |", flush=True)
             rows.append({"hidden": hidden, "pairs": pairs, "infersent": theirs, "ours": ours,
-                         "speed_ratio": ours["pairs_per_second"] / theirs["pairs_per_second"] if theirs else None})
-            if theirs:
+                         "speed_ratio": ours["pairs_per_second"] / theirs["pairs_per_second"] if theirs and ours
+                         else None})
+            if rows[-1]["speed_ratio"]:
                 print(f"| 2 x {hidden} | ours / InferSent | | {rows[-1]['speed_ratio']:.2f}x | | |", flush=True)
-            for line in ours.get("profile", []):
+            for line in (ours or {}).get("profile", []):
                 print(f"profile 2 x {hidden}: {line}", flush=True)
     for line in DIFFERENCES:
         print(f"differs: {line}")
     run.write({"device": args.device, "pairs": args.pairs, "dev_pairs": args.dev_pairs, "seed": args.seed,
-               "infersent_args": args.infersent_args, "patches": patches, "differences": DIFFERENCES, "rows": rows,
+               "infersent_args": args.infersent_args,
+               "sides": args.sides, "patches": patches, "differences": DIFFERENCES, "rows": rows,
                "numpy": np.__version__})
     return 0
 
