@@ -291,7 +291,17 @@ def train(cfg: DictConfig) -> float | None | list[float | None]:
 
 def close_trackers(trainer: L.Trainer) -> None:
     """End the run in the trackers that keep one open past the Trainer (W&B): its log is complete on disk, and the
-    next job of an in-process sweep starts a run of its own."""
+    next job of an in-process sweep starts a run of its own.
+
+    W&B's ``finish`` returns before its service has closed the run's log: the log is written out when the service
+    closes the stream, after ``finish`` (seen on a busy machine: a 7-byte log, the header alone, right after it).
+    ``wandb.teardown`` waits for the service to close every stream and exit; the next run starts a new one."""
+    finished = False
     for logger in trainer.loggers:
         if isinstance(logger, WandbLogger) and logger._experiment is not None:
             logger.experiment.finish()
+            finished = True
+    if finished:
+        import wandb  # the optional trackers extra: present, since a W&B run was open
+
+        wandb.teardown()
