@@ -92,6 +92,13 @@ WITHOUT_MARKERS = ("train_nli.py",
                    "\n            ['</s>'] for sent",
                    "np.array([([word for word in sent.split() if word in word_vec] or ['</s>']) for sent",
                    "ablation: no <s>, </s> markers around the sentences (as ours)")
+# An ablation (--one-hidden-layer, with --infersent-args "--nonlinear_fc 1"): the paper's classifier, an MLP with one
+# hidden layer of 512 tanh units (Conneau et al. 2017, section 3.2; ours), instead of train_nli.py's two.
+ONE_HIDDEN_LAYER = ("models.py",
+                    "                nn.Tanh(),\n                nn.Dropout(p=self.dpout_fc),\n"
+                    "                nn.Linear(self.fc_dim, self.fc_dim),\n                nn.Tanh(),\n",
+                    "                nn.Tanh(),\n",
+                    "ablation: the nonlinear classifier with one hidden layer (the paper's and ours), not two")
 DIFFERENCES = [
     "classifier: InferSent's default (nonlinear_fc 0) is three linear layers 4*2H -> 512 -> 512 -> 3 with no "
     "non-linearity; ours is the paper's MLP, 4*2H -> 512 (tanh) -> 3",
@@ -237,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
                         "pooling (padding left out of the max, as ours); see EXCLUDE_PADDING")
     parser.add_argument("--without-markers", action="store_true", help="ablation: InferSent's sentences without "
                         "its <s>, </s> markers, as ours; see WITHOUT_MARKERS")
+    parser.add_argument("--one-hidden-layer", action="store_true", help="ablation: InferSent's nonlinear classifier "
+                        "(--infersent-args '--nonlinear_fc 1') with one hidden layer, as the paper's and ours; see "
+                        "ONE_HIDDEN_LAYER")
     parser.add_argument("--sides", choices=("both", "infersent", "ours"), default="both",
                         help="which loops run (an ablation of InferSent's alone: --sides infersent)")
     parser.add_argument("--seed", type=int, default=1234, help="both sides' seed (InferSent's default, ours)")
@@ -257,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="infersent_nli_") as tmp:
         tmp = Path(tmp)
         ablations = [patch for patch, asked in ((EXCLUDE_PADDING, args.exclude_padding_from_max),
-                                                (WITHOUT_MARKERS, args.without_markers)) if asked]
+                                                (WITHOUT_MARKERS, args.without_markers),
+                                                (ONE_HIDDEN_LAYER, args.one_hidden_layer)) if asked]
         patches = patched_infersent(args.infersent, tmp / "infersent", ablations) if args.infersent else []
         for patch in patches:
             print(f"patched {patch['file']} ({patch['times']}x): {patch['replaced']!r} -> {patch['with']!r}: "
