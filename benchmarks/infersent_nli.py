@@ -204,10 +204,11 @@ def profile_rows(text: str, top: int = 15) -> list[str]:
     return [row for _, row in sorted(timed, reverse=True)[:top]]
 
 
-def run_ours(data: Path, out: Path, hidden: int, device: str, seed: int, profile: bool = False) -> dict:
+def run_ours(data: Path, out: Path, hidden: int, device: str, seed: int, profile: bool = False,
+             extra: list[str] | None = None) -> dict:
     """``python train.py objective=nli experiment=nli`` on the written files, one epoch, timed by
     ``benchmarking.LoopTimer``; with ``profile``, under Lightning's ``SimpleProfiler`` (each hook's and step part's
-    seconds: where a step's time goes besides the model)."""
+    seconds: where a step's time goes besides the model); ``extra``: more Hydra overrides (an ablation)."""
     record = out / "loop_timer.json"
     cmd = [sys.executable, str(ROOT / "train.py"), "objective=nli", "experiment=nli", f"encoder.hidden_dim={hidden}",
            "~data.train", f"+data.train={{format: infersent, path: '{data}', split: train}}",
@@ -216,7 +217,7 @@ def run_ours(data: Path, out: Path, hidden: int, device: str, seed: int, profile
            f"trainer.accelerator={'gpu' if device == 'cuda' else 'cpu'}", "logger=none", "test_after_fit=false",
            "~callbacks.eval_suite", "print_config=false", f"hydra.run.dir={out / 'run'}",
            f"paths.cache_dir={out / 'cache'}", "+callbacks.loop_timer._target_=sentence_lab.benchmarking.LoopTimer",
-           f"+callbacks.loop_timer.output={record}", f"seed={seed}"]
+           f"+callbacks.loop_timer.output={record}", f"seed={seed}", *(extra or [])]
     if profile:
         cmd.append(f"++trainer.profiler={{_target_: lightning.pytorch.profilers.SimpleProfiler, dirpath: '{out}', "
                    "filename: profile}")
@@ -239,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="256,2048", help="hidden units per direction, comma-separated")
     parser.add_argument("--infersent-args", default="", help="more arguments for train_nli.py (an ablation: "
                         "'--nonlinear_fc 1' gives its classifier tanh between its layers)")
+    parser.add_argument("--ours-args", default="", help="more Hydra overrides for our side (an ablation: "
+                        "'trainer.deterministic=false')")
     parser.add_argument("--pairs", type=int, default=1280, help="training pairs per side (64 a batch)")
     parser.add_argument("--exclude-padding-from-max", action="store_true", help="ablation: InferSent's version 2 "
                         "pooling (padding left out of the max, as ours); see EXCLUDE_PADDING")
@@ -288,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
             theirs = run_infersent(tmp / "infersent", tmp / "snli", tmp / "glove.6B.50d.txt", hidden, pairs,
                                    args.device, ["--seed", str(args.seed), *args.infersent_args.split()]) \
                 if args.infersent and args.sides != "ours" else None
-            ours = run_ours(tmp / "snli", tmp / f"ours_{hidden}", hidden, args.device, args.seed, args.profile) \
+            ours = run_ours(tmp / "snli", tmp / f"ours_{hidden}", hidden, args.device, args.seed, args.profile,
+                            args.ours_args.split()) \
                 if args.sides != "infersent" else None
             for side, result in (("InferSent train_nli.py", theirs), ("ours (objective=nli)", ours)):
                 if result is None:
@@ -306,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in DIFFERENCES:
         print(f"differs: {line}")
     run.write({"device": args.device, "pairs": args.pairs, "dev_pairs": args.dev_pairs, "seed": args.seed,
-               "infersent_args": args.infersent_args,
+               "infersent_args": args.infersent_args, "ours_args": args.ours_args,
                "sides": args.sides, "patches": patches, "differences": DIFFERENCES, "rows": rows,
                "numpy": np.__version__})
     return 0
