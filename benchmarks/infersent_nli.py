@@ -93,7 +93,7 @@ WITHOUT_MARKERS = ("train_nli.py",
                    "np.array([([word for word in sent.split() if word in word_vec] or ['</s>']) for sent",
                    "ablation: no <s>, </s> markers around the sentences (as ours)")
 # An ablation (--one-hidden-layer, with --infersent-args "--nonlinear_fc 1"): the paper's classifier, an MLP with one
-# hidden layer of 512 tanh units (Conneau et al. 2017, section 3.2; ours), instead of train_nli.py's two.
+# hidden layer of 512 tanh units (Conneau et al. 2017, section 3.3; ours), instead of train_nli.py's two.
 ONE_HIDDEN_LAYER = ("models.py",
                     "                nn.Tanh(),\n                nn.Dropout(p=self.dpout_fc),\n"
                     "                nn.Linear(self.fc_dim, self.fc_dim),\n                nn.Tanh(),\n",
@@ -151,7 +151,7 @@ def write_glove_text(path: Path) -> None:
 
 def patched_infersent(source: Path, target: Path, ablations: list[tuple[str, str, str, str]]) -> list[dict]:
     """InferSent's four files copied into ``target`` with ``PATCHES`` and the ``ablations`` asked for
-    (``EXCLUDE_PADDING``, ``WITHOUT_MARKERS``) applied; what each patch changed."""
+    (``EXCLUDE_PADDING``, ``WITHOUT_MARKERS``, ``ONE_HIDDEN_LAYER``) applied; what each patch changed."""
     target.mkdir(parents=True, exist_ok=True)
     for name in benchmark.INFERSENT_FILES:
         if not (source / name).is_file():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,15 +37,21 @@ def records(path: Path) -> Iterator[bytes]:
             pending = b""
 
 
-def _items(path: Path, kind: str) -> list[dict]:
-    """Each record of one type (``history``: a ``wandb.log`` call; ``config``: a config update) as ``{key: value}``."""
+def _parsed(path: Path) -> Iterator:
+    """Each record of a run log as a ``wandb_internal_pb2.Record``, with its type's name."""
     from wandb.proto import wandb_internal_pb2
 
-    rows = []
     for raw in records(path):
         record = wandb_internal_pb2.Record()
         record.ParseFromString(raw)
-        if record.WhichOneof("record_type") == kind:
+        yield record.WhichOneof("record_type") or "?", record
+
+
+def _items(path: Path, kind: str) -> list[dict]:
+    """Each record of one type (``history``: a ``wandb.log`` call; ``config``: a config update) as ``{key: value}``."""
+    rows = []
+    for found, record in _parsed(path):
+        if found == kind:
             items = record.history.item if kind == "history" else record.config.update
             rows.append({item.key or "/".join(item.nested_key): json.loads(item.value_json) for item in items})
     return rows
@@ -52,15 +59,7 @@ def _items(path: Path, kind: str) -> list[dict]:
 
 def record_kinds(path: Path) -> dict[str, int]:
     """How many records of each type the log holds (what a failing test shows)."""
-    from wandb.proto import wandb_internal_pb2
-
-    kinds: dict[str, int] = {}
-    for raw in records(path):
-        record = wandb_internal_pb2.Record()
-        record.ParseFromString(raw)
-        kind = record.WhichOneof("record_type") or "?"
-        kinds[kind] = kinds.get(kind, 0) + 1
-    return kinds
+    return dict(Counter(kind for kind, _ in _parsed(path)))
 
 
 def history(path: Path) -> list[dict]:
