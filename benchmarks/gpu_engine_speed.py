@@ -9,7 +9,9 @@ The vectors are those of ``benchmarks/eval_speed.py --high-dim``: ``bow_glove`` 
 ``evaluation.device=cuda`` and once with ``device=cpu`` (the CPU's fused kernels where they apply, all its cores),
 on the same features: seconds of each, the ratio, and both scores (the GPU takes the torch path, whose sums run in
 another order: docs/evaluation.md, "On a GPU", says how far apart the scores may be). The figures go to a JSON record
-(``--output``, default ``logs/benchmarks/gpu_engine_speed/<time>.json``).
+(``--output``, default ``logs/benchmarks/gpu_engine_speed/<time>.json``). On a GPU the engine records each epoch of
+a probe's steps as a CUDA graph (``evaluation.cuda_graphs``); ``cuda-stepped`` in ``--devices`` runs it without
+graphs, one step at a time, for comparison (the default on a GPU: ``cuda,cuda-stepped,cpu``).
 """
 from __future__ import annotations
 
@@ -39,14 +41,21 @@ def warm_up(devices: list[str], dim: int) -> None:
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((200, dim)).astype(np.float32), rng.integers(0, 2, 200)
     for device in devices:
-        regimes.kfold_then_test(X[:150], y[:150], X[150:], y[150:], dataclasses.replace(PROTOTYPE, device=device), 2)
+        regimes.kfold_then_test(X[:150], y[:150], X[150:], y[150:], protocol(device), 2)
+
+
+def protocol(device: str):
+    """The prototype protocol on ``device`` (``cuda-stepped``: CUDA without step graphs)."""
+    name, _, variant = device.partition("-")
+    return dataclasses.replace(PROTOTYPE, device=name, cuda_graphs=variant != "stepped")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default=DEFAULT_TASKS)
     parser.add_argument("--dim", type=int, default=4096)
-    parser.add_argument("--devices", default="cuda,cpu" if torch.cuda.is_available() else "cpu,cpu")
+    parser.add_argument("--devices", default="cuda,cuda-stepped,cpu" if torch.cuda.is_available() else "cpu,cpu",
+                        help="comma-separated; cuda-stepped: CUDA without step graphs")
     benchmark.add_options(parser, "256-d vectors of MR and SICKRelatedness of a tiny generated SentEval tree")
     args = parser.parse_args(argv)
     run = benchmark.start("gpu_engine_speed", args, ROOT)
@@ -74,10 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         X, y = benchmark.task_features(task, projection.embed)
         seconds, scores = [], []
         for device in devices:
-            params = dataclasses.replace(PROTOTYPE, device=device)
+            params = protocol(device)
             t0 = time.perf_counter()
             result = benchmark.run_regime(spec, X, y, params, task.data.nclasses)
-            benchmark.synchronize(torch.device(device))
+            benchmark.synchronize(torch.device(params.device))
             seconds.append(time.perf_counter() - t0)
             scores.append({k: float(result[k]) for k in SCORE_KEYS if k in result})
         key = "acc" if "acc" in scores[0] else "pearson"

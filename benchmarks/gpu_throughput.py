@@ -41,7 +41,7 @@ from omegaconf import OmegaConf
 
 from sentence_lab import benchmarking as benchmark
 from sentence_lab.datamodules.contiguous import ContiguousChunks
-from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
+from sentence_lab.datamodules.corpus import CorpusSettings, default_workers, load_corpus
 from sentence_lab.encoders import bilstm, gru
 from sentence_lab.encoders.rnn import run_rnn
 from sentence_lab.training.module import SentenceModel
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gpu_throughput_") as tmp:
         books = benchmark.tiny_corpus(Path(tmp) / "corpus") if args.smoke else ROOT / "assets" / "books"
         cache = Path(tmp) / "cache" if args.smoke else ROOT / ".cache" / "corpus"
-        vocab, splits, _ = load_corpus(books / "train", books / "valid", CorpusSettings(), cache)
+        vocab, splits, _ = load_corpus(books / "train", books / "valid", CorpusSettings(), cache, default_workers())
     chunks = ContiguousChunks(splits["train"], args.batch_size)
     batches = [chunks[i] for i in range(min(len(chunks), 32))]
     encoders = {"bilstm_max 2x16": ("bilstm_max", {"hidden_dim": 16})} if args.smoke else {

@@ -350,11 +350,13 @@ def default_run_summary(run_dir: Path, seconds: float) -> dict:
             "run_status": json.loads(status.read_text()) if status.is_file() else None}
 
 
-def benchmark_part(name: str, script: str, keys: tuple[str, ...]) -> Callable[[Path, dict, bool], dict]:
-    """A part that runs ``benchmarks/<script>.py`` (``--smoke`` in a dry run) and keeps ``keys`` of its record."""
+def benchmark_part(name: str, script: str, keys: tuple[str, ...],
+                   args: tuple[str, ...] = ()) -> Callable[[Path, dict, bool], dict]:
+    """A part that runs ``benchmarks/<script>.py`` with ``args`` (``--smoke`` in a dry run) and keeps ``keys`` of its
+    record."""
     def part(logs: Path, env: dict, dry: bool) -> dict:
         record = logs / f"{script}.json"
-        cmd = [sys.executable, f"benchmarks/{script}.py", f"--output={record}", *(["--smoke"] if dry else [])]
+        cmd = [sys.executable, f"benchmarks/{script}.py", f"--output={record}", *args, *(["--smoke"] if dry else [])]
         result = run_part(name, cmd, logs, LIMITS[name], env)
         if not record.is_file():
             return result
@@ -384,7 +386,9 @@ def infersent_part(logs: Path, env: dict, dry: bool) -> dict:
 
 PARTS = {"rnn precision": benchmark_part("rnn precision", "gpu_rnn_precision", ("rows",)),
          "gpu tests": gpu_tests, "default run": default_run,
-         "throughput": benchmark_part("throughput", "gpu_throughput", ("matmul_rates", "copy_bandwidth", "rows")),
+         # one timed second a row (20 batches at least); the padded path's rows were measured once (docs/results.md)
+         "throughput": benchmark_part("throughput", "gpu_throughput", ("matmul_rates", "copy_bandwidth", "rows"),
+                                      ("--min-seconds=1", "--padded-precisions=")),
          "engine": benchmark_part("engine", "gpu_engine_speed", ("tasks",)), "infersent": infersent_part}
 
 
@@ -456,9 +460,10 @@ def engine_rows(e: dict) -> list[str]:
     lines = []
     for row in e.get("tasks", []):
         key = "acc" if "acc" in row["scores"][0] else "pearson"
-        lines.append(f"| engine {row['task']} {row['d']}-d | {row['devices'][0]} {row['seconds'][0]:.2f} s vs "
-                     f"{row['devices'][1]} {row['seconds'][1]:.2f} s ({row['ratio']:.1f}x); {key} "
-                     f"{row['scores'][0][key]:.4g} vs {row['scores'][1][key]:.4g} | |")
+        runs = " vs ".join(f"{device} {seconds:.2f} s ({key} {score[key]:.4g})"
+                           for device, seconds, score in zip(row["devices"], row["seconds"], row["scores"]))
+        lines.append(f"| engine {row['task']} {row['d']}-d | {runs}; {row['devices'][-1]} / {row['devices'][0]} "
+                     f"{row['ratio']:.1f}x | |")
     return lines
 
 

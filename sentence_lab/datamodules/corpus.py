@@ -26,6 +26,7 @@ from sentence_lab.text.glove import glove_words
 log = logging.getLogger(__name__)
 
 CACHE_VERSION = 3
+MAX_PREPROCESS_WORKERS = 16  # default_workers(): tokenising processes on a cache miss, at most
 VOCAB_SOURCES = ("corpus", "glove", "corpus+glove")
 SPLITS = ("train", "valid")
 
@@ -143,6 +144,13 @@ class TokenizedCorpus:
     @property
     def n_documents(self) -> int:
         return int(self.doc_ids.max()) + 1 if len(self.doc_ids) else 0
+
+
+def default_workers() -> int:
+    """Tokenising processes on a cache miss unless told: one per core this process may use, at most
+    ``MAX_PREPROCESS_WORKERS``."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(MAX_PREPROCESS_WORKERS, usable)
 
 
 def file_fingerprint(paths: Iterable[Path]) -> list[list]:

@@ -28,8 +28,9 @@ Speed: on the CPU a linear probe without dropout steps through :mod:`sentence_la
 compiled pass per step reads each row once, straight from the feature matrix); otherwise (MLP, dropout, wide outputs,
 a GPU) the features get a column of ones once per fit and a step gathers the live groups' rows into a buffer
 for torch's products ``W @ Xb^T`` and ``dZ @ Xb``. Buffers are kept across steps; Adam with equal step counts
-runs torch's fused kernel. What the engine reads and computes is counted in ``FitResult.work``
-(``benchmarks/eval_speed.py --high-dim``).
+runs torch's fused kernel. On a GPU an epoch whose groups all step at every step is recorded once as a CUDA graph
+and replayed (:mod:`sentence_lab.evaluation.step_graphs`). What the engine reads and computes is counted in
+``FitResult.work`` (``benchmarks/eval_speed.py --high-dim``).
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from sentence_lab.evaluation import probe_kernels
+from sentence_lab.evaluation import probe_kernels, step_graphs
 from sentence_lab.evaluation.protocol import ProtocolParams, parse_optim, resolve_device
 
 __all__ = ["Group", "FitResult", "BatchPlan", "StackedProbe", "MaskedOptimizer", "EarlyStopping", "fit_members",
@@ -91,6 +92,22 @@ class Step(NamedTuple):
     active: np.ndarray | None
 
 
+class EpochSteps(NamedTuple):
+    """An epoch's steps at once: rows ``[S, Ga, B]``, rows per group ``[S, Ga]``, loss weights
+    ``[S, Ga, 1, 1, B]`` and which groups step ``[S, Ga]`` (bool)."""
+
+    rows: torch.Tensor
+    counts: np.ndarray
+    weight: torch.Tensor
+    active: np.ndarray
+
+    def each(self) -> Iterator[Step]:
+        """The steps one by one (``active`` None where every group steps)."""
+        full = np.all(self.active, axis=1)
+        for s in range(len(self.rows)):
+            yield Step(self.rows[s], self.counts[s], self.weight[s], None if full[s] else self.active[s])
+
+
 class BatchPlan:
     """Training and dev rows of each group, and per step the rows, loss weights and stepping groups."""
 
@@ -121,6 +138,10 @@ class BatchPlan:
 
     def steps(self, epoch: int, live: np.ndarray) -> Iterator[Step]:
         """The minibatch steps of ``epoch`` for the groups ``live``, in SentEval's order."""
+        return self.epoch(epoch, live).each()
+
+    def epoch(self, epoch: int, live: np.ndarray) -> EpochSteps:
+        """All steps of ``epoch`` for the groups ``live`` at once (what :meth:`steps` yields one by one)."""
         B = self.batch_size
         rows = [self.train[g][self._perm(g, epoch)] for g in live]
         S = -(-max(len(r) for r in rows) // B)
@@ -134,10 +155,7 @@ class BatchPlan:
         weight_t = torch.as_tensor(weight.transpose(1, 0, 2)[:, :, None, None].copy(), device=self.device,
                                    dtype=self.dtype)
         count = np.ascontiguousarray(count.T)
-        active = count > 0
-        full = active.all(1)
-        for s in range(S):
-            yield Step(idx_t[s], count[s], weight_t[s], None if full[s] else active[s])
+        return EpochSteps(idx_t, count, weight_t, count > 0)
 
 
 def _affine(W: torch.Tensor, Xb: torch.Tensor) -> torch.Tensor:
@@ -326,8 +344,10 @@ def _per_group(values: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
 class MaskedOptimizer:
     """torch's single-tensor update rules on ``[G, L, ...]`` parameters, with weight decay ``l2 [G, L]`` per member
     and a step count per group. A group that does not step keeps its parameters, state and step count. Adam
-    calls torch's fused CPU kernel (``Adam(fused=True)``'s, the same rule in one pass) when all groups share a
-    step count; the weight decay is added to the gradient first, as the single-tensor rule does."""
+    calls torch's fused kernel (``Adam(fused=True)``'s, the same rule in one pass; CPU and CUDA) when all groups
+    share a step count; the weight decay is added to the gradient first, as the single-tensor rule does."""
+
+    FUSED_ADAM_DEVICES = ("cpu", "cuda")
 
     STATE = {"adam": ("exp_avg", "exp_avg_sq"), "adamax": ("exp_avg", "exp_inf"), "rmsprop": ("square_avg",),
              "sgd": ("momentum_buffer",), "adagrad": ("sum",), "adadelta": ("square_avg", "acc_delta")}
@@ -361,7 +381,30 @@ class MaskedOptimizer:
             return fn(int(self.steps[0]))
         return _per_group(torch.tensor([fn(int(k)) for k in self.steps], dtype=torch.float64), p)
 
-    def step(self, params: list[torch.Tensor], grads: list[torch.Tensor], active: np.ndarray | None = None) -> None:
+    def _fused_adam(self, p: torch.Tensor) -> bool:
+        return self.method == "adam" and self.same_step and p.device.type in self.FUSED_ADAM_DEVICES
+
+    def recordable(self, p: torch.Tensor) -> bool:
+        """Whether a step can be recorded once and replayed (:mod:`~sentence_lab.evaluation.step_graphs`): its
+        factors do not follow the step count on the host (Adam's come from ``step_count`` in its fused kernel)."""
+        if self.method == "adam":
+            return self._fused_adam(p)
+        return self.method in ("rmsprop", "adadelta") or (self.method == "sgd" and self.hp["momentum"] == 0)
+
+    def warm_up(self, params: list[torch.Tensor], grads: list[torch.Tensor], step_count: torch.Tensor) -> None:
+        """One step on copies, so that every kernel's first call comes before a recording; changes nothing here."""
+        state, steps = self.state, self.steps
+        self.state = [{k: v.clone() for k, v in st.items()} for st in state]
+        try:
+            self.step([p.clone() for p in params], [g.clone() for g in grads], step_count=step_count.clone())
+        finally:
+            self.state = state
+            self._set_steps(steps)
+
+    def step(self, params: list[torch.Tensor], grads: list[torch.Tensor], active: np.ndarray | None = None,
+             step_count: torch.Tensor | None = None) -> None:
+        """One update of the groups ``active`` (None: all). ``step_count``: the step's count (after it) as a float32
+        tensor on the parameters' device, for fused Adam inside a recording; otherwise made from the host's count."""
         if active is not None:
             frozen = torch.as_tensor(np.flatnonzero(~active), device=params[0].device)
             saved = [(t, t[frozen]) for p, st in zip(params, self.state) for t in (p, *st.values())]
@@ -371,8 +414,9 @@ class MaskedOptimizer:
         for p, g, st, t in zip(params, grads, self.state, self.tmp):
             if self.decay:
                 g.addcmul_(p, _per_group(self.wd, p))
-            if method == "adam" and self.same_step and p.device.type == "cpu":  # torch's fused CPU Adam: same rule
-                steps = torch.full((), float(self.steps[0]), dtype=torch.float32, device=p.device)
+            if self._fused_adam(p):  # torch's fused Adam: the same rule in one kernel
+                steps = (step_count if step_count is not None
+                         else torch.full((), float(self.steps[0]), dtype=torch.float32, device=p.device))
                 torch._fused_adam_([p], [g], [st["exp_avg"]], [st["exp_avg_sq"]], [], [steps], lr=hp["lr"],
                                    beta1=hp["beta1"], beta2=hp["beta2"], weight_decay=0.0, eps=hp["eps"],
                                    amsgrad=False, maximize=False)
@@ -545,15 +589,24 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     opt = MaskedOptimizer(params.optim, l2, model.params)
     stop = EarlyStopping((G, L), int(params.tenacity))
     best = [p.clone() for p in model.params]
-    work = {"steps": 0, "rows": 0, "dev_rows": 0, "member_rows": 0, "dev_member_rows": 0}  # what was read, computed
-    live, members, nepoch = np.arange(G), np.arange(L), 0
+    work = {"steps": 0, "rows": 0, "dev_rows": 0, "member_rows": 0, "dev_member_rows": 0,  # what was read, computed
+            "graph_epochs": 0}
+    recorder = step_graphs.recorder_for(dev) if params.cuda_graphs else None
+    recorded = (_RecordedEpochs(recorder, model, opt, Xt, T, loss)
+                if recorder is not None and not (model.fused or model.staged or model._drops()) else None)
+    live, members, nepoch, selections = np.arange(G), np.arange(L), 0, 0
     while stop.alive.any() and nepoch <= params.max_epoch:
         for epoch in range(nepoch, nepoch + params.epoch_size):
-            for step in plan.steps(epoch, live):
-                opt.step(model.params, model.step_gradients(Xt, T, step, loss), step.active)
-                work["steps"] += 1
-                work["rows"] += step.rows.numel()
-                work["member_rows"] += step.rows.numel() * len(members)
+            steps = plan.epoch(epoch, live)
+            if recorded is not None and steps.active.all() and opt.recordable(model.params[0]):
+                recorded.run(steps, key=(selections,))
+                work["graph_epochs"] += 1
+            else:
+                for step in steps.each():
+                    opt.step(model.params, model.step_gradients(Xt, T, step, loss), step.active)
+            work["steps"] += len(steps.rows)
+            work["rows"] += steps.rows.numel()
+            work["member_rows"] += steps.rows.numel() * len(members)
         nepoch += params.epoch_size
         live_t, members_t = torch.as_tensor(live, device=dev), torch.as_tensor(members, device=dev)
         idx, mask = dev_idx[live_t], dev_mask[live_t]
@@ -572,16 +625,50 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
             kept_t = (torch.as_tensor(keep, device=dev), torch.as_tensor(keep_members, device=dev))
             model.select(*kept_t)
             opt.select(*kept_t)
-            live, members = live[keep], members[keep_members]
+            live, members, selections = live[keep], members[keep_members], selections + 1
     width = max(n for n, _ in hidden) if hidden is not None else int(params.nhid)
     columns = (probe_kernels.training_columns(L, nclasses, loss == "softmax_mse") if model.fused
                else L * (width or nclasses))
+    work["graph_recordings"] = 0 if recorded is None else recorded.graph.recordings
     work.update(batch_size=plan.batch_size, d=model.params[0].shape[-1] - 1, members=L, nclasses=nclasses,
                 nhid=width, optim=opt.method, fused=model.fused, train_columns=columns, staged=model.staged)
     return FitResult(best, stop.best, plan.ndev, stop.nepoch, nclasses, work)
 
 
-COUNTED = ("steps", "rows", "dev_rows", "member_rows", "dev_member_rows", "train_columns")
+class _RecordedEpochs:
+    """:func:`fit_members`' epochs through a :class:`~sentence_lab.evaluation.step_graphs.EpochGraph`, for epochs
+    whose groups all step at every step: each step's gradients and update, with Adam's step count in a device
+    tensor that the recording advances (set from the host's count before every epoch)."""
+
+    def __init__(self, record: step_graphs.Recorder, model: StackedProbe, opt: MaskedOptimizer, X: torch.Tensor,
+                 T: torch.Tensor, loss: str):
+        self.graph = step_graphs.EpochGraph(record)
+        self.model, self.opt, self.X, self.T, self.loss = model, opt, X, T, loss
+        self.count = torch.zeros((), dtype=torch.float32, device=model.params[0].device)
+        self.rows_per_group = np.zeros((0, 0), dtype=np.int64)
+
+    def _step(self, s: int, rows: torch.Tensor, weight: torch.Tensor) -> None:
+        self.count.add_(1)
+        step = Step(rows, self.rows_per_group[s], weight, None)
+        self.opt.step(self.model.params, self.model.step_gradients(self.X, self.T, step, self.loss),
+                      step_count=self.count)
+
+    def _warm_up(self) -> None:  # the gradients are written in place; the optimiser steps on copies
+        step = Step(self.graph.rows[0], self.rows_per_group[0], self.graph.weight[0], None)
+        self.opt.warm_up(self.model.params, self.model.step_gradients(self.X, self.T, step, self.loss),
+                         self.count + 1)
+
+    def run(self, steps: EpochSteps, key: tuple) -> None:
+        """One epoch; ``key`` changes whenever the model's or optimiser's tensors do (a selection)."""
+        start = self.opt.steps
+        self.count.fill_(float(start[0]))
+        self.rows_per_group = steps.counts
+        self.graph.run(steps.rows, steps.weight, key, self._step, self._warm_up)
+        self.opt._set_steps(start + len(steps.rows))  # a recording counts steps on the host; a replay does not
+
+
+COUNTED = ("steps", "rows", "dev_rows", "member_rows", "dev_member_rows", "train_columns", "graph_epochs",
+           "graph_recordings")
 
 
 def _fit_each_width(l2: np.ndarray, hidden: list[tuple[int, float]], nclasses: int,

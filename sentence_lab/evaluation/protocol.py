@@ -37,6 +37,9 @@ class ProtocolParams:
     # The fused CPU kernels of a linear probe (sentence_lab.evaluation.probe_kernels) where they apply; false forces the
     # torch path a GPU takes, on any device (same scores, tested against SentEval's code on both paths).
     fused_kernels: bool = True
+    # On a GPU, an epoch of a probe's training steps is recorded once as a CUDA graph and replayed (one launch an
+    # epoch instead of ~20 a step; the same kernels: sentence_lab.evaluation.step_graphs); false runs each step.
+    cuda_graphs: bool = True
     # On a GPU, a task whose features (train and dev rows) take more than this many GB stays in host memory and
     # each step's rows are copied to the device (4096-d features of 100k probing sentences are 1.6 GB); the scores
     # do not change. 0: always (on the CPU as well, where it only tests that path).

@@ -72,6 +72,15 @@ def test_the_table_shows_each_part_that_ran_with_how_it_ended():
     assert "throughput" not in text and "| whole check | | 232 |" in text
 
 
+def test_the_engine_rows_show_every_device_timed():
+    row = {"task": "SICKRelatedness", "d": 8192, "devices": ["cuda", "cuda-stepped", "cpu"],
+           "seconds": [0.9, 5.0, 12.9], "ratio": 14.3,
+           "scores": [{"pearson": 0.7275}, {"pearson": 0.7275}, {"pearson": 0.72751}]}
+    (line,) = gpu_check.engine_rows({"tasks": [row]})
+    assert line == ("| engine SICKRelatedness 8192-d | cuda 0.90 s (pearson 0.7275) vs cuda-stepped 5.00 s (pearson "
+                    "0.7275) vs cpu 12.90 s (pearson 0.7275); cpu / cuda 14.3x | |")
+
+
 @pytest.mark.slow
 @pytest.mark.real_data
 def test_prepare_then_dry_run_end_to_end_on_the_cpu(tmp_path):

@@ -1,0 +1,84 @@
+"""An epoch of probe training steps recorded once and replayed: on a GPU, one CUDA graph launch an epoch.
+
+The classifier engine's steps are small (SICK-R's regression: a ``[64, 2d] x [2d, 5]`` product, its softmax and
+Adam's update, some 20 kernels); on a GPU each costs a few microseconds of arithmetic and tens of microseconds of
+Python and kernel launches, so the relatedness tasks' 20,000-70,000 steps dominated the per-epoch suite there
+(docs/results.md, "On a GPU"). A CUDA graph records an epoch's kernels once, reading each step's rows and loss
+weights from buffers that stay in place, and replays them with one launch; the kernels, and so the results, are the
+ones the steps would run one by one.
+
+What a recording may not hold, :func:`sentence_lab.evaluation.classifier.fit_members` keeps out: a value computed on
+the host from the step count (Adam takes the count from a device tensor through torch's fused kernel instead), a
+group that does not step (its epoch ended early), dropout's generator, and rows staged in host memory.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+__all__ = ["Recorder", "EpochGraph", "cuda_graph_recorder", "call_recorder", "recorder_for"]
+
+# record(warm_up, steps) -> replay: ``steps`` recorded (not run), after ``warm_up`` ran once.
+Recorder = Callable[[Callable[[], None], Callable[[], None]], Callable[[], None]]
+
+
+def cuda_graph_recorder(warm_up: Callable[[], None], steps: Callable[[], None]) -> Callable[[], None]:
+    """Record ``steps`` as one CUDA graph; ``warm_up`` runs first on a side stream (libraries' first-call set-up and
+    the buffers ``steps`` allocates lazily must not happen inside the recording). Returns the graph's replay."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        warm_up()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    # thread_local: another thread's CUDA work (a data loader's pinning thread) does not void the recording
+    with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+        steps()
+    return graph.replay
+
+
+def call_recorder(warm_up: Callable[[], None], steps: Callable[[], None]) -> Callable[[], None]:
+    """A recorder without CUDA: the replay calls ``steps`` again. It keeps a recording's contract (nothing runs when
+    recording; every replay reads the buffers as they are then), so the bookkeeping around a recording can be tested
+    on any device."""
+    warm_up()
+    return steps
+
+
+def recorder_for(device: torch.device) -> Recorder | None:
+    """The recorder for probes on ``device``: CUDA graphs on a GPU; none elsewhere (the CPU's steps run one by one)."""
+    return cuda_graph_recorder if device.type == "cuda" else None
+
+
+class EpochGraph:
+    """An epoch's steps over buffers that stay in place (rows ``[S, G, B]``, loss weights ``[S, G, 1, 1, B]``),
+    recorded by ``record`` and replayed every epoch while ``key`` and the shapes hold; otherwise recorded again."""
+
+    def __init__(self, record: Recorder):
+        self.record = record
+        self.key: tuple | None = None
+        self.replay: Callable[[], None] | None = None
+        self.rows = self.weight = torch.empty(0)
+        self.recordings = self.replays = 0
+
+    def run(self, rows: torch.Tensor, weight: torch.Tensor, key: tuple,
+            step: Callable[[int, torch.Tensor, torch.Tensor], None], warm_up: Callable[[], None]) -> None:
+        """Run the epoch whose steps take ``rows[s]`` and ``weight[s]``: ``step(s, rows_s, weight_s)`` makes step
+        ``s`` (it must read nothing but these buffers and tensors that stay in place); ``warm_up`` runs before a
+        recording. ``key`` names everything else the steps read and write (a new parameter tensor: a new key)."""
+        if self.replay is None or key != self.key or rows.shape != self.rows.shape:
+            self.replay = None  # the previous graph and its memory go first
+            self.rows, self.weight, self.key = rows.clone(), weight.clone(), key
+
+            def steps() -> None:
+                for s in range(len(self.rows)):
+                    step(s, self.rows[s], self.weight[s])
+
+            self.replay = self.record(warm_up, steps)
+            self.recordings += 1
+        else:
+            self.rows.copy_(rows)
+            self.weight.copy_(weight)
+        self.replay()
+        self.replays += 1
