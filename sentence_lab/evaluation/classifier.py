@@ -34,9 +34,10 @@ and replayed (:mod:`sentence_lab.evaluation.step_graphs`). What the engine reads
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -46,6 +47,8 @@ from sentence_lab.evaluation.protocol import ProtocolParams, parse_optim, resolv
 
 __all__ = ["Group", "FitResult", "BatchPlan", "StackedProbe", "MaskedOptimizer", "EarlyStopping", "fit_members",
            "count_correct"]
+
+log = logging.getLogger(__name__)
 
 EVAL_BUDGET = 1 << 24  # floats materialised at once when scoring dev or test rows
 
@@ -174,7 +177,7 @@ class StackedProbe:
 
     def __init__(self, params: list[torch.Tensor], dropout: float | torch.Tensor = 0.0, seed: int = 0):
         self.params = params
-        self.dropout = dropout if isinstance(dropout, torch.Tensor) else float(dropout)
+        self.set_dropout(dropout if isinstance(dropout, torch.Tensor) else float(dropout))
         self._A: torch.Tensor | None = None  # the training step's hidden activations, kept across steps
         self.grads = [torch.empty_like(p) for p in params]  # written in place every step (no per-step allocation)
         self.gen = torch.Generator(device=params[0].device)
@@ -220,19 +223,20 @@ class StackedProbe:
         if len(widths) != 1:
             raise ValueError(f"one stack holds one hidden width, got {sorted(widths)}: fit_members splits by width")
         probe = cls.init(d, nclasses, widths.pop(), (groups, len(hidden)), seed, 0.0, dtype, device)
-        probe.dropout = torch.tensor([float(p) for _, p in hidden], dtype=dtype, device=device)
+        probe.set_dropout(torch.tensor([float(p) for _, p in hidden], dtype=dtype, device=device))
         return probe
 
     def select(self, keep: torch.Tensor, members: torch.Tensor) -> None:
         self.params = [p[keep][:, members] for p in self.params]
         self.grads = [torch.empty_like(p) for p in self.params]
         if isinstance(self.dropout, torch.Tensor):
-            self.dropout = self.dropout[members]
+            self.set_dropout(self.dropout[members])
 
-    def _drops(self) -> bool:
-        if isinstance(self.dropout, torch.Tensor):
-            return bool((self.dropout > 0).any())
-        return self.dropout > 0
+    def set_dropout(self, dropout: float | torch.Tensor) -> None:
+        """The rate, or one per member; whether any member drops is kept on the host (a training step reads it,
+        and a step recorded as a CUDA graph may not ask the device)."""
+        self.dropout = dropout
+        self.drops = bool((dropout > 0).any()) if isinstance(dropout, torch.Tensor) else dropout > 0
 
     def _keep_scale(self, Z: torch.Tensor) -> torch.Tensor:
         """Dropout's mask scaled by ``1 / (1 - rate)``, drawn from the probe's own generator; per member when the
@@ -289,7 +293,7 @@ class StackedProbe:
         if len(W) == 1:
             return Z, None
         keep = None
-        if train and self._drops():
+        if train and self.drops:
             keep = self._keep_scale(Z)
             Z.mul_(keep)
         shape = (G, L, Z.shape[2] + 1, B)
@@ -589,19 +593,24 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     opt = MaskedOptimizer(params.optim, l2, model.params)
     stop = EarlyStopping((G, L), int(params.tenacity))
     best = [p.clone() for p in model.params]
-    work = {"steps": 0, "rows": 0, "dev_rows": 0, "member_rows": 0, "dev_member_rows": 0,  # what was read, computed
-            "graph_epochs": 0}
+    # what was read and computed, and how the epochs ran
+    work: dict[str, Any] = {"steps": 0, "rows": 0, "dev_rows": 0, "member_rows": 0, "dev_member_rows": 0,
+                            "graph_epochs": 0}
     recorder = step_graphs.recorder_for(dev) if params.cuda_graphs else None
     recorded = (_RecordedEpochs(recorder, model, opt, Xt, T, loss)
-                if recorder is not None and not (model.fused or model.staged or model._drops()) else None)
+                if recorder is not None and not (model.fused or model.staged or model.drops) else None)
     live, members, nepoch, selections = np.arange(G), np.arange(L), 0, 0
     while stop.alive.any() and nepoch <= params.max_epoch:
         for epoch in range(nepoch, nepoch + params.epoch_size):
             steps = plan.epoch(epoch, live)
-            if recorded is not None and steps.active.all() and opt.recordable(model.params[0]):
-                recorded.run(steps, key=(selections,))
+            if (recorded is not None and recorded.failure is None and steps.active.all()
+                    and opt.recordable(model.params[0]) and recorded.run(steps, key=(selections,))):
                 work["graph_epochs"] += 1
             else:
+                if recorded is not None and recorded.failure is not None and "graph_failure" not in work:
+                    log.warning("a probe's epoch could not be recorded as a CUDA graph (%s): the fit steps one by "
+                                "one from here (evaluation.cuda_graphs=false does from the start)", recorded.failure)
+                    work["graph_failure"] = recorded.failure
                 for step in steps.each():
                     opt.step(model.params, model.step_gradients(Xt, T, step, loss), step.active)
             work["steps"] += len(steps.rows)
@@ -646,6 +655,7 @@ class _RecordedEpochs:
         self.model, self.opt, self.X, self.T, self.loss = model, opt, X, T, loss
         self.count = torch.zeros((), dtype=torch.float32, device=model.params[0].device)
         self.rows_per_group = np.zeros((0, 0), dtype=np.int64)
+        self.failure: str | None = None
 
     def _step(self, s: int, rows: torch.Tensor, weight: torch.Tensor) -> None:
         self.count.add_(1)
@@ -658,13 +668,20 @@ class _RecordedEpochs:
         self.opt.warm_up(self.model.params, self.model.step_gradients(self.X, self.T, step, self.loss),
                          self.count + 1)
 
-    def run(self, steps: EpochSteps, key: tuple) -> None:
-        """One epoch; ``key`` changes whenever the model's or optimiser's tensors do (a selection)."""
+    def run(self, steps: EpochSteps, key: tuple) -> bool:
+        """One epoch; ``key`` changes whenever the model's or optimiser's tensors do (a selection). False, with
+        nothing changed, when its recording failed: the epoch is the caller's to step."""
         start = self.opt.steps
         self.count.fill_(float(start[0]))
         self.rows_per_group = steps.counts
-        self.graph.run(steps.rows, steps.weight, key, self._step, self._warm_up)
+        try:
+            self.graph.run(steps.rows, steps.weight, key, self._step, self._warm_up)
+        except step_graphs.RecordingFailed as err:
+            self.opt._set_steps(start)
+            self.failure = str(err)
+            return False
         self.opt._set_steps(start + len(steps.rows))  # a recording counts steps on the host; a replay does not
+        return True
 
 
 COUNTED = ("steps", "rows", "dev_rows", "member_rows", "dev_member_rows", "train_columns", "graph_epochs",

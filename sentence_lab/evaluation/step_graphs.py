@@ -13,28 +13,44 @@ group that does not step (its epoch ended early), dropout's generator, and rows 
 """
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import torch
 
-__all__ = ["Recorder", "EpochGraph", "cuda_graph_recorder", "call_recorder", "recorder_for"]
+__all__ = ["Recorder", "RecordingFailed", "EpochGraph", "cuda_graph_recorder", "call_recorder", "recorder_for"]
 
 # record(warm_up, steps) -> replay: ``steps`` recorded (not run), after ``warm_up`` ran once.
 Recorder = Callable[[Callable[[], None], Callable[[], None]], Callable[[], None]]
 
 
+class RecordingFailed(RuntimeError):
+    """A recording could not be made (nothing of it ran: the steps can still run one by one)."""
+
+
 def cuda_graph_recorder(warm_up: Callable[[], None], steps: Callable[[], None]) -> Callable[[], None]:
-    """Record ``steps`` as one CUDA graph; ``warm_up`` runs first on a side stream (libraries' first-call set-up and
-    the buffers ``steps`` allocates lazily must not happen inside the recording). Returns the graph's replay."""
+    """Record ``steps`` as one CUDA graph on a side stream, after ``warm_up`` ran there (libraries' first-call set-up
+    and the buffers ``steps`` allocates lazily must not happen inside the recording). Returns the graph's replay.
+
+    ``torch.cuda.graph``'s context would also synchronise the device, collect Python's garbage and empty the
+    allocator's cache at every recording: a full collection in a training process takes longer than the epochs a
+    recording replaces, and a fit records again after every change of its members, so the recording is begun and
+    ended here. ``thread_local``: another thread's CUDA work (a data loader's pinning thread) does not void it."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
     with torch.cuda.stream(side):
         warm_up()
+        side.synchronize()
+        graph.capture_begin(capture_error_mode="thread_local")
+        try:
+            steps()
+        except BaseException:
+            with contextlib.suppress(RuntimeError):  # the recording is void; its end reports that, not the cause
+                graph.capture_end()
+            raise
+        graph.capture_end()
     torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    # thread_local: another thread's CUDA work (a data loader's pinning thread) does not void the recording
-    with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-        steps()
     return graph.replay
 
 
@@ -66,7 +82,8 @@ class EpochGraph:
             step: Callable[[int, torch.Tensor, torch.Tensor], None], warm_up: Callable[[], None]) -> None:
         """Run the epoch whose steps take ``rows[s]`` and ``weight[s]``: ``step(s, rows_s, weight_s)`` makes step
         ``s`` (it must read nothing but these buffers and tensors that stay in place); ``warm_up`` runs before a
-        recording. ``key`` names everything else the steps read and write (a new parameter tensor: a new key)."""
+        recording. ``key`` names everything else the steps read and write (a new parameter tensor: a new key).
+        Raises :class:`RecordingFailed` when the recording fails; the epoch did not run then."""
         if self.replay is None or key != self.key or rows.shape != self.rows.shape:
             self.replay = None  # the previous graph and its memory go first
             self.rows, self.weight, self.key = rows.clone(), weight.clone(), key
@@ -75,7 +92,10 @@ class EpochGraph:
                 for s in range(len(self.rows)):
                     step(s, self.rows[s], self.weight[s])
 
-            self.replay = self.record(warm_up, steps)
+            try:
+                self.replay = self.record(warm_up, steps)
+            except RuntimeError as err:
+                raise RecordingFailed(f"{type(err).__name__}: {err}") from err
             self.recordings += 1
         else:
             self.rows.copy_(rows)

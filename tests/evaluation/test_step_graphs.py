@@ -111,6 +111,23 @@ def test_dropout_steps_one_by_one(recorded):
     assert res.work["graph_epochs"] == 0 and not recorded
 
 
+def test_a_failed_recording_leaves_the_fit_to_its_steps_one_by_one(monkeypatch, caplog):
+    # A recording that fails halfway (as CUDA refuses an operation it cannot record): nothing of it ran, the steps
+    # counted on the host while recording are taken back, and the fit goes on stepping, equal to a fit that never
+    # recorded; a warning says so once.
+    def failing(warm_up, steps):
+        warm_up()
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+    monkeypatch.setattr(step_graphs, "recorder_for", lambda device: failing)
+    params = ProtocolParams(optim="adam,lr=0.03", batch_size=30, tenacity=1, epoch_size=1, max_epoch=30)
+    with caplog.at_level("WARNING", logger="sentence_lab.evaluation.classifier"):
+        res = _fit(params)
+    assert res.work["graph_epochs"] == 0 and "not permitted" in res.work["graph_failure"]
+    assert [r.message.count("could not be recorded") for r in caplog.records] == [1]
+    _assert_same_fit(res, _fit(dataclasses.replace(params, cuda_graphs=False)))
+
+
 def test_the_cpu_records_nothing_by_default():
     assert step_graphs.recorder_for(torch.device("cpu")) is None
     assert step_graphs.recorder_for(torch.device("cuda")) is step_graphs.cuda_graph_recorder
