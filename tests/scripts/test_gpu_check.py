@@ -95,7 +95,8 @@ def test_prepare_then_dry_run_end_to_end_on_the_cpu(tmp_path):
     carried = float(re.search(r"carries ([\d.]+) MiB", prepared.stdout).group(1))
     assert 0 < carried <= gpu_check.CARRY_LIMIT_MIB
     assert {w.name.split("-")[0] for w in (tmp_path / "prepared" / "wheels").glob("*.whl")} == {
-        "hydra_core", "omegaconf", "antlr4_python3_runtime", "sacremoses", "nltk", "blingfire"}
+        "hydra_core", "omegaconf", "antlr4_python3_runtime", "sacremoses", "nltk", "pytest_xdist", "execnet",
+        "blingfire"}
 
     out = tmp_path / "out"
     dry = subprocess.run(["bash", "scripts/gpu_check.sh", "--dry-run", "--out", str(out)], cwd=ROOT, env=env,
