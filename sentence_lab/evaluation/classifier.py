@@ -609,7 +609,8 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
             else:
                 if recorded is not None and recorded.failure is not None and "graph_failure" not in work:
                     log.warning("a probe's epoch could not be recorded as a CUDA graph (%s): the fit steps one by "
-                                "one from here (evaluation.cuda_graphs=false does from the start)", recorded.failure)
+                                "one from here, and so does every later fit of this process if the recording had "
+                                "begun (set evaluation.cuda_graphs=false to step from the start)", recorded.failure)
                     work["graph_failure"] = recorded.failure
                 for step in steps.each():
                     opt.step(model.params, model.step_gradients(Xt, T, step, loss), step.active)
@@ -679,6 +680,8 @@ class _RecordedEpochs:
         except step_graphs.RecordingFailed as err:
             self.opt._set_steps(start)
             self.failure = str(err)
+            if err.begun:
+                step_graphs.refuse_recordings(self.failure)
             return False
         self.opt._set_steps(start + len(steps.rows))  # a recording counts steps on the host; a replay does not
         return True

@@ -14,44 +14,65 @@ group that does not step (its epoch ended early), dropout's generator, and rows 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 
 import torch
 
-__all__ = ["Recorder", "RecordingFailed", "EpochGraph", "cuda_graph_recorder", "call_recorder", "recorder_for"]
+__all__ = ["Recorder", "RecordingFailed", "EpochGraph", "cuda_graph_recorder", "call_recorder", "recorder_for",
+           "refuse_recordings"]
 
 # record(warm_up, steps) -> replay: ``steps`` recorded (not run), after ``warm_up`` ran once.
 Recorder = Callable[[Callable[[], None], Callable[[], None]], Callable[[], None]]
 
+_SIDE_STREAMS: dict[int, torch.cuda.Stream] = {}  # one recording stream per GPU: one cuBLAS workspace, one cache
+_refused: str | None = None  # why this process records no more (a recording failed after it began)
+
 
 class RecordingFailed(RuntimeError):
-    """A recording could not be made (nothing of it ran: the steps can still run one by one)."""
+    """A recording could not be made; nothing of it ran, so the steps can still run one by one. ``begun``: it failed
+    after the recording began (torch before 2.12 then leaves its allocator believing a capture is under way)."""
+
+    def __init__(self, message: str, begun: bool = False):
+        super().__init__(message)
+        self.begun = begun
 
 
-def cuda_graph_recorder(warm_up: Callable[[], None], steps: Callable[[], None]) -> Callable[[], None]:
-    """Record ``steps`` as one CUDA graph on a side stream, after ``warm_up`` ran there (libraries' first-call set-up
-    and the buffers ``steps`` allocates lazily must not happen inside the recording). Returns the graph's replay.
+def cuda_graph_recorder(warm_up: Callable[[], None], steps: Callable[[], None],
+                        device: torch.device | None = None) -> Callable[[], None]:
+    """Record ``steps`` as one CUDA graph of ``device`` (default: the current GPU) and return its replay.
 
-    ``torch.cuda.graph``'s context would also synchronise the device, collect Python's garbage and empty the
-    allocator's cache at every recording: a full collection in a training process takes longer than the epochs a
-    recording replaces, and a fit records again after every change of its members, so the recording is begun and
-    ended here. ``thread_local``: another thread's CUDA work (a data loader's pinning thread) does not void it."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.stream(side):
+    ``warm_up`` runs first on the current stream (the buffers ``steps`` allocates lazily belong to it), then on the
+    recording stream (libraries' per-stream set-up, such as cuBLAS's workspace, must not happen inside a recording).
+    ``torch.cuda.graph``'s context would also synchronise the device and empty the allocator's cache at every
+    recording, and a fit records again after every change of its members, so the recording is begun and ended here.
+    ``thread_local``: another thread's CUDA work (a data loader's pinning thread) does not void it."""
+    with torch.cuda.device(device):
+        index = torch.cuda.current_device()
+        if index not in _SIDE_STREAMS:
+            _SIDE_STREAMS[index] = torch.cuda.Stream(device=index)
+        side = _SIDE_STREAMS[index]
         warm_up()
-        side.synchronize()
-        graph.capture_begin(capture_error_mode="thread_local")
-        try:
-            steps()
-        except BaseException:
-            with contextlib.suppress(RuntimeError):  # the recording is void; its end reports that, not the cause
-                graph.capture_end()
-            raise
-        graph.capture_end()
-    torch.cuda.current_stream().wait_stream(side)
-    return graph.replay
+        side.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.stream(side):
+            warm_up()
+            side.synchronize()
+            graph.capture_begin(capture_error_mode="thread_local")
+            try:
+                steps()
+            except BaseException as err:
+                with contextlib.suppress(RuntimeError):  # the recording is void; its end says so, not why
+                    graph.capture_end()
+                raise RecordingFailed(f"{type(err).__name__}: {err}", begun=True) from err
+            graph.capture_end()
+        torch.cuda.current_stream().wait_stream(side)
+
+    def replay() -> None:
+        with torch.cuda.device(index):
+            graph.replay()
+
+    return replay
 
 
 def call_recorder(warm_up: Callable[[], None], steps: Callable[[], None]) -> Callable[[], None]:
@@ -63,8 +84,17 @@ def call_recorder(warm_up: Callable[[], None], steps: Callable[[], None]) -> Cal
 
 
 def recorder_for(device: torch.device) -> Recorder | None:
-    """The recorder for probes on ``device``: CUDA graphs on a GPU; none elsewhere (the CPU's steps run one by one)."""
-    return cuda_graph_recorder if device.type == "cuda" else None
+    """The recorder for probes on ``device``: CUDA graphs on a GPU; none elsewhere (the CPU's steps run one by one),
+    nor after :func:`refuse_recordings`."""
+    if device.type != "cuda" or _refused is not None:
+        return None
+    return functools.partial(cuda_graph_recorder, device=device)
+
+
+def refuse_recordings(reason: str) -> None:
+    """No more recordings in this process (after one failed once it had begun: the allocator may not trust another)."""
+    global _refused
+    _refused = reason
 
 
 class EpochGraph:
@@ -94,6 +124,8 @@ class EpochGraph:
 
             try:
                 self.replay = self.record(warm_up, steps)
+            except RecordingFailed:
+                raise
             except RuntimeError as err:
                 raise RecordingFailed(f"{type(err).__name__}: {err}") from err
             self.recordings += 1

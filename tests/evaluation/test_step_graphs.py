@@ -128,9 +128,29 @@ def test_a_failed_recording_leaves_the_fit_to_its_steps_one_by_one(monkeypatch, 
     _assert_same_fit(res, _fit(dataclasses.replace(params, cuda_graphs=False)))
 
 
+def test_a_recording_that_failed_once_begun_ends_recordings_in_this_process(monkeypatch):
+    # CUDA's allocator may still believe such a recording is under way (torch before 2.12): no fit records again.
+    def failing_once_begun(warm_up, steps):
+        warm_up()
+        raise step_graphs.RecordingFailed("RuntimeError: operation not permitted when stream is capturing", begun=True)
+
+    monkeypatch.setattr(step_graphs, "_refused", None)
+    monkeypatch.setattr(step_graphs, "recorder_for", lambda device: failing_once_begun)
+    params = ProtocolParams(optim="adam,lr=0.03", batch_size=30, max_epoch=4)
+    res = _fit(params)
+    assert res.work["graph_epochs"] == 0 and "not permitted" in res.work["graph_failure"]
+    refused = step_graphs._refused
+    monkeypatch.undo()  # the real recorder_for; then the refusal the fit made
+    monkeypatch.setattr(step_graphs, "_refused", refused)
+    assert "not permitted" in refused and step_graphs.recorder_for(torch.device("cuda")) is None
+    monkeypatch.setattr(step_graphs, "_refused", None)
+    assert step_graphs.recorder_for(torch.device("cuda")) is not None
+
+
 def test_the_cpu_records_nothing_by_default():
     assert step_graphs.recorder_for(torch.device("cpu")) is None
-    assert step_graphs.recorder_for(torch.device("cuda")) is step_graphs.cuda_graph_recorder
+    cuda = step_graphs.recorder_for(torch.device("cuda", 1))
+    assert cuda.func is step_graphs.cuda_graph_recorder and cuda.keywords == {"device": torch.device("cuda", 1)}
     res = _fit(ProtocolParams(optim="adam", batch_size=30, max_epoch=4))
     assert res.work["graph_epochs"] == 0 and res.work["graph_recordings"] == 0
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from sentence_lab.evaluation import step_graphs
 from sentence_lab.evaluation.baselines import BowGloveEncoder
 from sentence_lab.evaluation.classifier import Group, fit_members
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
@@ -74,17 +75,27 @@ def test_epochs_recorded_as_cuda_graphs_equal_steps_one_by_one(optim, nhid):
     fits = [fit_members(X, y, groups, [1e-5, 1e-3, 1e-1, 1.0], dataclasses.replace(params, cuda_graphs=graphs), 3)
             for graphs in (True, False)]
     assert fits[0].work["graph_epochs"] == fits[0].work["steps"] // 5 > 0 and fits[1].work["graph_epochs"] == 0
+    assert "graph_failure" not in fits[0].work
     for graphed, stepped in zip(fits[0].weights, fits[1].weights):
         assert graphed.is_cuda
         torch.testing.assert_close(graphed, stepped, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(fits[0].nepoch, fits[1].nepoch)
 
 
-def test_the_relatedness_regression_recorded_equals_it_stepped_on_the_gpu():
+def test_the_relatedness_regression_recorded_equals_it_stepped_on_the_gpu(monkeypatch):
+    recordings = []
+    real = step_graphs.cuda_graph_recorder
+
+    def counted(warm_up, steps, device=None):
+        recordings.append(device)
+        return real(warm_up, steps, device)
+
+    monkeypatch.setattr(step_graphs, "cuda_graph_recorder", counted)
     rs = np.random.RandomState(3)
     X = rs.randn(3000, 256).astype(np.float32)
     y = np.clip(3 + X[:, :3].sum(1) + 0.3 * rs.randn(3000), 1, 5)
     runs = [relatedness(X[:2000], y[:2000], X[2000:2500], y[2000:2500], X[2500:], y[2500:],
                         dataclasses.replace(PROTOTYPE, device="cuda", cuda_graphs=graphs)) for graphs in (True, False)]
+    assert len(recordings) == 1 and step_graphs._refused is None  # the recorded run recorded once, and held
     for key in ("pearson", "spearman", "devpearson"):
         assert abs(runs[0][key] - runs[1][key]) <= 1e-6, (key, runs[0][key], runs[1][key])
