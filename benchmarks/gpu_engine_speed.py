@@ -28,7 +28,7 @@ import torch
 from sentence_lab import benchmarking as benchmark
 from sentence_lab.evaluation import regimes
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
-from sentence_lab.evaluation.protocol import PROTOTYPE
+from sentence_lab.evaluation.protocol import PROTOTYPE, ProtocolParams
 from sentence_lab.evaluation.runner import load_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +44,7 @@ def warm_up(devices: list[str], dim: int) -> None:
         regimes.kfold_then_test(X[:150], y[:150], X[150:], y[150:], protocol(device), 2)
 
 
-def protocol(device: str):
+def protocol(device: str) -> ProtocolParams:
     """The prototype protocol on ``device`` (``cuda-stepped``: CUDA without step graphs)."""
     name, _, variant = device.partition("-")
     return dataclasses.replace(PROTOTYPE, device=name, cuda_graphs=variant != "stepped")

@@ -603,15 +603,18 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
     while stop.alive.any() and nepoch <= params.max_epoch:
         for epoch in range(nepoch, nepoch + params.epoch_size):
             steps = plan.epoch(epoch, live)
+            replayed = False
             if (recorded is not None and recorded.failure is None and steps.active.all()
-                    and opt.recordable(model.params[0]) and recorded.run(steps, key=(selections,))):
-                work["graph_epochs"] += 1
-            else:
-                if recorded is not None and recorded.failure is not None and "graph_failure" not in work:
+                    and opt.recordable(model.params[0])):
+                replayed = recorded.run(steps, key=(selections,))
+                if not replayed:
                     log.warning("a probe's epoch could not be recorded as a CUDA graph (%s): the fit steps one by "
                                 "one from here, and so does every later fit of this process if the recording had "
                                 "begun (set evaluation.cuda_graphs=false to step from the start)", recorded.failure)
                     work["graph_failure"] = recorded.failure
+            if replayed:
+                work["graph_epochs"] += 1
+            else:
                 for step in steps.each():
                     opt.step(model.params, model.step_gradients(Xt, T, step, loss), step.active)
             work["steps"] += len(steps.rows)
