@@ -4,7 +4,10 @@ from __future__ import annotations
 import importlib
 
 import torch
+import torch.nn.functional as F
 from torch import nn
+
+from sentence_lab.text import PAD_ID
 
 
 class SentenceEncoder(nn.Module):
@@ -30,6 +33,18 @@ def max_over(x: torch.Tensor, dim: int) -> torch.Tensor:
     (about 28x faster on a BiLSTM's [128, 18, 512] states on the CPU) and returns the same values; with autograd
     ``max``, whose gradient goes to one position of a tie (``amax`` would split it), as training always had."""
     return x.amax(dim=dim) if not torch.is_grad_enabled() else x.max(dim=dim).values
+
+
+def encode_together(encoder: nn.Module, *sides: tuple[torch.Tensor, torch.Tensor]) -> list[torch.Tensor]:
+    """Each side's vectors ``encoder(tokens, lengths)``, from one pass over all their sentences (the sides' token
+    ``[B_i, T_i]`` padded to the widest and stacked). The same vectors as a pass per side (an encoder reads no
+    padding and nothing of another sentence), for half the passes: an NLI step's premises and hypotheses share
+    the recurrent kernel's weight reads, launches and length buckets (docs/results.md, "Training against
+    InferSent's own loop")."""
+    width = max(tokens.size(1) for tokens, _ in sides)
+    tokens = torch.cat([F.pad(tokens, (0, width - tokens.size(1)), value=PAD_ID) for tokens, _ in sides])
+    lengths = torch.cat([lengths for _, lengths in sides])
+    return list(encoder(tokens, lengths).split([len(side_lengths) for _, side_lengths in sides]))
 
 
 def encoder_class(target: str) -> type:

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.base import SentenceEncoder, encode_together
 from sentence_lab.encoders.bow import BagOfWordsEncoder
 from sentence_lab.encoders.embedding import WordEmbedding
 
@@ -60,8 +60,9 @@ def closest_others(queries: torch.Tensor, pool: torch.Tensor, excluded: torch.Te
 
 
 class PairHinge(nn.Module):
-    """Encoders ``f`` (side a) and ``g`` (side b; ``f`` itself when ``shared_encoder``). For pair ``i`` with
-    vectors ``x1 = f(a_i)``, ``x2 = g(b_i)`` and negatives ``n1_j`` (for ``x1``) and ``n2_j`` (for ``x2``)::
+    """Encoders ``f`` (side a) and ``g`` (side b; ``f`` itself when ``shared_encoder``: one pass over both sides). For
+    pair ``i`` with vectors ``x1 = f(a_i)``, ``x2 = g(b_i)`` and negatives ``n1_j`` (for ``x1``) and ``n2_j`` (for
+    ``x2``)::
 
         sum_j [margin + dist(x1, x2) - dist(x1, n1_j)]_+ + [margin + dist(x1, x2) - dist(x2, n2_j)]_+
 
@@ -127,8 +128,8 @@ class PairHinge(nn.Module):
         return x2[self._choose(x1, x2, own, gen)], x1[self._choose(x2, x1, own, gen)]
 
     def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        x1 = self.f(batch["a_tokens"], batch["a_lengths"])
-        x2 = self.g(batch["b_tokens"], batch["b_lengths"])
+        a, b = (batch["a_tokens"], batch["a_lengths"]), (batch["b_tokens"], batch["b_lengths"])
+        x1, x2 = encode_together(self.f, a, b) if self.g is self.f else (self.f(*a), self.g(*b))
         negatives_1, negatives_2 = self.noise(x1, x2)
         positive = distance(x1, x2, self.kind)
         terms_1 = hinge(self.margin, positive, distance(x1.unsqueeze(1), negatives_1, self.kind))

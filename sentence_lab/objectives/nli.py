@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.base import SentenceEncoder, encode_together
 from sentence_lab.objectives.contract import LABELLED_PAIRS, ObjectiveSpec
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -21,8 +21,9 @@ def pair_features(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 
 class NLI(nn.Module):
-    """``u = f(premise)``, ``v = f(hypothesis)``; ``pair_features`` into an MLP with ``hidden_dim`` units
-    (InferSent: 512, one hidden layer) and ``n_classes`` outputs; cross-entropy. Embedding: ``f(s)``."""
+    """``u = f(premise)``, ``v = f(hypothesis)`` (one pass over both); ``pair_features`` into an MLP with
+    ``hidden_dim`` units (InferSent: 512, one hidden layer) and ``n_classes`` outputs; cross-entropy. Embedding:
+    ``f(s)``."""
 
     spec: ClassVar[ObjectiveSpec] = ObjectiveSpec(LABELLED_PAIRS, ("source",), "val/acc", "max", "nli")
 
@@ -39,8 +40,7 @@ class NLI(nn.Module):
         self.classifier = nn.Sequential(*layers)
 
     def logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        u = self.f(batch["a_tokens"], batch["a_lengths"])
-        v = self.f(batch["b_tokens"], batch["b_lengths"])
+        u, v = encode_together(self.f, (batch["a_tokens"], batch["a_lengths"]), (batch["b_tokens"], batch["b_lengths"]))
         return self.classifier(pair_features(u, v))
 
     def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

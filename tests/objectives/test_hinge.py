@@ -64,8 +64,11 @@ def test_jpa_max_takes_the_closest_segment_of_another_pair_from_either_side():
     side b is w9)."""
     model = JPa(lambda side="source": sum_encoder(ROWS), negatives="max", margin=10.0, distance="euclidean", l2=0.0)
     assert model.f is model.g and model.pool == "both"
+    passes = []
+    model.f.register_forward_hook(lambda module, args, out: passes.append(len(args[0])))
     a, b = [4, 5, 8], [7, 9, 6]
     out = model(one_word_batch(a, b))
+    assert passes == [6]  # the shared encoder reads both sides in one pass
     x1 = [ROWS[i] for i in a]
     x2 = [ROWS[i] for i in b]
     total = 0.0

@@ -31,3 +31,16 @@ def test_loss_and_accuracy_by_hand():
     assert math.isclose(float(out["loss"]), (l0 + l1) / 2, rel_tol=1e-6)
     assert float(out["acc"]) == 1.0
     assert model.embed(batch["a_tokens"], batch["a_lengths"]).tolist() == [[1.0, 0.0], [1.0, 0.0]]
+
+
+def test_premises_and_hypotheses_are_encoded_in_one_pass_with_the_vectors_of_two():
+    encoder = sum_encoder({4: [1.0, 0.0], 5: [0.0, 1.0], 6: [2.0, 3.0]})
+    calls = []
+    encoder.register_forward_hook(lambda module, args, out: calls.append(args[0].shape))
+    model = NLI(lambda side="source": encoder, hidden_dim=4)
+    batch = {"a_tokens": torch.tensor([[4, 6, 5], [5, 0, 0]]), "a_lengths": torch.tensor([3, 1]),
+             "b_tokens": torch.tensor([[6], [4]]), "b_lengths": torch.tensor([1, 1]), "labels": torch.tensor([0, 2])}
+    logits = model.logits(batch)
+    assert calls == [torch.Size([4, 3])]  # one pass: both sides stacked, the narrower padded to the wider
+    u, v = torch.tensor([[3.0, 4.0], [0.0, 1.0]]), torch.tensor([[2.0, 3.0], [1.0, 0.0]])
+    torch.testing.assert_close(logits, model.classifier(pair_features(u, v)))
