@@ -2,6 +2,7 @@
 run's log, exit codes that tell the truth, and no file lost or left behind."""
 from __future__ import annotations
 
+import glob
 import json
 import os
 import signal
@@ -64,10 +65,13 @@ def test_a_text_file_as_checkpoint_is_refused_and_leaves_no_checkpoint(tiny_corp
 
 
 def _start_and_signal(cmd: list[str], cwd: Path, wait_for: Path) -> subprocess.CompletedProcess:
+    """Start ``cmd``, wait until a file matches ``wait_for`` (a pattern: ``*`` may stand for a folder), then send
+    SIGTERM."""
     proc = subprocess.Popen(cmd, cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
-    while not list(wait_for.parent.glob(wait_for.name)) and time.time() < deadline and proc.poll() is None:
+    while not glob.glob(str(wait_for)) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.2)
+    assert glob.glob(str(wait_for)), f"{wait_for} never appeared"
     time.sleep(1.0)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
