@@ -27,7 +27,9 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Written by the session that saw every report: pytest's, or with pytest-xdist (``-n``) its controller, which
+    the workers forward their reports to (a worker's list holds its own tests only)."""
     target = os.environ.get(ENV)
-    if target:
+    if target and not hasattr(session.config, "workerinput"):
         Path(target).parent.mkdir(parents=True, exist_ok=True)
         Path(target).write_text("".join(f"{nodeid}\n" for nodeid in _skipped), encoding="utf-8")
