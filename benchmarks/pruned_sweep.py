@@ -131,8 +131,8 @@ def wait_for_job(sweep_dir: Path, job: int, timeout_s: float) -> None:
 
 def resume(args: argparse.Namespace, results: dict[str, Any]) -> None:
     sweep_dir = args.out / "resume"
-    cmd = sweep_command(sweep_dir, "bench_resume", args.resume_trials, args, "hydra.sweeper.heartbeat_interval=5",
-                        "hydra.sweeper.grace_period=20")
+    cmd = sweep_command(sweep_dir, "bench_resume", args.resume_trials, args, f"hydra.sweeper.heartbeat_interval="
+                        f"{args.heartbeat_s}", f"hydra.sweeper.grace_period={args.grace_s}")
     with open(args.out / "resume_killed.log", "w") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env(), start_new_session=True)
         wait_for_job(sweep_dir, 1, 1800)
@@ -191,6 +191,8 @@ def main() -> None:
     parser.add_argument("--resume-trials", type=int, default=4)
     parser.add_argument("--max-train-sentences", type=int, default=10000)
     parser.add_argument("--kill-after-s", type=float, default=20.0, help="seconds into the second trial")
+    parser.add_argument("--heartbeat-s", type=int, default=5, help="resume: the trials' heartbeat interval")
+    parser.add_argument("--grace-s", type=int, default=20, help="resume: a heartbeat older than this is a lost trial")
     parser.add_argument("--out", type=Path, default=None)
     benchmark.add_options(parser, smoke="4 trials on a made-up corpus and made-up tasks")
     args = parser.parse_args()
@@ -200,6 +202,7 @@ def main() -> None:
         raise SystemExit(f"--parts: unknown {sorted(unknown)}; choose from {', '.join(PARTS)}")
     if args.smoke:
         args.trials, args.resume_trials, args.kill_after_s = 4, 3, 2.0
+        args.heartbeat_s, args.grace_s = 1, 3  # the second command's start-up outlasts the grace: no waiting
     stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     args.out = (args.out or ROOT / "logs" / "benchmarks" / "pruned_sweep" / stamp).resolve()
     args.out.mkdir(parents=True, exist_ok=True)
