@@ -22,8 +22,10 @@ trap 'rm -rf "$WORK"' EXIT
 
 echo "cloning SentEval into $WORK"
 git clone --quiet "$SENTEVAL_REPO" "$WORK/SentEval"
-git -C "$WORK/SentEval" checkout --quiet "$SENTEVAL_COMMIT" 2>/dev/null \
-  || echo "warning: commit $SENTEVAL_COMMIT not found, using SentEval's default branch" >&2
+if ! git -C "$WORK/SentEval" checkout --quiet "$SENTEVAL_COMMIT" 2>/dev/null; then
+  echo "error: SentEval commit $SENTEVAL_COMMIT not found in $SENTEVAL_REPO: nothing was run; set SENTEVAL_COMMIT to a commit that exists there and re-run" >&2
+  exit 1
+fi
 
 echo "downloading the transfer tasks (SentEval's data/downstream/get_transfer_data.bash)"
 (cd "$WORK/SentEval/data/downstream" && bash get_transfer_data.bash)

@@ -2,21 +2,24 @@
 
 ``storage`` is a SQLAlchemy URL (``sqlite:///<file>``, the default in the sweep directory; ``postgresql://...``)
 or ``journal:<file>``, Optuna's journal file, whose lock is safe on a network filesystem. The sweep writes
-``study.yaml`` (this storage and the study's name) into its directory, so that ``report.py`` finds the study."""
+``study.yaml`` (this storage and the study's name) into its directory, so that ``report.py`` finds the study: there
+it is read only from a file inside the sweep directory, found by name and opened read-only; any other address only
+when the user passes it (``report.py --storage``)."""
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import optuna
 import yaml
 from optuna.storages import BaseStorage, JournalStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
 
 STUDY_FILE = "optuna.db"  # the default storage, in the sweep directory
 STUDY_RECORD = "study.yaml"  # the sweep directory's note of its storage and study name
@@ -24,7 +27,10 @@ JOURNAL_PREFIX = "journal:"
 PRUNED_AT = "pruned_at_epoch"  # the trial attribute a pruned run sets (sentence_lab.runs.trial_pruning)
 RETRY_OF = "retry_of"  # the attribute of a trial that re-runs an interrupted one: that trial's number
 ATTEMPT = "attempt"  # and which run of those parameters it is (2, 3)
+INTERRUPTED_BY = "interrupted_by"  # the stop signal that cut a failed trial (run again under RETRY_OF)
 CREATE_ATTEMPTS = 5  # opening a database another sweep is creating at the same moment (open_storage)
+
+log = logging.getLogger(__name__)
 
 
 def storage_url(storage: str | None, sweep_dir: Path) -> str:
@@ -64,10 +70,63 @@ def write_study_record(sweep_dir: Path, url: str, study_name: str) -> None:
                                                 encoding="utf-8")
 
 
-def load_recorded_study(sweep_dir: Path) -> optuna.Study | None:
-    """The study a sweep directory's ``study.yaml`` names, or None when the directory is not an Optuna sweep's."""
-    record = Path(sweep_dir) / STUDY_RECORD
-    if not record.is_file():
+def recorded_study_file(sweep_dir: Path, url: str) -> Path | None:
+    """The file inside ``sweep_dir`` that holds a recorded storage (``sqlite:///<...>/optuna.db`` or
+    ``journal:<...>/<file>``), found by its name there; None for any other address or when the folder has no
+    such file (a sweep folder's recorded address is never followed elsewhere)."""
+    if url.startswith("sqlite:///"):
+        name = PurePath(url[len("sqlite:///"):].split("?", 1)[0]).name
+    elif url.startswith(JOURNAL_PREFIX):
+        name = PurePath(url[len(JOURNAL_PREFIX):]).name
+    else:
         return None
-    doc = yaml.safe_load(record.read_text(encoding="utf-8"))
-    return optuna.load_study(study_name=doc["study_name"], storage=open_storage(doc["storage"]))
+    folder = Path(sweep_dir).resolve()
+    candidate = folder / name
+    inside = candidate.is_file() and candidate.resolve().parent == folder
+    return candidate if name and inside else None
+
+
+def open_study_file(path: Path) -> BaseStorage:
+    """A sweep folder's study file, opened to read: a SQLite database read-only (no table, folder or file is
+    created), a journal file as it is."""
+    with open(path, "rb") as f:
+        header = f.read(16)
+    if header == b"SQLite format 3\x00":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return RDBStorage(f"sqlite:///file:{path}?mode=ro&uri=true", skip_table_creation=True)
+    return JournalStorage(JournalFileBackend(str(path)))
+
+
+def load_recorded_study(sweep_dir: Path, storage: str | None = None) -> optuna.Study | None:
+    """The study a sweep directory's ``study.yaml`` names, read from the study file inside that directory (found by
+    name); ``storage``, an address the user gives, is opened instead. None when the directory is not an Optuna
+    sweep's, or its study cannot be read (a warning says why and what to pass)."""
+    record = Path(sweep_dir) / STUDY_RECORD
+    doc = yaml.safe_load(record.read_text(encoding="utf-8")) if record.is_file() else None
+    if storage is None and not isinstance(doc, dict):
+        return None
+    doc = doc if isinstance(doc, dict) else {}
+    name = doc.get("study_name")
+    if storage is not None:
+        opened = open_storage(storage)
+    else:
+        url = str(doc.get("storage", ""))
+        found = recorded_study_file(Path(sweep_dir), url)
+        if found is None:
+            log.warning("%s: the study lives in %s, not in a file of this folder: pass --storage <address> to read it "
+                        "from there", record, url)
+            return None
+        opened = open_study_file(found)
+    try:
+        if name is None:  # an address given by hand without a record: its one study
+            names = [s.study_name for s in optuna.get_all_study_summaries(opened)]
+            if len(names) != 1:
+                log.warning("%s holds %d studies (%s): the sweep's study.yaml names which", storage, len(names),
+                            ", ".join(names))
+                return None
+            name = names[0]
+        return optuna.load_study(study_name=str(name), storage=opened)
+    except (KeyError, ValueError, SQLAlchemyError) as err:
+        log.warning("the study %s could not be read (%s): the report has no study section", name, err)
+        return None

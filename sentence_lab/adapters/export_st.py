@@ -3,8 +3,9 @@
     python -m sentence_lab.adapters.export_st ckpt_path=<run dir or .ckpt> out=<dir> [vocab_expansion=false]
     sentence-lab-export-st ckpt_path=logs/train/runs/<run> out=exported/qt-books
 
-Then, where ``sentence_lab`` is installed: ``SentenceTransformer(out, trust_remote_code=True).encode(sentences)``
-gives the vectors ``python evaluate.py ckpt_path=<run>`` scores (vocabulary expansion on by default, as there).
+Then, where ``sentence_lab`` is installed: ``sentence_lab.adapters.sentence_transformers.load_exported(out)``
+(``SentenceTransformer(out, trust_remote_code=True)``, the folder checked first) ``.encode(sentences)`` gives the
+vectors ``python evaluate.py ckpt_path=<run>`` scores (vocabulary expansion on by default, as there).
 """
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"error: {err}") from None
     print(f"exported {description['source']} ({model.output_dim}-d, vocabulary expansion "
           f"{'on' if cfg['vocab_expansion'] else 'off'}) to {out}: "
-          f"SentenceTransformer({str(out)!r}, trust_remote_code=True)")
+          f"sentence_lab.adapters.sentence_transformers.load_exported({str(out)!r})")
     return 0
 
 

@@ -6,6 +6,12 @@ hyper-parameters, vocabularies, tokenizer settings and the words vocabulary expa
 imports a module class from outside its own package only with ``trust_remote_code=True``; the class is this one,
 so ``sentence_lab`` must be installed where the folder is loaded.
 
+What ``trust_remote_code=True`` admits for such a folder: the class ``modules.json`` names is imported and its
+``load`` runs. This class reads ``sentence_lab.json`` as JSON and ``model.safetensors`` as tensors, and builds only
+the classes of the allow-list in ``sentence_lab.training.received`` (anything else is refused before an import). The
+flag itself admits any class a folder names, so a received folder is loaded with ``load_exported``, which first
+checks that its ``modules.json`` names this class or sentence-transformers' own (docs/trust.md).
+
 No encoder here maps exactly onto sentence-transformers' own modules: every one reads Moses or Treebank tokens
 (``text.Tokenizer``), which no ``tokenizers`` pipeline reproduces, so each export carries this module.
 """
@@ -24,8 +30,10 @@ from sentence_transformers.base.modules import InputModule
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.text import Vocab
 from sentence_lab.text.padding import pad_batch
+from sentence_lab.text.refused_files import check_module_classes
 from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.non_finite import refuse_non_finite
+from sentence_lab.training.received import check_saved_targets
 
 CONFIG_FILE = "sentence_lab.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -102,7 +110,11 @@ class SentenceLabModule(InputModule):
         if config.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"{model_name_or_path}: export format {config.get('format_version')}, this sentence_lab "
                              f"reads {FORMAT_VERSION}; export it again with this version")
-        model = SentenceModel(vocabs=config["vocabs"], **config["hyper_parameters"])
+        settings = config.get("hyper_parameters")
+        if not isinstance(settings, dict):
+            raise ValueError(f"{model_name_or_path}: {CONFIG_FILE} holds no hyper_parameters; export the model again")
+        check_saved_targets(settings, f"{model_name_or_path}/{CONFIG_FILE}")  # classes of the allow-list only
+        model = SentenceModel(vocabs=config["vocabs"], **settings)
         tensors = load_file(files[WEIGHTS_FILE])
         extra = {key[len(EXTRA_ROWS):]: tensors.pop(key) for key in list(tensors) if key.startswith(EXTRA_ROWS)}
         missing, unexpected = model.load_state_dict(tensors, strict=False)
@@ -117,6 +129,14 @@ class SentenceLabModule(InputModule):
             model.encode_vocab = Vocab(list(model.vocab.itos) + list(config["encode_vocab_added"]))
         model.expansion = config.get("vocabulary_expansion")
         return cls(model)
+
+
+def load_exported(folder: str | Path, **kwargs: Any) -> SentenceTransformer:
+    """``SentenceTransformer(folder, trust_remote_code=True)`` for a folder ``export`` wrote, once its
+    ``modules.json`` names this module class only (or sentence-transformers' own modules): the flag then admits
+    nothing else. Any other class is refused in one line (``RefusedFile``) before anything is imported."""
+    check_module_classes(folder)
+    return SentenceTransformer(str(folder), trust_remote_code=True, **kwargs)
 
 
 def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -9,7 +9,6 @@
     python evaluate.py encoder=precomputed encoder.path=vectors.npz   # vectors computed elsewhere
     python evaluate.py encoder=callable encoder.function=mypkg.embed:encode   # any sentences -> array function
 """
-import signal
 import sys
 from pathlib import Path
 
@@ -30,21 +29,10 @@ from sentence_lab.evaluation.tasks import UnknownTask  # noqa: E402
 from sentence_lab.evaluation.text_encoders import EncoderOutputError  # noqa: E402
 from sentence_lab.runs.errors import write_traceback_to_logs  # noqa: E402
 from sentence_lab.runs.run_dir import register_resolvers  # noqa: E402
+from sentence_lab.runs.stop_signals import Stopped, stops_raise  # noqa: E402
 from sentence_lab.text.files import EXIT_WRITE_FAILED, OutputWriteError  # noqa: E402
 
 register_resolvers()
-
-
-class Stopped(BaseException):  # not an Exception: no task catches it as its own failure
-    """The evaluation was stopped by a signal; the tasks done are in the results file."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def _stop(signum: int, frame) -> None:
-    raise Stopped(signum)
 
 
 def _on_existing(cfg: DictConfig) -> OnExisting:
@@ -97,17 +85,17 @@ def evaluate(cfg: DictConfig) -> int:
     except (FileNotFoundError, ValueError, ImportError) as err:
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        doc = suite.run(encoder, results_file, kind="evaluate", encoder_description=description,
-                        on_existing=_on_existing(cfg), console=console)
+        with stops_raise():  # Stopped is no Exception: no task records it as its own failure
+            doc = suite.run(encoder, results_file, kind="evaluate", encoder_description=description,
+                            on_existing=_on_existing(cfg), console=console)
     except IncompatibleResultsFile as err:  # nothing written: the file stays as it was
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2
     except Stopped as stop:  # Ctrl-C, SLURM, a sweeper: one line, the shell's exit code for the signal
         console.print(f"[red]error:[/red] stopped by {stop} after {_tasks_written(results_file)} task(s): they are "
                       f"in {results_file}; resume=true runs the others", highlight=False, soft_wrap=True)
-        return 128 + stop.signum
+        return stop.exit_code
     except EncoderOutputError as err:
         console.print(f"[red]error:[/red] {err} (results so far kept in {results_file})", highlight=False,
                       soft_wrap=True)
@@ -116,9 +104,6 @@ def evaluate(cfg: DictConfig) -> int:
         where = _log_traceback(err)
         console.print(f"[red]error:[/red] {err}{where}", highlight=False, soft_wrap=True)
         return EXIT_WRITE_FAILED
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     print(markdown_table(doc))
     console.print(f"results: {results_file} and {results_file.with_suffix('.md')}", highlight=False, soft_wrap=True)
     return 1 if doc.get("errors") else 0

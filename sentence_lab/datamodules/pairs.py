@@ -4,8 +4,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import pickle
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,6 +16,13 @@ from torch.utils.data import DataLoader, Dataset
 from sentence_lab.datamodules.contiguous import EpochShuffledSampler
 from sentence_lab.datamodules.corpus import file_fingerprint
 from sentence_lab.datamodules.pair_readers import read_pairs
+from sentence_lab.datamodules.pairs_cache import (
+    CACHE_READ_ERRORS,
+    CACHE_VERSION,
+    Split,
+    read_pairs_cache,
+    write_pairs_cache,
+)
 from sentence_lab.datamodules.resumable import ResumableBatches, SkippingDataLoader
 from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
 from sentence_lab.text import EOS_ID, Tokenizer, Vocab
@@ -25,9 +30,6 @@ from sentence_lab.text.config_values import plain
 from sentence_lab.text.padding import pad_batch
 
 log = logging.getLogger(__name__)
-
-CACHE_VERSION = 1
-
 
 class TokenizedPairs(Dataset):
     """Pairs as id lists; item ``i`` is ``(a_ids, b_ids, label_index or -1)``."""
@@ -95,19 +97,26 @@ class PairsDataModule(ResumableBatches):
         return list(self.test_cfg)
 
     # ---- reading and tokenising -------------------------------------------------------------
-    def _tokenized(self) -> dict[str, tuple[list[list[str]], list[list[str]], list[str | None]]]:
-        """Every split as token lists, from the cache when the files and settings are unchanged."""
+    def _tokenized(self) -> dict[str, Split]:
+        """Every split as token lists, from the cache when the files and settings are unchanged (a cache file that
+        cannot be read is logged and written again)."""
         wanted = {name: cfg for name, cfg in self.splits_cfg.items() if cfg} | {
             f"test/{name}": cfg for name, cfg in self.test_cfg.items()}
         settings = {"v": CACHE_VERSION, "tok": {k: t.to_dict() for k, t in self.tokenizers.items()},
                     "max_tokens": self.max_tokens, "splits": wanted,
                     "files": {name: file_fingerprint(_split_files(cfg)) for name, cfg in wanted.items()}}
         key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
-        path = Path(self.cache_dir) / f"pairs-{key}.pkl"
+        path = Path(self.cache_dir) / f"pairs-{key}.npz"
         if path.exists():
-            log.info("Loaded tokenised pairs from %s", path)
-            with open(path, "rb") as f:
-                return pickle.load(f)
+            try:
+                cached = read_pairs_cache(path)
+                if set(cached) != set(wanted):
+                    raise ValueError(f"it holds the splits {sorted(cached)}, not {sorted(wanted)}")
+            except CACHE_READ_ERRORS as err:
+                log.warning("Tokenised pairs in %s cannot be read (%s): tokenising them again", path, err)
+            else:
+                log.info("Loaded tokenised pairs from %s", path)
+                return cached
         out = {}
         for name, cfg in wanted.items():
             pairs = read_pairs(cfg)
@@ -117,11 +126,10 @@ class PairsDataModule(ResumableBatches):
             log.info("Tokenising %d %s pairs", len(pairs), name)
             out[name] = ([src(a)[: self.max_tokens] for a, _, _ in pairs],
                          [tgt(b)[: self.max_tokens] for _, b, _ in pairs], [label for _, _, label in pairs])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        with open(tmp, "wb") as f:
-            pickle.dump(out, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
+        try:
+            write_pairs_cache(path, out)
+        except (OSError, ValueError) as err:
+            log.warning("Tokenised pairs not cached in %s (%s): they are tokenised again next time", path, err)
         return out
 
     def _hold_out(self, train: tuple) -> tuple[tuple, tuple]:

@@ -9,10 +9,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pyarrow.parquet as pq
 import torch
+
+from sentence_lab.text.refused_files import check_module_classes
 
 
 class MissingSentences(ValueError):
@@ -85,6 +88,20 @@ class PrecomputedEncoder:
                 "dim": self.output_dim, "sentences": len(self.index), "dtype": str(self.vectors.dtype)}
 
 
+def _import_from_cwd(module_name: str) -> ModuleType:
+    """``module_name`` imported with the working directory on ``sys.path`` for this one import only, so no later
+    import of the process finds a module of the working directory first."""
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module_name)
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
+
+
 def resolve_callable(spec: str) -> Callable:
     """``package.module:function`` (or ``path/to/file.py:function``) -> the function."""
     if ":" not in str(spec):
@@ -99,9 +116,7 @@ def resolve_callable(spec: str) -> Callable:
             module = importlib.util.module_from_spec(loader)
             loader.loader.exec_module(module)
         else:
-            if os.getcwd() not in sys.path:
-                sys.path.insert(0, os.getcwd())
-            module = importlib.import_module(module_name)
+            module = _import_from_cwd(module_name)
     except ImportError as err:
         raise ValueError(f"encoder.function={spec!r}: cannot import {module_name!r} ({err})") from None
     fn = getattr(module, attr, None)
@@ -143,7 +158,8 @@ def _model_location(model: str) -> str:
 class SentenceTransformerEncoder:
     """A sentence-transformers model (a local folder, ``package:<name>``, or a name already in the HF cache),
     loaded offline; on the GPU when there is one. ``trust_remote_code``: let the folder name a module class
-    outside sentence-transformers (a model exported by ``sentence_lab.adapters.export_st`` names its own)."""
+    outside sentence-transformers (a model exported by ``sentence_lab.adapters.export_st`` names its own); the folder
+    must name no other (``sentence_lab.text.refused_files.check_module_classes``)."""
 
     def __init__(self, model: str, batch_size: int = 128, normalize: bool = False, device: str = "auto",
                  max_seq_length: int | None = None, trust_remote_code: bool = False) -> None:
@@ -157,6 +173,8 @@ class SentenceTransformerEncoder:
         self.model_name = str(model)
         location = _model_location(model)
         device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        if trust_remote_code:  # the flag admits only this project's export module (docs/trust.md)
+            check_module_classes(location)
         try:
             self.model = SentenceTransformer(location, device=device, trust_remote_code=bool(trust_remote_code))
         except OSError as err:

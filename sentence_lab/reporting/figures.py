@@ -11,6 +11,7 @@ from scipy.stats import rankdata, spearmanr
 
 from sentence_lab.reporting.runs import Run
 from sentence_lab.reporting.tables import task_names
+from sentence_lab.text.files import create_temporary_beside
 
 
 def _pyplot():
@@ -25,9 +26,16 @@ def _pyplot():
 
 
 def _save(fig, path: Path) -> None:
-    tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    os.replace(tmp, path)
+    """``fig`` as a PNG drawn into a new file beside ``path`` (an unpredictable name, created exclusively, never
+    through a link), then renamed over ``path``; a failed drawing or write removes that file."""
+    fd, tmp = create_temporary_beside(path, suffix=".png")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, format="png", dpi=110, bbox_inches="tight")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def plot_probing_curves(runs: list[Run], path: Path) -> bool:

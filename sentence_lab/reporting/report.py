@@ -35,7 +35,7 @@ from sentence_lab.text.files import EXIT_WRITE_FAILED, atomic_write_text, write_
 
 def build_report(root: Path, with_neighbours: bool = False, queries: list[str] | None = None,
                  pool: list[str] | None = None, references: list[Path] | None = None,
-                 sts_convention: str | None = None) -> list[Run]:
+                 sts_convention: str | None = None, storage: str | None = None) -> list[Run]:
     runs = find_runs(root)
     if not runs:
         raise FileNotFoundError(f"no run under {root} (a run is a folder with .hydra/config.yaml): point report.py at "
@@ -46,7 +46,7 @@ def build_report(root: Path, with_neighbours: bool = False, queries: list[str] |
     plot_correlations(runs, root / "correlations.png")
     plot_losses(runs, root / "training_loss.png")
     write_table(runs, root)
-    study = study_report(root)  # an Optuna sweep's directory: its study's trials, best, importances, figures
+    study = study_report(root, storage)  # an Optuna sweep's directory: its study's trials, best, importances, figures
     if study:
         with open(root / "report.md", "a", encoding="utf-8") as report:
             report.write("\n" + study)
@@ -70,11 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sts-convention", default=None, choices=sorted(CONVENTIONS),
                         help="also the STS rows as a paper's convention reports them (simcse, senteval, "
                              "senteval_spearman; sentence_lab/evaluation/sts_conventions.py)")
+    parser.add_argument("--storage", default=None,
+                        help="read an Optuna sweep's study from this storage address (e.g. postgresql://..., "
+                             "journal:<file>); by default only from the study file inside the sweep folder")
     args = parser.parse_args(argv)
     read = lambda p: [l.strip() for l in p.read_text(encoding="utf-8").splitlines() if l.strip()] if p else None  # noqa: E731,E741
     try:
         runs = build_report(args.root.resolve(), args.neighbours, read(args.queries), read(args.pool),
-                            [p.resolve() for p in args.reference], args.sts_convention)
+                            [p.resolve() for p in args.reference], args.sts_convention, args.storage)
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

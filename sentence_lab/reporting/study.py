@@ -16,7 +16,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from sentence_lab.optuna_storage import PRUNED_AT, RETRY_OF, load_recorded_study
+from sentence_lab.optuna_storage import INTERRUPTED_BY, PRUNED_AT, RETRY_OF, load_recorded_study
 from sentence_lab.reporting.figures import _pyplot, _save
 from sentence_lab.text.files import atomic_write_text
 
@@ -39,9 +39,11 @@ def trials_table(study: optuna.Study) -> list[str]:
     for t in trials:
         shown = [_number(v) for v in (t.values or [None] * len(values))]
         note = f"re-run of trial {t.user_attrs[RETRY_OF]}" if RETRY_OF in t.user_attrs else ""
+        interrupted = t.user_attrs.get(INTERRUPTED_BY)
         if t.number in reruns:
-            note = f"interrupted; re-run as trial {reruns[t.number]}"
-        row = [str(t.number), t.state.name.lower(), *shown, str(t.user_attrs.get(PRUNED_AT, "")),
+            note = f"interrupted{f' by {interrupted}' if interrupted else ''}; re-run as trial {reruns[t.number]}"
+        state = "interrupted" if interrupted and t.state == TrialState.FAIL else t.state.name.lower()
+        row = [str(t.number), state, *shown, str(t.user_attrs.get(PRUNED_AT, "")),
                *[_number(t.intermediate_values.get(e)) for e in epochs], *[str(t.params.get(p, "")) for p in params],
                note]
         lines.append("| " + " | ".join(row) + " |")
@@ -100,9 +102,10 @@ def study_figures(study: optuna.Study, out: Path) -> list[str]:
     return drawn
 
 
-def study_report(root: Path) -> str | None:
-    """``study.md`` and the figures for the Optuna sweep in ``root``; returns the markdown (None: no study)."""
-    study = load_recorded_study(root)
+def study_report(root: Path, storage: str | None = None) -> str | None:
+    """``study.md`` and the figures for the Optuna sweep in ``root``; returns the markdown (None: no study). The study
+    is read from the file in ``root`` its ``study.yaml`` names, or from ``storage`` when the user gives one."""
+    study = load_recorded_study(root, storage)
     if study is None:
         return None
     trials = study.get_trials(deepcopy=False)

@@ -4,12 +4,12 @@ the adapters take from a run directory (``resolve_checkpoint``), the one ``resum
 from __future__ import annotations
 
 import logging
-from pathlib import Path
+from pathlib import Path, PurePath
 
-import torch
 from omegaconf import DictConfig
 
 from sentence_lab.runs.checkpoint_io import checkpoint_problem
+from sentence_lab.training.received import read_checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +34,24 @@ def newest_readable(candidates: list[Path], what: str) -> Path | None:
     return None
 
 
+def in_folder(recorded: object, folder: Path) -> Path | None:
+    """A checkpoint path a run recorded, as the file of that name in ``folder`` (when there is one): a run folder's
+    recorded paths are followed only inside it, so a folder copied elsewhere keeps working and a recorded path
+    never leads out of it."""
+    if not isinstance(recorded, str) or not recorded:
+        return None
+    name = PurePath(recorded.replace("\\", "/")).name
+    candidate = folder / name
+    return candidate if name.endswith(".ckpt") and candidate.is_file() else None
+
+
 def _best_recorded_in(last: Path) -> Path | None:
-    """The best checkpoint's path that ``ModelCheckpoint`` recorded in ``last``, when that file exists."""
-    state = torch.load(last, map_location="cpu", weights_only=False).get("callbacks", {})
-    for key, value in state.items():
-        best = value.get("best_model_path") if isinstance(value, dict) else None
-        if str(key).startswith("ModelCheckpoint") and best and Path(best).is_file():
-            return Path(best)
+    """The best checkpoint ``ModelCheckpoint`` recorded in ``last``, found by its name in ``last``'s folder."""
+    state = read_checkpoint(last, mmap=True).get("callbacks", {})
+    for key, value in (state.items() if isinstance(state, dict) else []):
+        best = in_folder(value.get("best_model_path"), last.parent) if isinstance(value, dict) else None
+        if str(key).startswith("ModelCheckpoint") and best is not None:
+            return best
     return None
 
 

@@ -18,7 +18,9 @@ from typing import Any
 import torch
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
+from sentence_lab.runs.stop_signals import signals_held
 from sentence_lab.training.non_finite import refuse_non_finite
+from sentence_lab.training.received import read_checkpoint
 
 
 class CheckpointWriteError(OSError):
@@ -40,9 +42,16 @@ def _fsync_directory(folder: Path) -> None:
 
 def atomic_torch_save(obj: Any, path: str | Path) -> None:
     """``torch.save(obj)`` to a temporary file beside ``path``, fsync, then rename over ``path``.
-    On failure the temporary file is removed and ``CheckpointWriteError`` names the file and the cause."""
+    On failure the temporary file is removed and ``CheckpointWriteError`` names the file and the cause. A stop signal
+    that arrives during the write is handled once the write has ended (``signals_held``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    with signals_held():  # a stop signal waits for the write to end: cut inside torch.save it reads as an I/O error
+        _write(obj, path)
+    _fsync_directory(path.parent)
+
+
+def _write(obj: Any, path: Path) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -60,19 +69,23 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
             raise CheckpointWriteError(f"could not write checkpoint {path} ({err}); {kept}: free space or "
                                        "point paths.log_dir elsewhere, then resume with resume=true") from err
         raise
-    _fsync_directory(path.parent)
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
     """Lightning's checkpoint writer for every checkpoint of a run (``trainer.plugins``): written beside the
     target and renamed over it, so a failed write never replaces a whole checkpoint; weights holding NaN or inf
-    are never written (``NonFiniteWeights``)."""
+    are never written (``NonFiniteWeights``); what it reads is read as data (``read_checkpoint``)."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: str | Path, storage_options: Any | None = None) -> None:
         if storage_options is not None:
             raise TypeError(f"{type(self).__name__} takes no storage_options (got {storage_options!r})")
         refuse_non_finite(checkpoint.get("state_dict", {}), f"checkpoint {path}")
         atomic_torch_save(checkpoint, path)
+
+    def load_checkpoint(self, path: str | Path, map_location: Any | None = None,
+                        weights_only: bool | None = None) -> dict[str, Any]:
+        """What ``resume`` reads, as data whatever the caller asks (``sentence_lab.training.received``)."""
+        return read_checkpoint(path)
 
 
 def checkpoint_problem(path: str | Path) -> str | None:

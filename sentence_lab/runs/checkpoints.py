@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import math
 from pathlib import Path
+from typing import Any
 
 import torch
 from lightning import Callback, LightningModule, Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 
-from sentence_lab.runs.checkpoint_choice import INIT_NAME, LAST_NAME
+from sentence_lab.runs.checkpoint_choice import INIT_NAME, LAST_NAME, in_folder
 from sentence_lab.training.non_finite import non_finite_tensors
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,28 @@ class BestCheckpoint(ModelCheckpoint):
     @property
     def state_key(self) -> str:
         return "ModelCheckpoint" + super().state_key.removeprefix(type(self).__qualname__)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """The recorded checkpoint paths are taken by file name in this run's ``checkpoints/`` (where they were
+        written, wherever the folder lies now): a run folder copied to another path or machine resumes with its best
+        kept, and a recorded path never leads out of the folder (a path with no such file there is dropped)."""
+        if self.dirpath is None:
+            super().load_state_dict(state_dict)
+            return
+        folder = Path(self.dirpath)
+
+        def here(recorded: Any) -> str:
+            found = in_folder(recorded, folder)
+            return str(found) if found is not None else ""
+
+        state = dict(state_dict, dirpath=self.dirpath, best_model_path=here(state_dict.get("best_model_path")),
+                     kth_best_model_path=here(state_dict.get("kth_best_model_path")),
+                     last_model_path=here(state_dict.get("last_model_path")))
+        kept = {here(path): score for path, score in (state_dict.get("best_k_models") or {}).items()}
+        state["best_k_models"] = {path: score for path, score in kept.items() if path}
+        if not state["best_model_path"]:
+            state["best_model_score"] = None
+        super().load_state_dict(state)
 
     def check_monitor_top_k(self, trainer: Trainer, current: torch.Tensor | None = None) -> bool:
         if current is not None and not math.isfinite(float(current)):

@@ -8,17 +8,24 @@ import traceback
 from pathlib import Path
 
 from sentence_lab.runs.run_dir import file_handlers
-from sentence_lab.training.non_finite import NonFiniteTraining
+from sentence_lab.training.non_finite import NonFiniteShare, NonFiniteTraining
 
 
 class RunInterrupted(Exception):
     """Training stopped by a signal after writing what it could (``checkpoints/interrupted.ckpt``)."""
 
-    def __init__(self, signum: int, steps_done: int, run_dir: Path) -> None:
+    def __init__(self, signum: int, steps_done: int | None, run_dir: Path) -> None:
+        """``steps_done``: the training step it stopped at; None outside training (preparing the data, testing)."""
         self.signum, self.steps_done, self.run_dir = int(signum), steps_done, run_dir
-        name = signal.Signals(self.signum).name
-        super().__init__(f"stopped by {name} at step {steps_done}; checkpoints/interrupted.ckpt and last.ckpt are in "
-                         f"{run_dir}: continue with python train.py resume=true")
+        name = signal.Signals(self.signum).name + (f" at step {steps_done}" if steps_done is not None else "")
+        written = [f"checkpoints/{n}" for n in ("interrupted.ckpt", "last.ckpt")
+                   if (Path(run_dir) / "checkpoints" / n).is_file()]
+        if written:
+            super().__init__(f"stopped by {name}; {' and '.join(written)} "
+                             f"{'are' if len(written) > 1 else 'is'} in {run_dir}: continue with python train.py "
+                             "resume=true")
+        else:
+            super().__init__(f"stopped by {name}, before any checkpoint was written: run the command again")
 
     @property
     def exit_code(self) -> int:
@@ -59,7 +66,7 @@ def one_line(err: BaseException) -> str:
     """The error's message on one line (its first line; the type when it has none)."""
     message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     return message if isinstance(err, (ValueError, FileNotFoundError, OSError, RunInterrupted, PeerLost,
-                                       NonFiniteTraining)) \
+                                       NonFiniteTraining, NonFiniteShare)) \
         else f"{type(err).__name__}: {message}"
 
 

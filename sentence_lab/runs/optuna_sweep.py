@@ -9,9 +9,10 @@ whichever process or node ran it. A job's number is its trial's number (``<sweep
 
 The study lives in ``storage`` (default ``sqlite:///<sweep dir>/optuna.db``; any SQLAlchemy URL; or
 ``journal:<file>``, Optuna's journal file, safe on a network filesystem). Run the same command again and the sweep
-goes on where it stopped: finished trials are kept and never repeated; a trial cut by a signal is failed and run
-again with the same parameters; one whose sweep died without a word (SIGKILL, a lost node) is found by its
-missing heartbeat (database storages) and run again the same way. Two sweeps on one storage share the study: each
+goes on where it stopped: finished trials are kept and never repeated; a trial cut by a signal (SIGTERM, SIGINT, in
+any phase: ``sentence_lab.runs.stop_signals``) is failed with ``interrupted_by`` and run again with the same
+parameters; one whose sweep died without a word (SIGKILL, a lost node) is found by its missing heartbeat (database
+storages) and run again the same way. Two sweeps on one storage share the study: each
 asks only for the trials the budget (``n_trials`` finished) still allows.
 """
 from __future__ import annotations
@@ -40,7 +41,16 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution, Floa
 from optuna.storages import BaseStorage, RDBStorage
 from optuna.trial import FrozenTrial, TrialState
 
-from sentence_lab.optuna_storage import ATTEMPT, PRUNED_AT, RETRY_OF, open_storage, storage_url, write_study_record
+from sentence_lab.optuna_storage import (
+    ATTEMPT,
+    INTERRUPTED_BY,
+    PRUNED_AT,
+    RETRY_OF,
+    open_storage,
+    storage_url,
+    write_study_record,
+)
+from sentence_lab.runs.stop_signals import Stopped, signals_held, stops_raise
 from sentence_lab.runs.sweeps import set_aside_failures
 
 log = logging.getLogger(__name__)
@@ -184,23 +194,17 @@ def heartbeats(storage: BaseStorage, trials: Sequence[optuna.Trial], interval: i
         thread.join()
 
 
-@contextmanager
-def sigterm_as_exit() -> Iterator[None]:
-    """SIGTERM (``kill``, SLURM's pre-emption) raises ``SystemExit(143)`` in the sweep, so the trials it was
-    running are failed and queued again on the way out (Python's default would end the process on the spot);
-    a job's Lightning run installs its own handler while it trains and gives this one back."""
-    def stop(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    try:
-        previous = signal.signal(signal.SIGTERM, stop)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def stopping_signal(err: BaseException) -> str | None:
+    """The signal's name when ``err`` is a stop (``Stopped`` in this process, a job's ``SystemExit(128 + N)``, a
+    ``KeyboardInterrupt``), else None."""
+    if isinstance(err, Stopped):
+        return signal.Signals(err.signum).name
+    if isinstance(err, SystemExit) and isinstance(err.code, int) and err.code > 128:
+        try:
+            return signal.Signals(err.code - 128).name
+        except ValueError:
+            return None
+    return "SIGINT" if isinstance(err, KeyboardInterrupt) else None
 
 
 def job_values(ret: JobReturn) -> list[float] | None:
@@ -312,30 +316,40 @@ class PruningOptunaSweeper(Sweeper):
                  "parameters %s", study.study_name, url, len(trials), self.n_trials,
                  ", ".join(optimized_names(self.config)), "/".join(self.directions), self.n_jobs,
                  type(self.pruner).__name__, ", ".join(space) or "none")
+        with stops_raise():
+            try:
+                returns = self.run_trials(study, storage, space, fixed, url)
+            except Stopped as stop:  # between trials: none was cut
+                log.error("the sweep was stopped by %s between trials: the same command goes on with it", stop)
+                raise SystemExit(stop.exit_code) from None
+        self.write_results(study, sweep_dir)
+        return returns
+
+    def run_trials(self, study: optuna.Study, storage: BaseStorage, space: dict[str, BaseDistribution],
+                   fixed: list[str], url: str) -> list[Sequence[JobReturn]]:
+        """Batches of trials until the study holds ``n_trials`` finished ones (or the rest run elsewhere)."""
         returns: list[Sequence[JobReturn]] = []
         waited_for_others = False
-        with sigterm_as_exit():
-            while True:
-                if has_heartbeats(storage):
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                        optuna.storages.fail_stale_trials(study)
-                done, running = counted(study.get_trials(deepcopy=False))
-                room = self.n_trials - done - running
-                if room <= 0:
-                    if running and done < self.n_trials and has_heartbeats(storage):
-                        if not waited_for_others:
-                            log.info("%d trial(s) of the study run elsewhere (another sweep, or a killed one whose "
-                                     "heartbeat stops within %ss): waiting", running, self.grace_period)
-                            waited_for_others = True
-                        time.sleep(max(1, min(self.heartbeat_interval or 10, 10)))
-                        continue
-                    if running and done < self.n_trials:
-                        log.warning("%d trial(s) of the study are marked running by another sweep (journal "
-                                    "storage: no heartbeat to tell a dead one): this sweep stops here", running)
-                    break
-                returns.append(self.run_batch(study, storage, min(self.n_jobs, room), space, fixed, url))
-        self.write_results(study, sweep_dir)
+        while True:
+            if has_heartbeats(storage):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                    optuna.storages.fail_stale_trials(study)
+            done, running = counted(study.get_trials(deepcopy=False))
+            room = self.n_trials - done - running
+            if room <= 0:
+                if running and done < self.n_trials and has_heartbeats(storage):
+                    if not waited_for_others:
+                        log.info("%d trial(s) of the study run elsewhere (another sweep, or a killed one whose "
+                                 "heartbeat stops within %ss): waiting", running, self.grace_period)
+                        waited_for_others = True
+                    time.sleep(max(1, min(self.heartbeat_interval or 10, 10)))
+                    continue
+                if running and done < self.n_trials:
+                    log.warning("%d trial(s) of the study are marked running by another sweep (journal "
+                                "storage: no heartbeat to tell a dead one): this sweep stops here", running)
+                break
+            returns.append(self.run_batch(study, storage, min(self.n_jobs, room), space, fixed, url))
         return returns
 
     def ask(self, study: optuna.Study, storage: BaseStorage, space: dict[str, BaseDistribution]) -> optuna.Trial:
@@ -379,20 +393,24 @@ class PruningOptunaSweeper(Sweeper):
                         self.tell(study, storage, trial, ret)
                         told.add(trial.number)
                     results.extend(group_returns)
-        except BaseException:
-            self.give_up(study, storage, batch, told, queue_again=True)
+        except BaseException as err:
+            with signals_held():  # a second signal waits until the cut trials are recorded and queued again
+                self.give_up(study, storage, batch, told, queue_again=True, interrupted_by=stopping_signal(err))
             raise
         return results
 
     def give_up(self, study: optuna.Study, storage: BaseStorage, batch: list[optuna.Trial], told: set[int],
-                queue_again: bool) -> None:
-        """The batch's trials not yet told: pruned if their job said so, else failed (and queued again)."""
+                queue_again: bool, interrupted_by: str | None = None) -> None:
+        """The batch's trials not yet told: pruned if their job said so, else failed (and queued again);
+        ``interrupted_by``: the stop signal that cut them, kept as the trial's ``interrupted_by`` attribute."""
         for trial in batch:
             if trial.number in told or storage.get_trial(trial._trial_id).state.is_finished():
                 continue  # told here, or failed elsewhere as stale (and queued again there)
             if PRUNED_AT in storage.get_trial(trial._trial_id).user_attrs:
                 study.tell(trial, state=TrialState.PRUNED, skip_if_finished=True)
                 continue
+            if interrupted_by:
+                storage.set_trial_user_attr(trial._trial_id, INTERRUPTED_BY, interrupted_by)
             frozen = study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
             if queue_again:
                 retry(study, frozen)

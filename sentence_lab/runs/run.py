@@ -32,6 +32,7 @@ from sentence_lab.runs.optuna_sweep import optimized_names
 from sentence_lab.runs.renamed_keys import move_renamed_nodes
 from sentence_lab.runs.run_dir import check_run_dir_free, move_into_run
 from sentence_lab.runs.settings_check import check_resume_settings, check_settings
+from sentence_lab.runs.stop_signals import Stopped
 from sentence_lab.runs.trial_pruning import TrialPruning, trial_callbacks
 from sentence_lab.text.config_values import plain
 from sentence_lab.text.files import atomic_write_text
@@ -161,8 +162,11 @@ def write_run_status(trainer: L.Trainer, stopped_by: str | None = None) -> dict[
     status: dict[str, Any] = {"steps_done": int(trainer.global_step), "steps_planned": planned,
                               "stopped_by": stopped_by or stop_reason(trainer),
                               "epochs_done": int(trainer.current_epoch)}
-    status["complete"] = status["stopped_by"] in ("max_epochs", "max_steps")
     guard = next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)
+    if guard is not None and status["stopped_by"] in ("max_epochs", "max_steps") and \
+            guard.share_exceeded(status["steps_done"]) is not None:
+        status["stopped_by"] = "non_finite_share"
+    status["complete"] = status["stopped_by"] in ("max_epochs", "max_steps")
     if guard is not None:
         status.update(guard.summary())
     pruning = next((c for c in trainer.callbacks if isinstance(c, TrialPruning)), None)  # type: ignore[attr-defined]
@@ -196,7 +200,15 @@ def prepare_run(cfg: DictConfig) -> None:
 
 def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     """Fit ``cfg.objective`` with ``cfg.encoder`` on ``cfg.data``; return the trainer and model.
-    ``prepare_run`` first; a run stopped by a signal raises ``RunInterrupted`` after its checkpoint is written."""
+    ``prepare_run`` first; a run stopped by a signal raises ``RunInterrupted`` after its checkpoint is written (in
+    any phase under ``sentence_lab.runs.stop_signals.stops_raise``: data preparation, training, the suite)."""
+    try:
+        return _fit(cfg)
+    except Stopped as stop:  # before training started: nothing to save
+        raise RunInterrupted(stop.signum, None, Path(str(cfg.paths.output_dir))) from None
+
+
+def _fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     prepare_run(cfg)
     spec = objective_spec(cfg)
     with open_dict(cfg):  # the objective names the metric a run monitors unless monitor= says otherwise
@@ -216,6 +228,8 @@ def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
                                 "seed": int(cfg.seed)})
     try:
         trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+    except Stopped as stop:  # Lightning has called on_exception: interrupted.ckpt is written
+        raise RunInterrupted(stop.signum, trainer.global_step, Path(trainer.default_root_dir)) from None
     except SIGTERMException:
         raise RunInterrupted(signal.SIGTERM, trainer.global_step, Path(trainer.default_root_dir)) from None
     except SystemExit as stop:  # Lightning's graceful Ctrl-C: interrupted.ckpt written, then sys.exit(1)
@@ -232,6 +246,10 @@ def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
         raise
     if not trainer.fast_dev_run:
         write_run_status(trainer)
+    guard = next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)
+    too_many = guard.share_exceeded(int(trainer.global_step)) if guard is not None else None
+    if too_many is not None:
+        raise too_many
     return trainer, model
 
 

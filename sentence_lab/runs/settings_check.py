@@ -7,12 +7,12 @@ import types
 import typing
 from typing import Any
 
-import torch
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
 from sentence_lab.text.config_values import plain
 from sentence_lab.training.legacy_checkpoints import namespaced_targets
+from sentence_lab.training.received import read_checkpoint
 
 # Groups whose ``_target_`` constructor receives the group's keys as keyword arguments.
 CHECKED_GROUPS = ("data", "encoder", "objective", "trainer", "model.optimizer")
@@ -131,7 +131,7 @@ def check_resume_settings(cfg: DictConfig) -> None:
     if not ckpt:
         return
     # memory-mapped: only the pickled settings are read, not the weights (Lightning loads those once, later)
-    saved = torch.load(str(ckpt), map_location="cpu", weights_only=False, mmap=True).get("hyper_parameters") or {}
+    saved = read_checkpoint(str(ckpt), mmap=True).get("hyper_parameters") or {}
     differ = []
     for group in RESUME_FIXED:
         if group not in saved or cfg.get(group) is None:

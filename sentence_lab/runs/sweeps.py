@@ -19,6 +19,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, read_write
 
 from sentence_lab.runs.errors import RunInterrupted, one_line, report
+from sentence_lab.runs.stop_signals import Stopped, signals_held, stops_raise
 from sentence_lab.text.files import atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -166,11 +167,12 @@ def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any]) -> Any:
     ``failed_jobs.jsonl``, and the next job runs; a signal stops the sweep too."""
     hydra_cfg = cast(DictConfig, HydraConfig.get()) if HydraConfig.initialized() else None
     if hydra_cfg is None or hydra_cfg.mode != RunMode.MULTIRUN:
-        return _run(cfg, task)[0]
+        with stops_raise():
+            return _run(cfg, task)[0]
     _record_event(hydra_cfg, "started")
     outcome = "interrupted"
     try:
-        with argv_of_this_job(hydra_cfg):
+        with argv_of_this_job(hydra_cfg), stops_raise():
             value, failed = _run(cfg, task, hydra_cfg)
         outcome = "failed" if failed else run_outcome(cfg)
         return value
@@ -186,10 +188,13 @@ def _run(cfg: DictConfig, task: Callable[[DictConfig], Any], hydra_cfg: DictConf
     ``run_job`` for the other endings."""
     try:
         return task(cfg), False
-    except RunInterrupted as stop:
-        if hydra_cfg is not None:
-            _record_failure(hydra_cfg, stop)
-        report(stop)
+    except (RunInterrupted, Stopped) as caught:
+        stop = caught if isinstance(caught, RunInterrupted) else \
+            RunInterrupted(caught.signum, None, Path(str(cfg.paths.output_dir)))  # after training: its checkpoints stay
+        with signals_held():  # a second signal waits for the record of the first
+            if hydra_cfg is not None:
+                _record_failure(hydra_cfg, stop)
+            report(stop)
         raise SystemExit(stop.exit_code) from None
     except Exception as err:
         if cfg.get("show_traceback"):

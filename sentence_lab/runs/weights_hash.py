@@ -13,6 +13,8 @@ from pathlib import Path
 
 import torch
 
+from sentence_lab.training.received import read_checkpoint
+
 
 def _tensors(state: dict, prefix: str = "") -> dict[str, torch.Tensor]:
     """Every tensor of a state dict, an extra state's nested dicts (J_bi's noise generator) included."""
@@ -26,7 +28,7 @@ def _tensors(state: dict, prefix: str = "") -> dict[str, torch.Tensor]:
 
 
 def weights_hash(path: Path | str) -> str:
-    state = _tensors(torch.load(path, map_location="cpu", weights_only=False)["state_dict"])
+    state = _tensors(read_checkpoint(path)["state_dict"])
     digest = hashlib.sha256()
     for name in sorted(state):
         tensor = state[name].detach().cpu().contiguous()

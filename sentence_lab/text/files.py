@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 # The exit code of evaluate.py, report.py and the probing generator when an output file could not be written (a full
@@ -45,19 +45,30 @@ def write_failure(err: BaseException, output: Path | str | None = None) -> Outpu
     return None
 
 
+def create_temporary_beside(path: Path | str, suffix: str = ".tmp") -> tuple[int, Path]:
+    """A new file (its descriptor, open for writing, and its path) in ``path``'s folder under an unpredictable name
+    ending in ``suffix``: created exclusively, never through a link, with the mode of an ordinary file (0o666 less
+    the umask, which the kernel applies: the process umask is never changed)."""
+    path = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}{suffix}")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
 def atomic_write_text(path: Path | str, text: str) -> None:
     """Write to a temporary file in the same folder, fsync, then rename over ``path``; a failed write raises
     ``OutputWriteError`` naming ``path`` and leaves the file there as it was."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = create_temporary_beside(path)
     except OSError as err:
         raise OutputWriteError(path, err) from err
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; results are ordinary files
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

@@ -19,6 +19,7 @@ from sentence_lab.encoders.expansion import expand_embeddings
 from sentence_lab.text import UNK_ID, Tokenizer, Vocab
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.training.legacy_checkpoints import namespaced_targets, saved_vocabs
+from sentence_lab.training.received import check_saved_targets, read_checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +51,15 @@ class SentenceInference(nn.Module):
 
     @classmethod
     def load_checkpoint(cls: type[Model], path: str, map_location: str | torch.device | None = None) -> Model:
-        """Rebuild a model from a checkpoint written by ``train.py`` (vocabulary included)."""
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+        """Rebuild a model from a checkpoint written by ``train.py`` (vocabulary included), read as data
+        (``sentence_lab.training.received``: ``RefusedFile`` for code in the file or a class off the allow-list)."""
+        ckpt = read_checkpoint(path)
         vocabs = saved_vocabs(ckpt)
-        if not vocabs or "hyper_parameters" not in ckpt:
+        if not vocabs or not isinstance(ckpt.get("hyper_parameters"), dict):
             raise ValueError(f"{path} is not a checkpoint written by train.py (no vocabulary inside)")
-        model = cls(vocabs=vocabs, **namespaced_targets(ckpt["hyper_parameters"]))
+        settings = namespaced_targets(ckpt["hyper_parameters"])
+        check_saved_targets(settings, str(path))
+        model = cls(vocabs=vocabs, **settings)
         model.load_state_dict(ckpt["state_dict"])
         device = map_location or ("cuda" if torch.cuda.is_available() else "cpu")
         return model.to(device).eval()

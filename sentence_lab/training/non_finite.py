@@ -7,7 +7,8 @@ batch's metrics are left out of the logged means
 (``sentence_lab.objectives.metrics.RunningMeans(skip_non_finite=True)``), and
 ``train/skipped_steps`` is logged. ``max_in_a_row`` skipped steps in a row are tolerated; one more stops the run with
 ``NonFiniteTraining``, one line naming the step, exit code 1, ``interrupted.ckpt`` from the last finite weights and
-``run_status.json`` saying why (``sentence_lab.runs.run``).
+``run_status.json`` saying why (``sentence_lab.runs.run``). A run that skipped more than ``max_share`` of its steps in
+all (never 11 in a row, but 14 of 16) ends with ``NonFiniteShare``: exit code 1, ``complete: false``.
 
 Under ``trainer.precision=16-mixed`` the gradient scaler already skips the steps whose scaled gradients overflow and
 lowers its scale: those are counted apart (``train/scaler_skipped_steps``), not towards the limit. Under data
@@ -63,12 +64,16 @@ def uses_gradient_scaler(trainer: Trainer) -> bool:
 
 class NonFiniteSteps(Callback):
     """Skip, count and log the optimiser steps whose loss or gradient is NaN or inf; stop after ``max_in_a_row``
-    (``None``: never stop)."""
+    (``None``: never stop). ``max_share``: a run that skipped more than this share of its steps is not complete
+    (``share_exceeded``; ``None``: any share)."""
 
-    def __init__(self, max_in_a_row: int | None = 10) -> None:
+    def __init__(self, max_in_a_row: int | None = 10, max_share: float | None = 0.1) -> None:
         if max_in_a_row is not None and max_in_a_row < 0:
             raise ValueError(f"callbacks.non_finite_steps.max_in_a_row={max_in_a_row}: use 0 or more, or null")
+        if max_share is not None and not 0 <= max_share < 1:
+            raise ValueError(f"callbacks.non_finite_steps.max_share={max_share}: a share from 0 to below 1, or null")
         self.max_in_a_row = max_in_a_row
+        self.max_share = max_share
         self.skipped: list[int] = []  # the first LISTED_STEPS skipped steps
         self.skipped_total = 0
         self.in_a_row = 0
@@ -109,6 +114,12 @@ class NonFiniteSteps(Callback):
         if self.max_in_a_row is not None and self.in_a_row > self.max_in_a_row:
             raise NonFiniteTraining(step, self.in_a_row, cause)
 
+    def share_exceeded(self, steps_done: int) -> NonFiniteShare | None:
+        """The error to end a run with when it skipped more than ``max_share`` of its ``steps_done`` steps."""
+        if self.max_share is None or steps_done <= 0 or self.skipped_total / steps_done <= self.max_share:
+            return None
+        return NonFiniteShare(self.skipped_total, steps_done, self.max_share)
+
     def summary(self) -> dict[str, Any]:
         """What ``run_status.json`` records of the skipped steps."""
         return {"skipped_steps": self.skipped_total, "skipped_step_numbers": list(self.skipped),
@@ -123,6 +134,17 @@ class NonFiniteSteps(Callback):
         self.skipped_total = int(state_dict.get("skipped_total", 0))
         self.in_a_row = int(state_dict.get("in_a_row", 0))
         self.scaler_skipped = int(state_dict.get("scaler_skipped", 0))
+
+
+class NonFiniteShare(RuntimeError):
+    """A run finished its planned steps but skipped more than ``max_share`` of them: not the recipe's weights."""
+
+    def __init__(self, skipped: int, steps: int, max_share: float) -> None:
+        self.skipped, self.steps, self.max_share = skipped, steps, max_share
+        super().__init__(f"training skipped {skipped} of its {steps} steps ({skipped / steps:.0%}) for a non-finite "
+                         f"loss or gradient, more than callbacks.non_finite_steps.max_share={max_share:g}: the weights "
+                         "are not those of the recipe (run_status.json says complete: false). Lower "
+                         "model.optimizer.lr, check the data, or use trainer.precision=32-true")
 
 
 class NonFiniteWeights(ValueError):

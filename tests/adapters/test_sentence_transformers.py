@@ -19,9 +19,10 @@ if missing_extra("sentence-transformers-export"):
 from sentence_transformers import SentenceTransformer
 
 from sentence_lab.adapters.export_st import main as export_main
-from sentence_lab.adapters.sentence_transformers import export
+from sentence_lab.adapters.sentence_transformers import export, load_exported
 from sentence_lab.adapters.trained import load_checkpoint_encoder
 from sentence_lab.runs.run import fit
+from sentence_lab.text.refused_files import EXPORT_MODULE_CLASS, RefusedFile
 from sentence_lab.training.non_finite import NonFiniteWeights
 from tests.helpers.train_config import compose_objective_cfg
 
@@ -134,3 +135,32 @@ def test_weights_holding_nan_are_not_exported(tiny_corpus, tiny_pairs, tmp_path)
     with pytest.raises(NonFiniteWeights, match="export to .*the weights hold NaN or inf"):
         export(model, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_received_export_loads_only_the_projects_classes(tiny_corpus, tiny_pairs, tmp_path):
+    """load_exported: the project's own folder loads as SentenceTransformer(..., trust_remote_code=True) does; a
+    sentence_lab.json naming builtins.open (nested) is refused before anything is built, and so is a modules.json
+    naming another class (trust_remote_code=True would import it)."""
+    run = trained_run("qt", "gru", tiny_corpus, tiny_pairs, tmp_path / "run")
+    out = tmp_path / "exported"
+    export_main([f"ckpt_path={run}", f"out={out}"])
+    ours = load_exported(out, device="cpu").encode(SENTENCES[:3])
+    assert np.allclose(ours, SentenceTransformer(str(out), trust_remote_code=True, device="cpu").encode(SENTENCES[:3]))
+    config = json.loads((out / "sentence_lab.json").read_text())
+    made = tmp_path / "made-by-sender"
+    config["hyper_parameters"]["encoder"]["extra"] = {"_target_": "builtins.open", "_args_": [str(made), "w"]}
+    (out / "sentence_lab.json").write_text(json.dumps(config))
+    with pytest.raises(RefusedFile, match=r"sentence_lab\.json: refused: its saved setting encoder\.extra\._target_"):
+        load_exported(out, device="cpu")
+    assert not made.exists()
+    modules = json.loads((out / "modules.json").read_text())
+    modules[0]["type"] = "evil.Module"
+    (out / "modules.json").write_text(json.dumps(modules))
+    with pytest.raises(RefusedFile, match="evil.Module"):
+        load_exported(out, device="cpu")
+
+
+def test_the_export_module_class_is_the_one_the_check_admits():
+    from sentence_lab.adapters.sentence_transformers import SentenceLabModule
+
+    assert f"{SentenceLabModule.__module__}.{SentenceLabModule.__qualname__}" == EXPORT_MODULE_CLASS

@@ -2,12 +2,22 @@
 from __future__ import annotations
 
 import gzip
+import json
+import logging
+import os
+import pickle
+import types
+from pathlib import Path
 
+import numpy as np
 import pytest
 
+from sentence_lab.datamodules import pairs as pairs_module
 from sentence_lab.datamodules.pair_readers import read_pairs
 from sentence_lab.datamodules.pairs import PairsDataModule
+from sentence_lab.datamodules.pairs_cache import read_pairs_cache, write_pairs_cache
 from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
+from sentence_lab.text import files as files_module
 
 
 def test_readers_of_every_format(tmp_path, tiny_pairs):
@@ -83,3 +93,116 @@ def test_labels_that_match_nothing_name_the_setting(tiny_pairs, tmp_path):
     dm = nli_module(tiny_pairs, tmp_path, labels=["yes", "no"])
     with pytest.raises(ValueError, match="data.labels"):
         dm.setup()
+
+
+# ---- the tokenised-pairs cache: data, never code --------------------------------------------------------------
+class Planted:
+    """What a planted pickle holds: unpickling it creates ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return Path.touch, (self.marker,)
+
+
+def cache_file(tmp_path: Path) -> Path:
+    files = list((tmp_path / "cache").iterdir())
+    assert len(files) == 1 and files[0].name.startswith("pairs-") and files[0].suffix == ".npz", files
+    return files[0]
+
+
+def datasets_of(dm: PairsDataModule) -> dict:
+    return {name: (ds.a, ds.b, ds.labels) for name, ds in dm.datasets.items()}
+
+
+def test_the_cache_round_trips_tokens_and_labels_exactly(tmp_path):
+    splits = {"train": ([["naïve", "café", "日本語", "🙂"], [], [""], ["a", "", "b"], ["tab\there", "x\r"]],
+                        [["x"], ["y", "z"], [], [""], ["back\\slash", "\u2028"]],
+                        ["entailment", None, "neutral", None, "-"]),
+              "test/snli_test": ([[]], [[""]], [None]),
+              "valid": ([], [], [])}
+    path = tmp_path / "cache" / "pairs-x.npz"
+    write_pairs_cache(path, splits)
+    assert read_pairs_cache(path) == splits
+    with np.load(path, allow_pickle=False) as data:  # every array is plain data
+        assert all(data[name].dtype != object for name in data.files)
+    assert os.listdir(path.parent) == ["pairs-x.npz"]  # no temporary file left
+    with pytest.raises(ValueError, match="newline"):
+        write_pairs_cache(tmp_path / "cache" / "pairs-y.npz", {"train": ([["a\nb"]], [["c"]], [None])})
+    assert os.listdir(path.parent) == ["pairs-x.npz"]
+
+
+def test_a_second_setup_reads_the_cache_and_builds_the_same_datasets(tiny_pairs, tmp_path, monkeypatch):
+    first = nli_module(tiny_pairs, tmp_path)
+    first.setup()
+    cache_file(tmp_path)
+
+    def unread(cfg):
+        raise AssertionError(f"{cfg} was read again")
+
+    monkeypatch.setattr(pairs_module, "read_pairs", unread)
+    again = nli_module(tiny_pairs, tmp_path)
+    again.setup()
+    assert datasets_of(again) == datasets_of(first)
+    assert again.vocabs["source"].itos == first.vocabs["source"].itos
+
+
+def test_a_planted_pickle_is_never_loaded(tiny_pairs, tmp_path, monkeypatch):
+    payload = pickle.dumps(Planted(tmp_path / "control"))
+    pickle.loads(payload)
+    assert (tmp_path / "control").exists()  # the payload runs code when unpickled
+    monkeypatch.setattr(pairs_module, "CACHE_VERSION", 1)  # the very key under which version 1 pickled its cache
+    nli_module(tiny_pairs, tmp_path).setup()
+    npz = cache_file(tmp_path)
+    npz.unlink()
+    marker = tmp_path / "marker"
+    npz.with_suffix(".pkl").write_bytes(pickle.dumps(Planted(marker)))
+    dm = nli_module(tiny_pairs, tmp_path)
+    dm.setup()
+    assert not marker.exists() and npz.exists() and len(dm.datasets["train"]) == 60
+
+
+@pytest.mark.parametrize("kind", ["truncated", "not a zip", "a pickle", "an object array", "wrong arrays"])
+def test_a_cache_file_that_cannot_be_read_is_logged_and_rebuilt(kind, tiny_pairs, tmp_path, caplog):
+    first = nli_module(tiny_pairs, tmp_path)
+    first.setup()
+    npz = cache_file(tmp_path)
+    marker = tmp_path / "marker"
+    if kind == "truncated":
+        npz.write_bytes(npz.read_bytes()[: npz.stat().st_size // 2])
+    elif kind == "not a zip":
+        npz.write_bytes(b"\0" * 100)
+    elif kind == "a pickle":
+        npz.write_bytes(pickle.dumps(Planted(marker)))
+    elif kind == "an object array":
+        np.savez(npz, manifest=np.array([Planted(marker)], dtype=object))
+    else:
+        manifest = {"version": pairs_module.CACHE_VERSION, "splits": ["train", "valid", "test/snli_test"]}
+        np.savez(npz, manifest=np.array(json.dumps(manifest)), **{"0_a": np.zeros(3, np.int64)})
+    dm = nli_module(tiny_pairs, tmp_path)
+    with caplog.at_level(logging.WARNING, logger=pairs_module.__name__):
+        dm.setup()
+    assert "cannot be read" in caplog.text and str(npz) in caplog.text
+    assert not marker.exists()
+    assert datasets_of(dm) == datasets_of(first)
+    assert set(read_pairs_cache(cache_file(tmp_path))) == {"train", "valid", "test/snli_test"}
+
+
+def test_the_cache_is_never_written_through_a_link(tiny_pairs, tmp_path, monkeypatch):
+    nli_module(tiny_pairs, tmp_path).setup()
+    npz = cache_file(tmp_path)
+    npz.unlink()
+    outside, absent = tmp_path / "outside.txt", tmp_path / "absent.txt"
+    outside.write_text("keep\n")
+    names = iter(["0" * 16, "1" * 16, "2" * 16])
+    monkeypatch.setattr(files_module, "secrets", types.SimpleNamespace(token_hex=lambda n: next(names)))
+    links = [npz.with_suffix(f".tmp{os.getpid()}"),  # the name version 1 wrote to
+             npz.with_name(f".{npz.name}.{'0' * 16}.npz"), npz.with_name(f".{npz.name}.{'1' * 16}.npz")]
+    for link, target in zip(links, (outside, outside, absent)):
+        link.symlink_to(target)
+    nli_module(tiny_pairs, tmp_path).setup()
+    assert outside.read_text() == "keep\n" and not absent.exists()
+    assert all(link.is_symlink() for link in links)
+    assert not npz.is_symlink() and set(read_pairs_cache(npz)) == {"train", "valid", "test/snli_test"}
+    assert sorted(p.name for p in npz.parent.iterdir()) == sorted([npz.name, *(link.name for link in links)])

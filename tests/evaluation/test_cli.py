@@ -198,7 +198,9 @@ def test_a_stopped_evaluation_exits_128_plus_the_signal_with_one_line_and_keeps_
                              "encoder.function=tests.helpers.worker_jobs:slow_encode",
                              "evaluation.encode_batch_size=4", "tasks=[MR,CR,SUBJ,MPQA,TREC]", "evaluation.kfold=2",
                              "evaluation.max_epoch=4", "evaluation.l2_grid=[1e-3]", f"results_file={out}"],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # as from a terminal: a background job of a non-interactive shell inherits SIGINT ignored
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (out.is_file() and json.loads(out.read_text())["results"]):
         time.sleep(0.2)

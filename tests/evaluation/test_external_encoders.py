@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -58,6 +60,23 @@ def test_callable_from_a_module_or_a_file(tmp_path):
                          ("sentence_lab.evaluation.baselines:nothing", "no callable")):
         with pytest.raises(ValueError, match=message):
             resolve_callable(bad)
+
+
+def test_a_module_of_the_working_directory_is_on_the_path_for_its_own_import_only(tmp_path, monkeypatch):
+    (tmp_path / "cwd_encoder_mod.py").write_text("def fn(sentences):\n    return [[len(s)] for s in sentences]\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    monkeypatch.delitem(sys.modules, "cwd_encoder_mod", raising=False)
+    try:
+        fn = resolve_callable("cwd_encoder_mod:fn")
+    finally:
+        sys.modules.pop("cwd_encoder_mod", None)
+    assert fn(["abc"]) == [[3]]
+    assert os.getcwd() not in sys.path  # a later import never finds a module of the working directory first
+    sys.path.insert(0, str(tmp_path))  # a path the user put there stays (sys.path is the test's copy)
+    resolve_callable("cwd_encoder_mod:fn")
+    sys.modules.pop("cwd_encoder_mod", None)
+    assert sys.path[0] == str(tmp_path)
 
 
 def test_length_encoder_is_the_token_count():

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sentence_lab.reporting.figures import correlation_matrix
+from sentence_lab.reporting.figures import _pyplot, _save, correlation_matrix
 from sentence_lab.reporting.report import build_report, main
 from sentence_lab.reporting.runs import Run, find_runs
 from tests.helpers.small_filesystem import fill, small_filesystem
@@ -60,6 +60,30 @@ def test_reference_results_sit_beside_the_runs(tmp_path):
     rows = list(csv.DictReader((tmp_path / "report.csv").open()))
     assert rows[1]["run"] == "reference: sentence_transformers:model" and rows[1]["Length final"] == "61.50"
     assert rows[1]["MR final"] == "75.20"
+
+
+def test_a_figure_is_never_written_through_a_link_planted_at_a_temporary_name(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep\n")
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / f".probing_curves.tmp{os.getpid()}.png").symlink_to(outside)  # the name a figure was once drawn into
+    plt = _pyplot()
+    fig = plt.figure()
+    fig.gca().plot([0, 1], [1, 0])
+    _save(fig, out / "probing_curves.png")
+    assert outside.read_text() == "keep\n"
+    assert (out / "probing_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not (out / "probing_curves.png").is_symlink()
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    fig.savefig = broken
+    with pytest.raises(OSError, match="No space"):
+        _save(fig, out / "losses.png")
+    plt.close(fig)
+    assert sorted(p.name for p in out.iterdir()) == [f".probing_curves.tmp{os.getpid()}.png", "probing_curves.png"]
 
 
 def test_correlations_across_runs_by_hand():

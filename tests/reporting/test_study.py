@@ -116,8 +116,53 @@ def test_optuna_dashboard_serves_the_sweeps_study_offline(tmp_path):
 
 
 def test_the_report_reads_a_journal_storage_too(tmp_path):
-    url = f"journal:{tmp_path / 'shared' / 'study.log'}"
+    url = f"journal:{tmp_path / 'study.log'}"
     study = optuna.create_study(storage=open_storage(url), study_name="s")
     write_study_record(tmp_path, url, "s")
     study.tell(study.ask(SPACE), 1.0)
     assert "1 trial(s): 1 complete" in study_report(tmp_path)
+
+
+def test_a_study_outside_the_sweep_folder_is_read_only_from_the_address_the_user_passes(tmp_path, caplog):
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    url = f"journal:{tmp_path / 'shared' / 'study.log'}"
+    study = optuna.create_study(storage=open_storage(url), study_name="s")
+    write_study_record(sweep, url, "s")
+    study.tell(study.ask(SPACE), 1.0)
+    assert study_report(sweep) is None
+    assert "pass --storage" in caplog.text
+    assert "1 trial(s): 1 complete" in study_report(sweep, storage=url)
+
+
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
+
+
+def test_a_received_sweep_folders_study_record_opens_nothing_outside_it(tmp_path):
+    """study.yaml naming a database or journal elsewhere, or a network address: nothing created, nothing opened."""
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    for url in (f"sqlite:///{elsewhere / 'deep' / 'made.db'}", f"journal:{elsewhere / 'deep' / 'made.log'}",
+                "postgresql://attacker.invalid:5432/db", f"sqlite:///{sweep / '..' / 'elsewhere' / 'made.db'}"):
+        write_study_record(sweep, url, "s")
+        assert study_report(sweep) is None, url
+        assert not elsewhere.exists(), url
+        assert sorted(p.name for p in sweep.iterdir()) == ["study.yaml"], url
+
+
+def test_the_study_file_in_the_folder_is_opened_read_only(tmp_path):
+    sweep_study(tmp_path, ["maximize"])
+    before = _files(tmp_path)
+    with_tables = study_report(tmp_path)
+    assert with_tables and "qt_probing" in with_tables
+    after = {k: v for k, v in _files(tmp_path).items() if not k.endswith((".png", ".md"))}
+    assert after == before  # optuna.db untouched: no table, journal or lock file made beside it
+
+
+def test_an_empty_database_in_the_folder_gets_no_tables(tmp_path):
+    (tmp_path / "optuna.db").write_bytes(b"")
+    write_study_record(tmp_path, storage_url(None, tmp_path), "s")
+    assert study_report(tmp_path) is None
+    assert (tmp_path / "optuna.db").read_bytes() == b""

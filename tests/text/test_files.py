@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 
 import pytest
 
@@ -37,3 +38,21 @@ def test_write_failure_tells_a_write_fault_from_other_errors(tmp_path):
     assert write_failure(OSError(errno.EIO, "Input/output error", "/data/corpus/a.txt"), output=tmp_path) is None
     assert write_failure(OSError(errno.ENOENT, "No such file or directory")) is None
     assert write_failure(ValueError("x")) is None
+
+
+def test_a_written_file_has_an_ordinary_mode_and_the_umask_is_never_changed(tmp_path, monkeypatch):
+    def no_umask(mask):
+        raise AssertionError("os.umask was called during a write")
+
+    umask = os.umask
+    previous = umask(0o027)
+    try:
+        monkeypatch.setattr(os, "umask", no_umask)
+        target = tmp_path / "results.json"
+        atomic_write_text(target, "new\n")
+        atomic_write_text(target, "newer\n")  # over an existing file too
+    finally:
+        umask(previous)
+    assert target.read_text() == "newer\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~0o027
+    assert os.listdir(tmp_path) == ["results.json"]

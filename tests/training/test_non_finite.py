@@ -14,7 +14,13 @@ import torch
 from sentence_lab.runs.checkpoint_io import AtomicCheckpointIO
 from sentence_lab.runs.checkpoints import BestCheckpoint
 from sentence_lab.runs.run import fit
-from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining, NonFiniteWeights, non_finite_tensors
+from sentence_lab.training.non_finite import (
+    NonFiniteShare,
+    NonFiniteSteps,
+    NonFiniteTraining,
+    NonFiniteWeights,
+    non_finite_tensors,
+)
 from tests.helpers.train_config import compose_train_cfg
 from tests.helpers.weight_snapshots import AllWeightSnapshots
 
@@ -52,6 +58,32 @@ def test_one_non_finite_step_is_skipped_and_the_run_goes_on(value, tiny_corpus, 
     assert all(_finite_checkpoints(tmp_path).values())
     assert torch.isfinite(trainer.callback_metrics["train/loss_epoch"])  # the skipped batch is out of the means
     assert trainer.callback_metrics["train/skipped_steps"] == 1
+
+
+@pytest.mark.slow
+def test_a_run_that_skipped_too_large_a_share_of_its_steps_is_not_complete(tiny_corpus, tmp_path):
+    """Never more than 3 in a row, but 8 of 12 steps skipped (a learning rate far too high): not the recipe's weights.
+    One skip in 12 (8%) stays under the default share (0.1); two (17%) pass only a share set above it."""
+    skipped = "+callbacks.inject.steps=[0,1,2,4,5,6,8,9]"
+    cfg = compose_train_cfg(tiny_corpus, tmp_path / "many", QUICK + [INJECT, skipped])
+    with pytest.raises(NonFiniteShare, match=r"skipped 8 of its 12 steps \(67%\).*max_share=0\.1"):
+        fit(cfg)
+    status = _status(tmp_path / "many")
+    assert status == {**status, "complete": False, "stopped_by": "non_finite_share", "steps_done": 12,
+                      "skipped_steps": 8}
+    fit(compose_train_cfg(tiny_corpus, tmp_path / "one", QUICK + [INJECT, "+callbacks.inject.steps=[4]"]))
+    assert _status(tmp_path / "one")["complete"] is True
+    two = [INJECT, "+callbacks.inject.steps=[4,7]"]
+    with pytest.raises(NonFiniteShare, match=r"2 of its 12 steps \(17%\)"):
+        fit(compose_train_cfg(tiny_corpus, tmp_path / "two", QUICK + two))
+    allowed = ["callbacks.non_finite_steps.max_share=0.2"]
+    fit(compose_train_cfg(tiny_corpus, tmp_path / "allowed", QUICK + two + allowed))
+    assert _status(tmp_path / "allowed")["complete"] is True
+
+
+def test_a_share_outside_0_to_1_is_refused():
+    with pytest.raises(ValueError, match="max_share=1.5"):
+        NonFiniteSteps(max_share=1.5)
 
 
 @pytest.mark.slow

@@ -1,0 +1,103 @@
+"""A stop signal sent by the process to itself at the moment a phase starts (not after a sleep): a Hydra callback,
+so it is in place before the job's data is read. The moment is written to ``stamp`` (seconds since the epoch).
+
+    +hydra.callbacks.signal._target_=tests.helpers.signal_at.SignalAtPhase +hydra.callbacks.signal.phase=checkpoint
+
+Phases: ``data`` (the corpus preparation starts), ``checkpoint`` (inside ``torch.save``'s first write to a file named
+``file``, e.g. ``last.ckpt``: the write a signal used to cut), ``suite`` (the per-epoch suite starts), ``between``
+(a sweep asks for its ``nth`` batch of trials, none running)."""
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from hydra.experimental.callback import Callback
+
+
+class SignalAtPhase(Callback):
+    def __init__(self, phase: str, signal: str = "SIGTERM", nth: int = 1, file: str = "last.ckpt",
+                 stamp: str | None = None) -> None:
+        self.phase, self.signum, self.nth, self.file = phase, int(_signals()[signal]), int(nth), file
+        self.stamp = Path(stamp) if stamp else None
+        self.seen = 0
+        {"data": self._data, "checkpoint": self._checkpoint, "suite": self._suite, "between": self._between}[phase]()
+
+    def send(self) -> None:
+        if self.stamp is not None:
+            self.stamp.write_text(f"{time.time():.3f}\n")
+        os.kill(os.getpid(), self.signum)
+
+    def _due(self) -> bool:
+        self.seen += 1
+        return self.seen == self.nth
+
+    def _wrap(self, owner: Any, name: str) -> None:
+        original = getattr(owner, name)
+
+        @functools.wraps(original)
+        def wrapped(*args, **kwargs):
+            if self._due():
+                self.send()
+            return original(*args, **kwargs)
+
+        setattr(owner, name, wrapped)
+
+    def _data(self) -> None:
+        import sentence_lab.datamodules.corpus as corpus
+
+        self._wrap(corpus, "prepare_corpus")
+
+    def _suite(self) -> None:
+        from sentence_lab.training.eval_suite import EvalSuiteCallback
+
+        self._wrap(EvalSuiteCallback, "_evaluate_on_rank_zero")
+
+    def _between(self) -> None:
+        from sentence_lab.runs.optuna_sweep import PruningOptunaSweeper
+
+        self._wrap(PruningOptunaSweeper, "run_batch")
+
+    def _checkpoint(self) -> None:
+        import sentence_lab.runs.checkpoint_io as checkpoint_io
+
+        original, helper, writing = torch.save, self, {"name": ""}
+        write = checkpoint_io._write
+
+        def named_write(obj, path):  # the checkpoint being written, for torch.save below
+            writing["name"] = Path(path).name
+            try:
+                return write(obj, path)
+            finally:
+                writing["name"] = ""
+
+        checkpoint_io._write = named_write
+
+        class SignalOnFirstWrite:
+            def __init__(self, f) -> None:
+                self.f, self.sent = f, False
+
+            def write(self, data) -> int:
+                if not self.sent:
+                    self.sent = True
+                    helper.send()
+                return self.f.write(data)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self.f, name)
+
+        @functools.wraps(original)
+        def save(obj, f, *args, **kwargs):
+            if writing["name"] == self.file and self._due():
+                return original(obj, SignalOnFirstWrite(f), *args, **kwargs)
+            return original(obj, f, *args, **kwargs)
+
+        torch.save = save
+
+
+def _signals() -> dict[str, int]:
+    return {"SIGTERM": signal.SIGTERM, "SIGINT": signal.SIGINT}
