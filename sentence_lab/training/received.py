@@ -137,7 +137,7 @@ def check_saved_targets(settings: dict[str, Any], source: str) -> None:
         rule = ALLOWED.get(group)
         allowed = isinstance(target, str) and rule is not None and rule(target)()
         if not allowed:
-            wanted = WHAT[group] if group in WHAT else "no _target_ at all (the project nests none there)"
-            raise RefusedFile(f"{source}: refused: its saved setting {place}._target_={target!r} is not {wanted} "
-                              "(a received file may name only the project's own classes, docs/trust.md): use a "
-                              "checkpoint or export written by this project")
+            wanted = f"it must name {WHAT[group]}" if group in WHAT else "the project nests no _target_ there"
+            raise RefusedFile(f"{source}: refused: its saved setting {place}._target_={target!r} is not allowed "
+                              f"({wanted}; a received file may name only the project's own classes, docs/trust.md): "
+                              "use a checkpoint or export written by this project")

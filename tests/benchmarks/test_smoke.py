@@ -34,6 +34,7 @@ CASES = [
     ("check_reference_scores", [], {"rows", "compared", "equal"}, None),
     ("compare_senteval", [], {"ours", "scores_within_tolerance", "speed_up"}, None),
     ("fault_drills", [], {"drills", "held", "ran"}, None),
+    ("received_file_drills", [], {"drills", "held", "ran"}, None),
     ("interop_check", [], {"largest_relative_difference", "mteb_exported", "mteb_wrapper"}, ("mteb",
                                                                                            "sentence-transformers")),
     ("training_pays_off", [], {"run_dir", "summaries", "scores"}, None),

@@ -21,16 +21,24 @@ from hydra.experimental.callback import Callback
 
 class SignalAtPhase(Callback):
     def __init__(self, phase: str, signal: str = "SIGTERM", nth: int = 1, file: str = "last.ckpt",
-                 stamp: str | None = None) -> None:
-        self.phase, self.signum, self.nth, self.file = phase, int(_signals()[signal]), int(nth), file
+                 stamp: str | None = None, to: str = "self") -> None:
+        """``to``: ``self``, or ``parent`` (the sweep's process, from a job a joblib worker runs)."""
+        self.settings = {"phase": phase, "signal": signal, "nth": nth, "file": file, "stamp": stamp, "to": to}
+        self.phase, self.signum, self.nth, self.file, self.to = phase, int(_signals()[signal]), int(nth), file, to
         self.stamp = Path(stamp) if stamp else None
         self.seen = 0
         {"data": self._data, "checkpoint": self._checkpoint, "suite": self._suite, "between": self._between}[phase]()
 
+    def __getstate__(self) -> dict:  # a joblib worker gets the callbacks pickled: it patches its own process
+        return self.settings
+
+    def __setstate__(self, settings: dict) -> None:
+        self.__init__(**settings)
+
     def send(self) -> None:
         if self.stamp is not None:
             self.stamp.write_text(f"{time.time():.3f}\n")
-        os.kill(os.getpid(), self.signum)
+        os.kill(os.getpid() if self.to == "self" else os.getppid(), self.signum)
 
     def _due(self) -> bool:
         self.seen += 1
@@ -66,7 +74,8 @@ class SignalAtPhase(Callback):
         import sentence_lab.runs.checkpoint_io as checkpoint_io
 
         original, helper, writing = torch.save, self, {"name": ""}
-        write = checkpoint_io._write
+        writer = "_write" if hasattr(checkpoint_io, "_write") else "atomic_torch_save"  # (an older checkout's)
+        write = getattr(checkpoint_io, writer)
 
         def named_write(obj, path):  # the checkpoint being written, for torch.save below
             writing["name"] = Path(path).name
@@ -75,7 +84,7 @@ class SignalAtPhase(Callback):
             finally:
                 writing["name"] = ""
 
-        checkpoint_io._write = named_write
+        setattr(checkpoint_io, writer, named_write)
 
         class SignalOnFirstWrite:
             def __init__(self, f) -> None:
