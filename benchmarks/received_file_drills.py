@@ -205,8 +205,11 @@ class Drills:
                 f"{status.get('complete')}; exit {done.returncode}; {self.error_line(done.stderr)}")
 
     # ---- stop signals in a sweep's phases --------------------------------------------------------------------------
-    def sweep_signal(self, phase: str, signame: str, *extra: str, launcher: tuple[str, ...] = ()) -> tuple[bool, str]:
-        """``extra``: the helper's settings (``nth=2``, ``to=parent``); ``launcher``: the sweep's launcher overrides."""
+    def sweep_signal(self, phase: str, signame: str, *extra: str, launcher: tuple[str, ...] = (),
+                     grace_s: float = 0.0) -> tuple[bool, str]:
+        """``extra``: the helper's settings (``nth=2``, ``to=parent``); ``launcher``: the sweep's launcher overrides;
+        ``grace_s``: seconds the launcher itself waits before it sees a job end (submitit: 15, for a result file on a
+        network filesystem), allowed on top of the 10."""
         here = self.fresh()
         senteval = here / "senteval"
         for task in ("sentence_length", "word_content"):
@@ -230,7 +233,7 @@ class Drills:
         again = self.run(cmd, here)
         after = self.trial_states(here / "sweep")
         code = 128 + signal.Signals[signame]
-        held = (done.returncode == code and seconds is not None and seconds < 10 and not disk
+        held = (done.returncode == code and seconds is not None and seconds < 10 + grace_s and not disk
                 and again.returncode == 0 and after.count("complete") == 2)
         return held, (f"exit {done.returncode} in {seconds:.1f} s; trials {states}; disk error "
                       f"{'REPORTED' if disk else 'none'}; same command again: exit {again.returncode}, trials {after}"
@@ -247,9 +250,9 @@ class Drills:
         return [state.lower() + (f" ({json.loads(by)})" if by else "") for _, state, by in rows]
 
 
-def _signal_drill(phase: str, signame: str, *extra: str, launcher: tuple[str, ...] = ()
+def _signal_drill(phase: str, signame: str, *extra: str, launcher: tuple[str, ...] = (), grace_s: float = 0.0
                   ) -> Callable[[Drills], tuple[bool, str]]:
-    return lambda drills: drills.sweep_signal(phase, signame, *extra, launcher=launcher)
+    return lambda drills: drills.sweep_signal(phase, signame, *extra, launcher=launcher, grace_s=grace_s)
 
 
 JOBLIB = ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "hydra.sweeper.n_jobs=2")
@@ -274,6 +277,9 @@ DRILLS: list[tuple[str, Callable[[Drills], tuple[bool | None, str]]]] = [
     ("sweep: SIGINT between trials", _signal_drill("between", "SIGINT", "nth=2")),
     ("joblib sweep: SIGTERM to the sweep as its workers write last.ckpt",
      _signal_drill("checkpoint", "SIGTERM", "file=last.ckpt", "to=parent", launcher=JOBLIB)),
+    ("submitit_local sweep: SIGTERM to a job as it writes last.ckpt (+15 s: submitit's wait for a result file)",
+     _signal_drill("checkpoint", "SIGTERM", "file=last.ckpt", "to=parent", launcher=("hydra/launcher=submitit_local",),
+                   grace_s=15.0)),
 ]
 SMOKE = "7"  # the pairs cache: no training run
 

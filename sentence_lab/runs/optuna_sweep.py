@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import signal
 import threading
 import time
@@ -195,8 +196,9 @@ def heartbeats(storage: BaseStorage, trials: Sequence[optuna.Trial], interval: i
 
 
 def stopping_signal(err: BaseException) -> str | None:
-    """The signal's name when ``err`` is a stop (``Stopped`` in this process, a job's ``SystemExit(128 + N)``, a
-    ``KeyboardInterrupt``), else None."""
+    """The signal's name when ``err`` is a stop: ``Stopped`` in this process, a job's ``SystemExit(128 + N)``, a
+    ``KeyboardInterrupt``, or a launcher's error for a job in another process that a signal stopped (its stderr, which
+    submitit quotes, holds the run's line "stopped by SIGTERM"); else None."""
     if isinstance(err, Stopped):
         return signal.Signals(err.signum).name
     if isinstance(err, SystemExit) and isinstance(err.code, int) and err.code > 128:
@@ -204,7 +206,10 @@ def stopping_signal(err: BaseException) -> str | None:
             return signal.Signals(err.code - 128).name
         except ValueError:
             return None
-    return "SIGINT" if isinstance(err, KeyboardInterrupt) else None
+    if isinstance(err, KeyboardInterrupt):
+        return "SIGINT"
+    quoted = re.search(r"error: stopped by (SIGTERM|SIGINT)\b", str(err)) if isinstance(err, Exception) else None
+    return quoted.group(1) if quoted else None
 
 
 def job_values(ret: JobReturn) -> list[float] | None:
@@ -394,8 +399,13 @@ class PruningOptunaSweeper(Sweeper):
                         told.add(trial.number)
                     results.extend(group_returns)
         except BaseException as err:
+            stopped_by = stopping_signal(err)
             with signals_held():  # a second signal waits until the cut trials are recorded and queued again
-                self.give_up(study, storage, batch, told, queue_again=True, interrupted_by=stopping_signal(err))
+                self.give_up(study, storage, batch, told, queue_again=True, interrupted_by=stopped_by)
+            if stopped_by and isinstance(err, Exception):  # a job elsewhere was stopped: the sweep stops as it did
+                log.error("a job of the batch was stopped by %s: the sweep stops; the same command runs it again",
+                          stopped_by)
+                raise SystemExit(128 + signal.Signals[stopped_by]) from None
             raise
         return results
 

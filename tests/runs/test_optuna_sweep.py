@@ -25,8 +25,10 @@ from sentence_lab.runs.optuna_sweep import (
     results_document,
     retry,
     search_space,
+    stopping_signal,
     trial_overrides,
 )
+from sentence_lab.runs.stop_signals import Stopped
 from sentence_lab.runs.sweeps import FAILED_JOBS, job_events
 from tests.helpers.extras import needs_extra
 from tests.helpers.train_config import sweep_command
@@ -286,3 +288,14 @@ def test_two_sweeps_on_one_storage_share_the_study(tiny_corpus, senteval_root, t
     events = job_events(tmp_path / "sweep")
     assert sorted(events) == [t.number for t in trials]
     assert len({e["started"]["pid"] for e in events.values()}) == 2  # both sweeps ran trials
+
+
+def test_a_stop_is_told_from_a_failure_wherever_the_job_ran():
+    assert stopping_signal(Stopped(signal.SIGTERM)) == "SIGTERM"
+    assert stopping_signal(SystemExit(130)) == "SIGINT"  # an in-process job's exit
+    assert stopping_signal(KeyboardInterrupt()) == "SIGINT"
+    quoted = RuntimeError("Job 1 has not produced any output\nError stream produced:\n[rank: 0] Received SIGTERM: 15\n"
+                          "error: stopped by SIGTERM at step 14; checkpoints/last.ckpt is in /x: continue with ...")
+    assert stopping_signal(quoted) == "SIGTERM"  # submitit quotes a job's stderr
+    for failure in (SystemExit(1), SystemExit("3 job(s) failed"), ValueError("stopped by the user"), OSError()):
+        assert stopping_signal(failure) is None
