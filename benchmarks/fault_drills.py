@@ -489,26 +489,10 @@ def main(argv: list[str] | None = None) -> int:
     chosen = {int(n) for n in args.only.split(",") if n.strip()}
     checkout = args.checkout.resolve()
     print(f"checkout: {checkout}")
-    print("| # | drill | held | seen | s |\n|---|---|---|---|---|")
-    held_count = ran = 0
-    rows = []
     with tempfile.TemporaryDirectory(prefix="drills-") as tmp:
-        drills = Drills(checkout, Path(tmp))
-        for i, (name, drill) in enumerate(DRILLS, 1):
-            if chosen and i not in chosen:
-                continue
-            started = time.perf_counter()
-            try:
-                held, seen = drill(drills)
-            except Exception as err:  # noqa: BLE001 - a drill that crashes is a failed drill, the rest go on
-                held, seen = False, f"drill crashed: {type(err).__name__}: {err}"
-            mark = "n/a" if held is None else ("yes" if held else "**no**")
-            ran += held is not None
-            held_count += bool(held)
-            seconds = time.perf_counter() - started
-            rows.append({"number": i, "drill": name, "held": held, "seen": seen, "seconds": round(seconds, 1)})
-            print(f"| {i} | {name} | {mark} | {seen} | {seconds:.0f} |", flush=True)
-    print(f"\n{held_count} of {ran} drills held")
+        rows = benchmark.run_drills(Drills(checkout, Path(tmp)), DRILLS, chosen)
+    ran = sum(r["held"] is not None for r in rows)
+    held_count = sum(bool(r["held"]) for r in rows)
     run.write({"checkout": str(checkout), "checkout_revision": git_revision(checkout), "ran": ran,
                "held": held_count, "drills": rows})
     return 0

@@ -296,23 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     chosen = {int(n) for n in args.only.split(",") if n.strip()}
     checkout = args.checkout.resolve()
     print(f"checkout: {checkout} ({git_revision(checkout)})")
-    print("| # | drill | held | seen | s |\n|---|---|---|---|---|")
-    rows = []
     with tempfile.TemporaryDirectory(prefix="received-drills-") as tmp:
-        drills = Drills(checkout, Path(tmp))
-        for i, (name, drill) in enumerate(DRILLS, 1):
-            if chosen and i not in chosen:
-                continue
-            started = time.perf_counter()
-            try:
-                held, seen = drill(drills)
-            except Exception as err:  # noqa: BLE001 - a drill that crashes is a failed drill, the rest go on
-                held, seen = False, f"drill crashed: {type(err).__name__}: {err}"
-            seconds = time.perf_counter() - started
-            rows.append({"number": i, "drill": name, "held": held, "seen": seen, "seconds": round(seconds, 1)})
-            print(f"| {i} | {name} | {'yes' if held else '**no**'} | {seen} | {seconds:.0f} |", flush=True)
+        rows = benchmark.run_drills(Drills(checkout, Path(tmp)), DRILLS, chosen)
     held_count = sum(bool(r["held"]) for r in rows)
-    print(f"\n{held_count} of {len(rows)} drills held")
     run.write({"checkout": str(checkout), "checkout_revision": git_revision(checkout), "ran": len(rows),
                "held": held_count, "drills": rows})
     return 0
