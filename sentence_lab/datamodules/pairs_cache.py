@@ -72,7 +72,7 @@ def write_pairs_cache(path: Path, splits: Mapping[str, Split]) -> None:
     fd, tmp = create_temporary_beside(path, suffix=".npz")
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's stubs: a keyword named like allow_pickle
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

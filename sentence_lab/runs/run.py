@@ -246,7 +246,7 @@ def _fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
         raise
     if not trainer.fast_dev_run:
         write_run_status(trainer)
-    guard = next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)
+    guard = next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)  # type: ignore[attr-defined]
     too_many = guard.share_exceeded(int(trainer.global_step)) if guard is not None else None
     if too_many is not None:
         raise too_many

@@ -76,6 +76,6 @@ def signals_held() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
-        for sig in dict.fromkeys(held):
-            if previous[sig] is not signal.SIG_IGN:
-                signal.raise_signal(sig)
+        for signum in dict.fromkeys(held):
+            if previous[signal.Signals(signum)] is not signal.SIG_IGN:
+                signal.raise_signal(signum)

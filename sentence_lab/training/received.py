@@ -118,12 +118,13 @@ def _channel_places(encoder: Any, where: str) -> set[str]:
     if not isinstance(encoder, dict) or encoder.get("_target_") != NESTING_ENCODER:
         return set()
     channels = encoder.get(CHANNELS)
-    keys = list(channels) if isinstance(channels, dict) else range(len(channels)) if isinstance(channels, list) else []
+    named = channels.items() if isinstance(channels, dict) else \
+        enumerate(channels) if isinstance(channels, list) else []
     places = set()
-    for key in keys:
+    for key, channel in named:
         place = f"{where}.{CHANNELS}.{key}"
         places.add(place)
-        places |= _channel_places(channels[key], place)
+        places |= _channel_places(channel, place)
     return places
 
 
