@@ -93,8 +93,10 @@ def evaluate(cfg: DictConfig) -> int:
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2
     except Stopped as stop:  # Ctrl-C, SLURM, a sweeper: one line, the shell's exit code for the signal
-        console.print(f"[red]error:[/red] stopped by {stop} after {_tasks_written(results_file)} task(s): they are "
-                      f"in {results_file}; resume=true runs the others", highlight=False, soft_wrap=True)
+        done = _tasks_written(results_file)
+        kept = f"they are in {results_file}; resume=true runs the others" if done else "run the command again"
+        console.print(f"[red]error:[/red] stopped by {stop} after {done} task(s): {kept}", highlight=False,
+                      soft_wrap=True)
         return stop.exit_code
     except EncoderOutputError as err:
         console.print(f"[red]error:[/red] {err} (results so far kept in {results_file})", highlight=False,
