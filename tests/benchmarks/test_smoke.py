@@ -44,6 +44,7 @@ CASES = [
     ("gpu_engine_speed", [], {"tasks", "dim", "devices"}, None),
     ("gpu_rnn_precision", [], {"rows", "batch"}, None),
     ("suite_speed", [], {"checkpoint"}, None),
+    ("suite_dispatch", [], {"tasks", "families"}, None),
     ("infersent_nli", [], {"rows", "patches", "differences"}, None),
     ("pruned_sweep", ["--parts", "pruned,resume,ddp"], {"pruned", "resume", "ddp"}, None),
 ]
