@@ -6,7 +6,9 @@ the losses and the weights' norms within a tolerance that no change of the data,
 so that it holds on any machine and in any run directory. On a machine like the one that recorded it (the same torch
 build, CPU capability and thread count, as CI's and the developers' machines are), the weights must also be the same to
 the bit: a change of the arithmetic alone (another batching of the same sums) moves the weights of 494 steps as another
-seed would, and the default run's figures with them.
+seed would, and the default run's figures with them. Within one capability (AVX-512), oneDNN's recurrent kernels take
+other paths on other processor models, so the record lists the bits of each model the project's machines have been
+(``weights_sha256`` and ``weights_sha256_on_other_cpus``); a change of the arithmetic gives bits none of them has.
 
 A change that moves it fails here. If the change is meant, record the new fingerprint and re-measure the default run
 in the same commit:
@@ -92,7 +94,10 @@ def test_the_default_runs_first_steps_are_the_recorded_ones(tmp_path):
     assert seen["weight_norms"].keys() == recorded["weight_norms"].keys(), UPDATE.format(what="its parameters")
     moved = [k for k, v in seen["weight_norms"].items() if v != pytest.approx(recorded["weight_norms"][k], rel=RTOL)]
     assert not moved, UPDATE.format(what=f"its weights after {STEPS} steps: {', '.join(moved[:5])}")
-    if seen["environment"] == recorded["environment"]:  # the same arithmetic: the same bits
-        assert seen["weights_sha256"] == recorded["weights_sha256"], UPDATE.format(
+    if seen["environment"] == recorded["environment"]:  # the same arithmetic: the same bits as on one recorded CPU
+        known = {recorded["weights_sha256"], *recorded.get("weights_sha256_on_other_cpus", {})}
+        assert seen["weights_sha256"] in known, UPDATE.format(
             what=f"its weights after {STEPS} steps, to the bit (the losses and norms agree to {RTOL:g}: the arithmetic "
-                 "changed, which moves the 494 steps of the default run as another seed would)")
+                 "changed, which moves the 494 steps of the default run as another seed would; or this processor model "
+                 "is not recorded yet: if the commit before gives these bits too, add them to "
+                 "weights_sha256_on_other_cpus with the model from /proc/cpuinfo)")
