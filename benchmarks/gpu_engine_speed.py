@@ -29,7 +29,6 @@ from sentence_lab import benchmarking as benchmark
 from sentence_lab.evaluation import regimes
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import PROTOTYPE, ProtocolParams
-from sentence_lab.evaluation.runner import load_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TASKS = "MR,TREC,SICKRelatedness"
@@ -65,10 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             data = benchmark.tiny_senteval(Path(tmp) / "data")
         else:
             data = Path(os.environ.get("SENTENCE_DATA", ROOT / "data"))
-        loaded = [t for t in load_tasks(args.tasks.split(","), data) if t.data is not None]
-    missing = sorted(set(args.tasks.split(",")) - {t.spec.name for t in loaded})
-    if missing:
-        raise SystemExit(f"no data for {', '.join(missing)} under {data}: set SENTENCE_DATA to the data root")
+        loaded = benchmark.loaded_tasks(args.tasks, data)
     projection = EmbeddingCache(benchmark.ProjectedBow(args.dim), batch_size=128)
     devices = args.devices.split(",")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads"

@@ -32,7 +32,6 @@ from sentence_lab.evaluation.baselines import BowGloveEncoder
 from sentence_lab.evaluation.classifier import MaskedOptimizer
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import PROTOTYPE
-from sentence_lab.evaluation.runner import load_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 # The twelve tasks of the results table and two probing tasks, one of each classifier family and regime.
@@ -161,10 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             args.tasks, data = "MR,SICKRelatedness", benchmark.tiny_senteval(Path(tmp) / "data")
         else:
             data = Path(os.environ.get("SENTENCE_DATA", ROOT / "data"))
-        loaded = [t for t in load_tasks(args.tasks.split(","), data) if t.data is not None]
-    missing = sorted(set(args.tasks.split(",")) - {t.spec.name for t in loaded})
-    if missing:
-        raise SystemExit(f"no data for {', '.join(missing)} under {data}: set SENTENCE_DATA to the data root")
+        loaded = benchmark.loaded_tasks(args.tasks, data)
     embed = EmbeddingCache(BowGloveEncoder(), batch_size=128).embed
     print("bow_glove, the prototype protocol, evaluation.fused_kernels=false (the path a GPU takes), on the CPU\n")
     print("| task | family | steps | kernels | a step | of which the optimiser's | views a step | host reads | "

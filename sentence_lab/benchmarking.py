@@ -43,6 +43,7 @@ from sentence_lab.evaluation.baselines import BowGloveEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes import features
 from sentence_lab.evaluation.results import git_revision, library_versions
+from sentence_lab.evaluation.runner import load_tasks
 from sentence_lab.evaluation.tasks.made_up import (
     sick_rows,
     write_binary,
@@ -274,6 +275,16 @@ class ProjectedBow:
 
     def encode(self, sentences: list[str]) -> np.ndarray:
         return self.bow.encode(sentences) @ self.P
+
+
+def loaded_tasks(names: str, data: Path) -> list[Any]:
+    """The comma-separated tasks ``names`` loaded from the data root ``data``; a one-line ``SystemExit`` naming the
+    ones it holds no data for."""
+    loaded = [t for t in load_tasks(names.split(","), data) if t.data is not None]
+    missing = sorted(set(names.split(",")) - {t.spec.name for t in loaded})
+    if missing:
+        raise SystemExit(f"no data for {', '.join(missing)} under {data}: set SENTENCE_DATA to the data root")
+    return loaded
 
 
 def task_features(task: Any, embed: Callable[[list[str]], np.ndarray]) -> tuple[dict, dict]:

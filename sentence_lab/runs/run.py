@@ -154,6 +154,11 @@ def stop_local_ranks(trainer: L.Trainer) -> None:
         kill(signal.SIGKILL)
 
 
+def non_finite_guard(trainer: L.Trainer) -> NonFiniteSteps | None:
+    """The run's ``NonFiniteSteps`` callback, if it has one."""
+    return next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)  # type: ignore[attr-defined]
+
+
 def write_run_status(trainer: L.Trainer, stopped_by: str | None = None) -> dict[str, Any]:
     """``run_status.json``: steps done of steps planned, why training stopped (``stopped_by`` when the caller
     knows, e.g. ``non_finite_steps``) and the steps skipped for a non-finite loss or gradient; a cut run is said so."""
@@ -162,7 +167,7 @@ def write_run_status(trainer: L.Trainer, stopped_by: str | None = None) -> dict[
     status: dict[str, Any] = {"steps_done": int(trainer.global_step), "steps_planned": planned,
                               "stopped_by": stopped_by or stop_reason(trainer),
                               "epochs_done": int(trainer.current_epoch)}
-    guard = next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)
+    guard = non_finite_guard(trainer)
     if guard is not None and status["stopped_by"] in ("max_epochs", "max_steps") and \
             guard.share_exceeded(status["steps_done"]) is not None:
         status["stopped_by"] = "non_finite_share"
@@ -246,7 +251,7 @@ def _fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
         raise
     if not trainer.fast_dev_run:
         write_run_status(trainer)
-    guard = next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)  # type: ignore[attr-defined]
+    guard = non_finite_guard(trainer)
     too_many = guard.share_exceeded(int(trainer.global_step)) if guard is not None else None
     if too_many is not None:
         raise too_many

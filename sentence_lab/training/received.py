@@ -55,45 +55,35 @@ def read_checkpoint(path: str | Path, mmap: bool = False) -> dict[str, Any]:
 
 
 # ---- the allow-list of classes a saved setting may name ----------------------------------------------------------
-def _defined_in(package: str, target: str, base: type | None) -> Callable[[], bool]:
+def _defined_in(package: str, target: str, base: type | None) -> bool:
     """Whether ``target`` is ``<package>.<module>.<Name>``, a name defined in that module of the project (and a
     subclass of ``base``, when given). The string is checked before the module is imported."""
-    pattern = rf"{re.escape(package)}\.[a-z_][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*"
-    if not re.fullmatch(pattern, target):
-        return lambda: False
-
-    def located() -> bool:
-        module_name, _, name = target.rpartition(".")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            return False
-        found = getattr(module, name, None)
-        if getattr(found, "__module__", None) != module_name:  # defined there, not imported into it
-            return False
-        return base is None or (isinstance(found, type) and issubclass(found, base))
-
-    return located
+    if not re.fullmatch(rf"{re.escape(package)}\.[a-z_][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*", target):
+        return False
+    module_name, _, name = target.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return False
+    found = getattr(module, name, None)
+    if getattr(found, "__module__", None) != module_name:  # defined there, not imported into it
+        return False
+    return base is None or (isinstance(found, type) and issubclass(found, base))
 
 
-def _torch_optimizer(target: str) -> Callable[[], bool]:
+def _torch_optimizer(target: str) -> bool:
     if not re.fullmatch(r"torch\.optim\.[A-Z][A-Za-z0-9_]*", target):
-        return lambda: False
+        return False
     found = getattr(torch.optim, target.rsplit(".", 1)[1], None)
-    return lambda: isinstance(found, type) and issubclass(found, torch.optim.Optimizer)
+    return isinstance(found, type) and issubclass(found, torch.optim.Optimizer)
 
 
-def _schedule(target: str) -> Callable[[], bool]:
-    if not re.fullmatch(r"sentence_lab\.training\.schedules\.[A-Za-z_][A-Za-z0-9_]*", target):
-        return lambda: False
-    return _defined_in("sentence_lab.training", target, None)
-
-
-ALLOWED: dict[str, Callable[[str], Callable[[], bool]]] = {
+ALLOWED: dict[str, Callable[[str], bool]] = {
     "encoder": lambda t: _defined_in("sentence_lab.encoders", t, SentenceEncoder),
     "objective": lambda t: _defined_in("sentence_lab.objectives", t, nn.Module),
     "optimizer": _torch_optimizer,
-    "scheduler": _schedule,
+    "scheduler": lambda t: t.startswith("sentence_lab.training.schedules.") and
+    _defined_in("sentence_lab.training", t, None),
 }
 WHAT = {"encoder": "a trainable encoder of sentence_lab.encoders", "objective": "a class of sentence_lab.objectives",
         "optimizer": "an optimiser of torch.optim", "scheduler": "a schedule of sentence_lab.training.schedules"}
@@ -136,7 +126,7 @@ def check_saved_targets(settings: dict[str, Any], source: str) -> None:
         place = place.lstrip(".")
         group = "encoder" if place in encoder_places else place
         rule = ALLOWED.get(group)
-        allowed = isinstance(target, str) and rule is not None and rule(target)()
+        allowed = isinstance(target, str) and rule is not None and rule(target)
         if not allowed:
             wanted = f"it must name {WHAT[group]}" if group in WHAT else "the project nests no _target_ there"
             raise RefusedFile(f"{source}: refused: its saved setting {place}._target_={target!r} is not allowed "
