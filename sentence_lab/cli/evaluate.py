@@ -66,7 +66,8 @@ def evaluate(cfg: DictConfig) -> int:
     try:
         suite = EvaluationSuite(tasks, data_dir, params_from_config(cfg.evaluation),
                                 probing=str(cfg.get("probing") or "auto"),
-                                encode_batch_size=int(cfg.evaluation.get("encode_batch_size", 128)), console=console)
+                                encode_batch_size=int(cfg.evaluation.get("encode_batch_size", 128)),
+                                layers=bool(cfg.evaluation.get("layers", False)), console=console)
     except (UnknownTask, TypeError, ValueError) as err:
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+from typing import Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -23,6 +24,29 @@ class SentenceEncoder(nn.Module):
         raise NotImplementedError
 
 
+@runtime_checkable
+class ReadsLayers(Protocol):
+    """An encoder whose every layer can be read (the probing suite's per-layer view): ``layer_vectors(tokens,
+    lengths)`` returns ``[B, d_k]`` per layer, bottom first. Layer 0 pools the word vectors the first layer reads
+    (the baseline every layer is read against), each later layer pools its states as the encoder pools its top; the
+    last entry is ``forward``'s vector. Runs only when asked for (``evaluation.layers=true``); training never calls
+    it."""
+
+    def layer_vectors(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]: ...
+
+
+class NoLayers(ValueError):
+    """The encoder (or a channel of it) does not expose its layers: one line naming it."""
+
+
+def layers_of(encoder: nn.Module, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+    """``encoder.layer_vectors(tokens, lengths)``; :class:`NoLayers` for an encoder that has none."""
+    if not isinstance(encoder, ReadsLayers):
+        raise NoLayers(f"{type(encoder).__name__} does not expose its layers: evaluation.layers=true needs a "
+                       "BiLSTM, GRU, GatedConvNet, BoW or multi-channel encoder of them")
+    return encoder.layer_vectors(tokens, lengths)
+
+
 def length_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
     """Boolean ``[B, T]`` mask, True on real tokens."""
     return torch.arange(max_len, device=lengths.device)[None, :] < lengths[:, None]
@@ -33,6 +57,19 @@ def max_over(x: torch.Tensor, dim: int) -> torch.Tensor:
     (about 28x faster on a BiLSTM's [128, 18, 512] states on the CPU) and returns the same values; with autograd
     ``max``, whose gradient goes to one position of a tie (``amax`` would split it), as training always had."""
     return x.amax(dim=dim) if not torch.is_grad_enabled() else x.max(dim=dim).values
+
+
+def masked_max(states: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Max over time ``[B, T, D] -> [B, D]`` of each sentence's real positions (padding read as -inf)."""
+    mask = length_mask(lengths, states.size(1)).unsqueeze(-1)
+    return max_over(states.masked_fill(~mask, float("-inf")), dim=1)
+
+
+def masked_mean(states: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Mean over time ``[B, T, D] -> [B, D]`` of each sentence's real positions."""
+    mask = length_mask(lengths, states.size(1)).unsqueeze(-1)
+    summed = (states * mask).sum(dim=1)
+    return summed / lengths.clamp(min=1).unsqueeze(-1).to(device=summed.device, dtype=summed.dtype)
 
 
 def encode_together(encoder: nn.Module, *sides: tuple[torch.Tensor, torch.Tensor]) -> list[torch.Tensor]:

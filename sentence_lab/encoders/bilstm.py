@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder, length_mask, max_over
+from sentence_lab.encoders.base import SentenceEncoder, length_mask, masked_max, masked_mean, max_over
 from sentence_lab.encoders.embedding import WordEmbedding, trim_to_longest
-from sentence_lab.encoders.rnn import run_rnn
+from sentence_lab.encoders.rnn import run_rnn, run_rnn_layers
 
 if TYPE_CHECKING:
     from sentence_lab.text import Vocab
@@ -46,6 +46,12 @@ class _BiLSTMEncoder(SentenceEncoder):
         """Top-layer states ``[B, T, 2H]`` and final states ``[B, 2H]``."""
         return run_rnn(self.lstm, self.embedding(tokens), lengths)
 
+    def _run_layers(self, tokens: torch.Tensor, lengths: torch.Tensor
+                    ) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
+        """The word vectors ``[B, T, E]`` and each layer's states and final states, bottom first."""
+        words = self.embedding(trim_to_longest(tokens, lengths))
+        return words, run_rnn_layers(self.lstm, words, lengths)
+
 
 class BiLSTMMaxEncoder(_BiLSTMEncoder):
     """BiLSTM with max-pooling over time of the top layer's states (padding masked to -inf)."""
@@ -56,6 +62,11 @@ class BiLSTMMaxEncoder(_BiLSTMEncoder):
         mask = length_mask(lengths, tokens.size(1)).unsqueeze(-1)
         return max_over(states.masked_fill(~mask, float("-inf")), dim=1)
 
+    def layer_vectors(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """Max over time of the word vectors, then of each layer's states."""
+        words, layers = self._run_layers(tokens, lengths)
+        return [masked_max(words, lengths)] + [masked_max(states, lengths) for states, _ in layers]
+
 
 class BiLSTMLastEncoder(_BiLSTMEncoder):
     """BiLSTM whose vector is [forward state at position length-1; backward state at position 0]."""
@@ -64,3 +75,9 @@ class BiLSTMLastEncoder(_BiLSTMEncoder):
         tokens = trim_to_longest(tokens, lengths)
         _, final = self._run(tokens, lengths)
         return final
+
+    def layer_vectors(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """The mean of the word vectors (a last word's vector is no sentence's baseline), then each layer's last
+        states."""
+        words, layers = self._run_layers(tokens, lengths)
+        return [masked_mean(words, lengths)] + [final for _, final in layers]

@@ -40,3 +40,7 @@ class BagOfWordsEncoder(SentenceEncoder):
         if self.pooling == "sum":
             return summed
         return summed / lengths.clamp(min=1).unsqueeze(-1).to(summed.dtype)
+
+    def layer_vectors(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """One layer, the pooled word vectors: the vector itself."""
+        return [self(tokens, lengths)]

@@ -65,6 +65,14 @@ class GatedConvEncoder(SentenceEncoder):
         self.output_dim = channels
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return self._blocks(tokens, lengths, every_block=False)[-1]
+
+    def layer_vectors(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """Max over time of the input the first block reads (word + position vectors), then of each block's output."""
+        return self._blocks(tokens, lengths, every_block=True)
+
+    def _blocks(self, tokens: torch.Tensor, lengths: torch.Tensor, every_block: bool) -> list[torch.Tensor]:
+        """The max-pooled output of the last block (``every_block``: of the input and of every block)."""
         longest = int(lengths.max())
         if longest > self.max_positions:
             raise ValueError(
@@ -76,6 +84,9 @@ class GatedConvEncoder(SentenceEncoder):
         x = self.embedding(tokens) + self.positions(positions)[None]
         x = x.transpose(1, 2)  # [B, C, T]
         mask = length_mask(lengths, tokens.size(1)).unsqueeze(1)
+        pooled = [max_over(x.masked_fill(~mask, float("-inf")), dim=2)] if every_block else []
         for layer in self.layers:
             x = layer(x, mask)
-        return max_over(x.masked_fill(~mask, float("-inf")), dim=2)
+            if every_block:
+                pooled.append(max_over(x.masked_fill(~mask, float("-inf")), dim=2))
+        return pooled if every_block else [max_over(x.masked_fill(~mask, float("-inf")), dim=2)]

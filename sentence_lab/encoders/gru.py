@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.base import SentenceEncoder, masked_mean
 from sentence_lab.encoders.embedding import WordEmbedding, trim_to_longest
-from sentence_lab.encoders.rnn import run_rnn
+from sentence_lab.encoders.rnn import run_rnn, run_rnn_layers
 
 if TYPE_CHECKING:
     from sentence_lab.text import Vocab
@@ -76,3 +76,9 @@ class GRUEncoder(SentenceEncoder):
         tokens = trim_to_longest(tokens, lengths)
         _, final = run_rnn(self.gru, self.embedding(tokens), lengths)
         return final
+
+    def layer_vectors(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """The mean of the word vectors (a last word's vector is no sentence's baseline), then each layer's last
+        states."""
+        words = self.embedding(trim_to_longest(tokens, lengths))
+        return [masked_mean(words, lengths)] + [final for _, final in run_rnn_layers(self.gru, words, lengths)]

@@ -11,7 +11,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.base import NoLayers, SentenceEncoder, layers_of
 
 if TYPE_CHECKING:
     from sentence_lab.text import Vocab
@@ -37,3 +37,12 @@ class MultiChannelEncoder(SentenceEncoder):
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return torch.cat([channel(tokens, lengths) for channel in self.channels.values()], dim=1)
+
+    def layer_vectors(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """Layer k of every channel, concatenated in the channels' order (channels of one depth only)."""
+        per_channel = [layers_of(channel, tokens, lengths) for channel in self.channels.values()]
+        depths = {name: len(layers) for name, layers in zip(self.channels, per_channel)}
+        if len(set(depths.values())) > 1:
+            raise NoLayers(f"the channels have different depths ({depths}): layers of a multi-channel encoder are "
+                           "read only when its channels have as many layers each")
+        return [torch.cat(layer, dim=1) for layer in zip(*per_channel)]

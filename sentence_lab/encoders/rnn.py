@@ -24,9 +24,11 @@ the CPU it leaves the GRU in float32.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
-from typing import cast
+from dataclasses import dataclass
+from typing import Union, cast
 
 import torch
 import torch.nn.functional as F
@@ -62,6 +64,23 @@ def kernel_dtype(x: torch.Tensor) -> torch.dtype | None:
     return None
 
 
+@dataclass(frozen=True)
+class OneLayer:
+    """Layer ``index`` of a multi-layer ``nn.LSTM``/``nn.GRU``, as the runners below read an RNN: its settings, one
+    layer deep (its weights are the slice of the RNN's that ``run_rnn_layers`` passes)."""
+
+    mode: str
+    hidden_size: int
+    bidirectional: bool
+    bias: bool
+    training: bool
+    num_layers: int = 1
+    dropout: float = 0.0
+
+
+Recurrent = Union[nn.LSTM, nn.GRU, OneLayer]
+
+
 def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
             bucket_rows: int | None = BUCKET_ROWS, packed: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """States ``[B, T, D*H]`` of the top layer and the final state ``[B, D*H]`` of each direction.
@@ -83,10 +102,39 @@ def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
     return run(rnn, x, lengths, weights=cast(list[torch.Tensor], rnn._flat_weights))
 
 
-def _run_packed(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
+def run_rnn_layers(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
+                   bucket_rows: int | None = BUCKET_ROWS, packed: bool | None = None
+                   ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """``run_rnn``'s states and final states for every layer, bottom first: the layers run one by one, each as a
+    one-layer RNN over the layer below's states (the last entry is ``run_rnn``'s result; the probing suite's
+    per-layer view, ``sentence_lab.evaluation.layer_store``). Training never runs this: ``run_rnn`` runs every
+    layer in one kernel call on the GPU."""
+    if rnn.proj_size if isinstance(rnn, nn.LSTM) else False:
+        raise ValueError("LSTM projections (proj_size) are not supported by run_rnn_layers")
+    weights = cast(list[torch.Tensor], rnn._flat_weights)
+    per_layer = len(weights) // rnn.num_layers
+    run = _run_packed if (x.is_cuda if packed is None else packed) else functools.partial(
+        _run_buckets, bucket_rows=bucket_rows)
+    dtype = kernel_dtype(x)
+    layer_input, out = x, []
+    with torch.autocast(x.device.type, enabled=False) if dtype is not None else contextlib.nullcontext():
+        for layer in range(rnn.num_layers):
+            one = OneLayer(rnn.mode, rnn.hidden_size, rnn.bidirectional, rnn.bias, rnn.training)
+            layer_weights = weights[layer * per_layer:(layer + 1) * per_layer]
+            if dtype is not None:
+                layer_input, layer_weights = layer_input.to(dtype), [w.to(dtype) for w in layer_weights]
+            states, final = run(one, layer_input, lengths, weights=layer_weights)
+            out.append((states, final))
+            layer_input = states
+            if rnn.dropout and rnn.training and layer < rnn.num_layers - 1:
+                layer_input = F.dropout(layer_input, rnn.dropout, training=True)
+    return out
+
+
+def _run_packed(rnn: Recurrent, x: torch.Tensor, lengths: torch.Tensor,
                 weights: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """``run_rnn`` on the batch packed: every layer and direction in one kernel call (padded states are zero)."""
-    is_lstm = isinstance(rnn, nn.LSTM)
+    is_lstm = rnn.mode == "LSTM"
     directions = 2 if rnn.bidirectional else 1
     packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
     h0 = x.new_zeros(rnn.num_layers * directions, x.size(0), rnn.hidden_size)
@@ -100,7 +148,7 @@ def _run_packed(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
     return states, torch.cat(list(top), dim=1)
 
 
-def _run_buckets(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor, weights: list[torch.Tensor],
+def _run_buckets(rnn: Recurrent, x: torch.Tensor, lengths: torch.Tensor, weights: list[torch.Tensor],
                  bucket_rows: int | None) -> tuple[torch.Tensor, torch.Tensor]:
     """``run_rnn`` with the layer's ``weights`` given (in the dtype the kernel runs in)."""
     if not bucket_rows or x.size(0) <= bucket_rows:
@@ -123,10 +171,10 @@ def _run_buckets(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor, 
     return torch.cat(states)[inverse], torch.cat(finals)[inverse]
 
 
-def _run_padded(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
+def _run_padded(rnn: Recurrent, x: torch.Tensor, lengths: torch.Tensor,
                 weights: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """``run_rnn`` on the whole padded batch at once."""
-    is_lstm = isinstance(rnn, nn.LSTM)
+    is_lstm = rnn.mode == "LSTM"
     kernel = torch._VF.lstm if is_lstm else torch._VF.gru
     directions = 2 if rnn.bidirectional else 1
     batch, max_len, _ = x.shape

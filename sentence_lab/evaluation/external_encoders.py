@@ -191,6 +191,31 @@ class SentenceTransformerEncoder:
         return self.model.encode(list(sentences), batch_size=batch_size or self.batch_size, convert_to_numpy=True,
                                  normalize_embeddings=self.normalize, show_progress_bar=False)
 
+    # Layers are pooled as the model pools its top, before any module after its pooling (Dense, Normalize): the last
+    # layer is not the output in general.
+    layers_end_with_output = False
+
+    def encode_layers(self, sentences: list[str], batch_size: int | None = None) -> list[np.ndarray]:
+        """Each hidden state of the model's transformer (the embeddings' output, then every layer), pooled by the
+        model's own pooling module over the real tokens: float32 ``[n, hidden]`` each, bottom first."""
+        transformer = next((m for m in self.model if hasattr(m, "auto_model")), None)
+        pooling = next((m for m in self.model if type(m).__name__ == "Pooling"), None)
+        if transformer is None or pooling is None:
+            raise ValueError(f"{self.model_name}: no transformer and pooling module to read layers from (modules: "
+                             f"{[type(m).__name__ for m in self.model]})")
+        sentences, size = list(sentences), batch_size or self.batch_size
+        out: list[list[np.ndarray]] = []
+        for start in range(0, len(sentences), size):
+            features = self.model.tokenize(sentences[start:start + size])
+            features = {k: v.to(self.model.device) for k, v in features.items() if hasattr(v, "to")}
+            inputs = {k: features[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in features}
+            with torch.no_grad():
+                hidden = transformer.auto_model(**inputs, output_hidden_states=True, return_dict=True).hidden_states
+                pooled = [pooling({"token_embeddings": h, "attention_mask": features["attention_mask"]})
+                          ["sentence_embedding"].float().cpu().numpy() for h in hidden]
+            out = [[p] for p in pooled] if not out else [done + [p] for done, p in zip(out, pooled)]
+        return [np.concatenate(parts) for parts in out]
+
     def describe(self) -> dict:
         import sentence_transformers
 

@@ -3,7 +3,16 @@
 Every results file of the project is a :class:`ResultsDocument`: ``evaluate.py``'s ``results.json``, the per-epoch
 suite's ``eval/epoch_NNN.json``, a training run's ``test_results.json``. Each task's entry is a
 :class:`TaskResult`: SentEval's keys for the task (``acc``, ``devacc``, ``pearson``, ``all``, ...) plus the main
-score, its metric, size and timings. ``kind`` says which writer made the file. :func:`read_results` reads any of
+score, its metric, size and timings. ``kind`` says which writer made the file.
+
+Schema 2 (schema 1 files read as they are: they have none of this) adds what sits beside the encoder's output, so
+that ``results[TASK]`` stays the output's score for every reader (``compare``, pruning, TensorBoard's tags):
+
+* ``results[TASK]["layers"]``: the task scored on each layer (``{"0": LayerResult, "1": ...}``, layer 0 the pooled
+  word vectors), when the suite ran with ``layers=true``;
+* ``sides[SIDE]``: another side of a model (a bilingual model's second-language encoder), each a
+  :class:`SideResults` with its own ``results``/``skipped``/``errors`` of the same shape (layers included);
+* ``items_file``: the per-item predictions beside the JSON (for paired tests), by name relative to it. :func:`read_results` reads any of
 them (and the flat ``test_results.json`` of runs made before the schema), refusing anything else in one line;
 ``sentence_lab.reporting.compare`` and ``sentence_lab.reporting.report`` read through it.
 """
@@ -25,8 +34,19 @@ from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.home import HOME
 from sentence_lab.text.files import atomic_write_text
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 Kind = Literal["evaluate", "epoch", "test"]
+
+
+class LayerResult(TypedDict, total=False):
+    """One layer's entry of a task: the task's SentEval keys and main score on that layer's vectors."""
+
+    main_score: float | None
+    main_metric: str
+    main_score_sd: float
+    width: int  # the layer's vector width
+    seconds: float  # its classifiers' time (the layers' one encoding pass is the task's layers_encode_seconds)
+    output: bool  # true: the top layer is the encoder's output, its scores the task's own (not computed again)
 
 
 class TaskResult(TypedDict, total=False):
@@ -43,6 +63,19 @@ class TaskResult(TypedDict, total=False):
     oov_rate: float  # share of the task's tokens the encoder maps to <unk>
     seeds: dict[str, dict[str, float]]
     sd: dict[str, float]
+    layers: dict[str, LayerResult]  # layer index -> its scores (schema 2, layers=true)
+    layers_seconds: float  # the layers' encoding pass and classifiers
+    layers_encode_seconds: float
+    layers_error: str  # why the layers were not scored (the task's own score stands)
+
+
+class SideResults(TypedDict, total=False):
+    """Another side of a model (schema 2): e.g. ``sides["fr"]``, a bilingual model's French encoder on French tasks."""
+
+    encoder: dict[str, Any]  # that side's description (its language, ...)
+    results: dict[str, TaskResult]
+    skipped: dict[str, str]
+    errors: dict[str, str]
 
 
 class ResultsDocument(TypedDict, total=False):
@@ -61,6 +94,9 @@ class ResultsDocument(TypedDict, total=False):
     versions: dict[str, str]
     git_revision: str | None
     epoch: int  # kind "epoch": epochs trained (0 = before training)
+    layers: str  # present when every layer was scored: what results[TASK]["layers"] holds
+    sides: dict[str, SideResults]  # the model's other sides, by name
+    items_file: str  # the per-item predictions, beside this file
     checkpoint: str  # kind "test": the checkpoint scored
 
 
@@ -117,6 +153,10 @@ def read_results(path: Path | str) -> ResultsDocument:
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         raise ValueError(f"{path}: no 'results' in it: give results.json files of evaluate.py, eval/epoch_NNN.json "
                          "or test_results.json")
+    version = doc.get("schema_version", 1)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise ValueError(f"{path}: results schema {version!r}, newer than this checkout's {SCHEMA_VERSION}: read it "
+                         "with the sentence_lab that wrote it (its versions.git_revision), or update this one")
     for task, result in doc["results"].items():
         if not isinstance(result, dict) or "main_score" not in result:
             raise ValueError(f"{path}: the result of {task} has no main_score: not a results file of this project")

@@ -7,18 +7,20 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from . import probing_measures
 from .embedding_cache import EmbeddingCache
+from .layer_store import LayerStore
 from .protocol import ProtocolParams
 from .regimes import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_view, run_dev_only, task_params
 from .results import ResultsWriter
 from .tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
 from .tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
-from .text_encoders import ChecksCoverage, EncoderOutputError, ReportsOOV, RunsTasks, TextEncoder
+from .text_encoders import ChecksCoverage, EncodesLayers, EncoderOutputError, ReportsOOV, RunsTasks, TextEncoder
 
 log = logging.getLogger(__name__)
 
@@ -103,34 +105,26 @@ def _summary_line(task: str, result: dict) -> str:
             f"encode {result['encode_seconds']:.1f}s, classifier {result['classifier_seconds']:.1f}s)")
 
 
-def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
-    """One task: encode its sentences (cached), run its regime, add main score, size and timings."""
+def run_task(task: LoadedTask, cache: EmbeddingCache, params, layers: bool = False) -> dict:
+    """One task: encode its sentences (cached), run its regime, add main score, size and timings. ``layers``: score
+    every layer of an encoder that has them too (:func:`score_layers`), under the result's ``layers``."""
     spec, data = task.spec, task.data
     t0, enc0 = time.perf_counter(), cache.seconds
     run_params = task_params(spec, params)
     main_score = spec.main_score
     if isinstance(cache.encoder, RunsTasks):  # a task-level baseline (NB-tfidf): it classifies the text itself
         result = cache.encoder.run_task(spec, data, run_params)
-    elif params.dev_only:  # the test split is dropped before anything is encoded
-        data = dev_view(spec, data)
-        main_score = DEV_ONLY_SCORE[spec.regime]
-        cache.embed(data.sentences())
-        result = run_seeds(run_dev_only, spec, data, cache.embed, run_params)
     else:
-        if isinstance(cache.encoder, ChecksCoverage):  # precomputed vectors: say every missing sentence of the task
+        if params.dev_only:  # the test split is dropped before anything is encoded
+            data = dev_view(spec, data)
+            main_score = DEV_ONLY_SCORE[spec.regime]
+        elif isinstance(cache.encoder, ChecksCoverage):  # precomputed vectors: say every missing sentence of the task
             cache.encoder.check_covers(list(dict.fromkeys(data.sentences())))
         cache.embed(data.sentences())  # one length-sorted pass; the regime below only hits the cache
-        if spec.regime == "cosine":  # no classifier: the seeds change nothing
-            result = REGIMES[spec.regime](spec, data, cache.embed, run_params)
-        else:
-            result = run_seeds(REGIMES[spec.regime], spec, data, cache.embed, run_params)
-    if probing_measures.applies(spec, run_params) and not isinstance(cache.encoder, RunsTasks):
-        # controls, selectivity, MDL: on the cached vectors
-        result.update(probing_measures.measure(spec, data, cache.embed, dataclasses.replace(run_params, seeds=None),
-                                               result))
+        result = score(spec, data, cache.embed, run_params)
+    result.pop("yhat", None)  # per-example predictions stay out of the results file
     seconds = time.perf_counter() - t0
     encode_seconds = cache.seconds - enc0
-    result.pop("yhat", None)  # per-example predictions stay out of the results file
     result.update({
         "main_score": get_path(result, main_score),
         "main_metric": main_score,
@@ -151,12 +145,69 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params) -> dict:
     if spec.note:
         result["note"] = spec.note
     result.update(data.info)
+    if layers and isinstance(cache.encoder, EncodesLayers) and not isinstance(cache.encoder, RunsTasks):
+        try:
+            result.update(score_layers(spec, data, cache, run_params, result))
+        except EncoderOutputError:
+            raise
+        except Exception as err:  # the layers fail alone: the task's own score stays
+            log.debug("layers of %s failed", spec.name, exc_info=True)
+            result["layers_error"] = f"{type(err).__name__}: {err}".replace("\n", " ")
+    elif layers:
+        result["layers_error"] = (f"{cache.name} does not expose its layers (encode_layers): only its output is "
+                                  "scored")
     return result
 
 
+def score(spec: TaskSpec, data: TaskData, embed, run_params) -> dict:
+    """The task's regime (once per classifier seed; dev-only when the protocol says) and, for probing tasks, the
+    controls and codelength the protocol asks for, on ``embed``'s vectors."""
+    if run_params.dev_only:
+        result = run_seeds(run_dev_only, spec, data, embed, run_params)
+    elif spec.regime == "cosine":  # no classifier: the seeds change nothing
+        result = REGIMES[spec.regime](spec, data, embed, run_params)
+    else:
+        result = run_seeds(REGIMES[spec.regime], spec, data, embed, run_params)
+    if probing_measures.applies(spec, run_params):  # controls, selectivity, MDL: on the same vectors
+        result.update(probing_measures.measure(spec, data, embed, dataclasses.replace(run_params, seeds=None),
+                                               result))
+    return result
+
+
+# What a layer's entry copies of the task's own result when the top layer is the encoder's output.
+OUTPUT_SCORE_KEYS = ("main_score", "main_metric", "main_score_sd")
+
+
+def score_layers(spec: TaskSpec, data: TaskData, cache: EmbeddingCache, run_params, result: dict) -> dict:
+    """Every layer of the encoder on the task: one ``encode_layers`` pass over its sentences (``LayerStore``), then
+    the task's regime per layer. Returns ``layers`` ({"0": {main_score, main_metric, SentEval's keys, seconds},
+    ...}; the top layer, when it is the encoder's output, copies the task's own score, marked ``"output": true``),
+    ``layers_seconds`` and ``layers_encode_seconds``."""
+    encoder = cast(EncodesLayers, cache.encoder)
+    t0 = time.perf_counter()
+    out: dict[str, dict] = {}
+    with LayerStore.encode(encoder, data.sentences(), cache.batch_size, name=cache.name) as store:
+        for k in range(len(store)):
+            if k == len(store) - 1 and encoder.layers_end_with_output:
+                out[str(k)] = {key: result[key] for key in OUTPUT_SCORE_KEYS if key in result} | {
+                    "width": store.widths[k], "output": True}
+                continue
+            started = time.perf_counter()
+            layer = score(spec, data, store.embedder(k), run_params)
+            layer.pop("yhat", None)
+            metric = result["main_metric"]
+            out[str(k)] = {"main_score": get_path(layer, metric), "main_metric": metric,
+                           **({"main_score_sd": layer["sd"][metric]} if metric in layer.get("sd", {}) else {}),
+                           **layer, "width": store.widths[k], "seconds": round(time.perf_counter() - started, 3)}
+        encode_seconds = store.seconds
+    return {"layers": out, "layers_seconds": round(time.perf_counter() - t0, 3),
+            "layers_encode_seconds": round(encode_seconds, 3)}
+
+
 def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, console=None,
-              encode_batch_size: int = 128, budget_seconds: float | None = None) -> dict:
-    """Run every loaded task in order; each result is written as soon as it exists.
+              encode_batch_size: int = 128, budget_seconds: float | None = None, layers: bool = False) -> dict:
+    """Run every loaded task in order; each result is written as soon as it exists. ``layers``: every layer of the
+    encoder scored too (``run_task``).
 
     ``budget_seconds``: tasks that would start later than that are skipped, with the reason recorded.
 
@@ -193,7 +244,7 @@ def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, 
                 progress.advance(bar)
                 continue
             try:
-                result = run_task(task, cache, params)
+                result = run_task(task, cache, params, layers=layers)
             except EncoderOutputError as err:
                 writer.update(aborted=f"{name}: {err}")
                 raise

@@ -41,6 +41,9 @@ __all__ = ["EvaluationSuite", "IncompatibleResultsFile", "OnExisting"]
 # encoder, protocol or probing source.
 OnExisting = Literal["merge", "resume", "overwrite"]
 
+LAYERS_NOTE = ("every layer scored: results[TASK].layers holds layer 0 (the pooled word vectors) to the top, each "
+               "pooled as the encoder pools its top; results[TASK] itself is the encoder's output")
+
 
 class EvaluationSuite:
     """Tasks (names or groups, as ``evaluate.py``'s ``tasks=``) loaded once from ``data_dir`` and run, as often as
@@ -53,6 +56,8 @@ class EvaluationSuite:
         params: the classifier protocol (``ProtocolParams``; ``runner.params_from_config`` makes it from a config).
         probing: where the probing tasks come from (auto, senteval, xprobe, generated, generated:<dir>).
         encode_batch_size: sentences per ``encode`` call; recorded in the protocol header.
+        layers: score every layer of an encoder that exposes them (``text_encoders.EncodesLayers``) too, under each
+            task's ``layers`` (``runner.score_layers``); the task's own score stays the encoder's output.
         console: a ``rich`` console for the loading problems (one line per task), or None for silence.
 
     A task whose data is missing or broken stays in ``tasks`` with its one-line ``error``: every run records it
@@ -60,11 +65,12 @@ class EvaluationSuite:
     """
 
     def __init__(self, tasks: str | Iterable[str], data_dir: Path | str, params: ProtocolParams = PROTOTYPE, *,
-                 probing: str = "auto", encode_batch_size: int = 128, console=None) -> None:
+                 probing: str = "auto", encode_batch_size: int = 128, layers: bool = False, console=None) -> None:
         self.data_dir = Path(data_dir)
         self.params = params
         self.probing = str(probing or "auto")
         self.encode_batch_size = int(encode_batch_size)
+        self.layers = bool(layers)
         self.tasks: list[LoadedTask] = load_tasks(tasks, self.data_dir, console=console, probing=self.probing)
         self.task_names: list[str] = [task.spec.name for task in self.tasks]
 
@@ -105,6 +111,8 @@ class EvaluationSuite:
             raise ValueError(f"on_existing={on_existing!r}: use one of {', '.join(get_args(OnExisting))}")
         results_file = Path(results_file)
         protocol = protocol_record(self.params, encode_batch_size=self.encode_batch_size, **(protocol_fields or {}))
+        if self.layers:
+            fields = {"layers": LAYERS_NOTE, **fields}
         meta = results_meta(kind, protocol, dict(encoder_description or {}), self.task_names,
                             data_dir=str(self.data_dir), probing_source=self.probing, **fields)
         # merge and resume take what other writers of the same file put there meanwhile (each keeps its tasks)
@@ -129,7 +137,7 @@ class EvaluationSuite:
         tasks = [dataclasses.replace(task) if task.spec.name in writer.claimed else  # run_tasks drops its copy's data
                  dataclasses.replace(task, data=None, error=None) for task in self.tasks]
         return run_tasks(tasks, encoder, self.params, writer, console=console,
-                         encode_batch_size=self.encode_batch_size, budget_seconds=budget_seconds)
+                         encode_batch_size=self.encode_batch_size, budget_seconds=budget_seconds, layers=self.layers)
 
     @staticmethod
     def _description(encoder, given: Mapping[str, Any] | None) -> dict[str, Any]:

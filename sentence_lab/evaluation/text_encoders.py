@@ -20,7 +20,8 @@ class TextEncoder(Protocol):
     * :class:`RunsTasks`: classifies a task's text itself (NB-SVM tf-idf baselines);
     * :class:`ChecksCoverage`: says which of a task's sentences it cannot encode (precomputed vectors);
     * :class:`ReportsOOV`: the share of a task's tokens outside its vocabulary (trained models);
-    * :class:`ExpandsVocabulary`: vocabulary expansion, fitted on demand and undone (trained models).
+    * :class:`ExpandsVocabulary`: vocabulary expansion, fitted on demand and undone (trained models);
+    * :class:`EncodesLayers`: every layer's vectors, for the per-layer view (trained models, sentence-transformers).
     """
 
     def encode(self, sentences: list[str]) -> np.ndarray: ...
@@ -68,6 +69,18 @@ class RemembersTokens(Protocol):
     def remember_tokens(self, sentences: Iterable[str]) -> None: ...
 
     def forget_tokens(self) -> None: ...
+
+
+@runtime_checkable
+class EncodesLayers(Protocol):
+    """A text encoder whose layers the suite can read: ``encode_layers(sentences)`` returns one float array
+    ``[n, d_k]`` per layer, bottom first (layer 0 the pooled word vectors; each later layer pooled as the encoder
+    pools its top). ``layers_end_with_output``: the last layer's vectors are ``encode``'s (their scores are the
+    task's own, not computed again)."""
+
+    layers_end_with_output: bool
+
+    def encode_layers(self, sentences: list[str]) -> list[np.ndarray]: ...
 
 
 class EncoderOutputError(RuntimeError):

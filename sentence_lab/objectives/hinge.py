@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder, encode_together
+from sentence_lab.encoders.base import SentenceEncoder, encode_together, layers_of
 from sentence_lab.encoders.bow import BagOfWordsEncoder
 from sentence_lab.encoders.embedding import WordEmbedding
 
@@ -141,7 +141,14 @@ class PairHinge(nn.Module):
         return {"loss": hinge_loss + self.l2 / 2 * penalty, "hinge": hinge_loss.detach(), "hinge_acc": satisfied}
 
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        vectors = self.f(tokens, lengths)
+        return self._at_test(self.f(tokens, lengths), lengths)
+
+    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """``embed`` per layer of f, bottom first (a BoW has one)."""
+        return [self._at_test(vectors, lengths) for vectors in layers_of(self.f, tokens, lengths)]
+
+    def _at_test(self, vectors: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """A summing BoW's vectors as means when ``test_embedding=mean``; any other vectors as they are."""
         if self.test_embedding == "mean" and isinstance(self.f, BagOfWordsEncoder) and self.f.pooling == "sum":
             return vectors / lengths.clamp(min=1).unsqueeze(-1).to(device=vectors.device, dtype=vectors.dtype)
         return vectors

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder, encode_together
+from sentence_lab.encoders.base import SentenceEncoder, encode_together, layers_of
 from sentence_lab.objectives.contract import LABELLED_PAIRS, ObjectiveSpec
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -50,3 +50,7 @@ class NLI(nn.Module):
 
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return self.f(tokens, lengths)
+
+    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """``embed`` per layer of the encoder, bottom first."""
+        return layers_of(self.f, tokens, lengths)

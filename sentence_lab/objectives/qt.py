@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.base import SentenceEncoder, layers_of
 from sentence_lab.objectives.contract import SENTENCES, ObjectiveSpec
 
 
@@ -94,3 +94,10 @@ class QuickThoughts(nn.Module):
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         u = self.f(tokens, lengths)
         return u if self.shared_encoder else torch.cat([u, self.g(tokens, lengths)], dim=1)
+
+    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """``embed`` per layer: layer k of f (and of g, concatenated, as ``embed`` joins their tops)."""
+        f_layers = layers_of(self.f, tokens, lengths)
+        if self.shared_encoder:
+            return f_layers
+        return [torch.cat([u, v], dim=1) for u, v in zip(f_layers, layers_of(self.g, tokens, lengths))]

@@ -8,7 +8,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.base import SentenceEncoder, layers_of
 from sentence_lab.objectives.contract import SENTENCES, ObjectiveSpec
 from sentence_lab.objectives.decoders import GRUDecoder, check_output_bias, token_mean
 
@@ -95,3 +95,7 @@ class SkipThought(nn.Module):
 
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return self.f(tokens, lengths)
+
+    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """``embed`` per layer of the encoder, bottom first."""
+        return layers_of(self.f, tokens, lengths)

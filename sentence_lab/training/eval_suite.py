@@ -51,6 +51,18 @@ def task_tag(task: str) -> str:
     return f"{spec.family if spec else 'eval'}/{task}"
 
 
+def layer_metrics(doc: Mapping, tag: Callable[[str], str]) -> dict[str, float]:
+    """Each task's score per layer (a results document of ``layers=true``) as ``<tag of the task>/layer_<k>``
+    (``probing/Length/layer_0``): in TensorBoard's section of the task's family, beside the task's own curve."""
+    out = {}
+    for task, result in doc.get("results", {}).items():
+        for k, layer in (result.get("layers") or {}).items():
+            score = layer.get("main_score")
+            if isinstance(score, (int, float)) and np.isfinite(score):
+                out[f"{tag(task)}/layer_{k}"] = float(score)
+    return out
+
+
 def subsample(data: TaskData, max_examples: int, seed: int) -> TaskData:
     """``data`` with every split longer than ``max_examples`` cut to a seeded random subset (order kept)."""
     splits, cut = {}, {}
@@ -105,6 +117,7 @@ class EvalSuiteCallback(Callback):
         self.params_cfg = dict(plain(params) or {})
         self.params = params_from_config(self.params_cfg)
         self.encode_batch_size = int(self.params_cfg.get("encode_batch_size", 128))
+        self.layers = bool(self.params_cfg.get("layers", False))
         self.output_dir = Path(output_dir) if output_dir else None
         if int(every_n_epochs) < 1:
             raise ValueError(f"every_n_epochs must be >= 1, got {every_n_epochs}")
@@ -143,7 +156,7 @@ class EvalSuiteCallback(Callback):
     def _load(self) -> None:
         t0 = time.perf_counter()
         self._suite = EvaluationSuite(self.task_names, self.data_dir, self.params, probing=self.probing,
-                                      encode_batch_size=self.encode_batch_size)
+                                      encode_batch_size=self.encode_batch_size, layers=self.layers)
         missing = [t for t in self._loaded if t.missing]
         if len(missing) == len(self._loaded):
             log.warning("evaluation suite: no task data under %s (set paths.data_dir or SENTENCE_DATA): training goes "
@@ -254,6 +267,9 @@ class EvalSuiteCallback(Callback):
             except Exception as err:  # noqa: BLE001
                 log.error("evaluation suite: final scores to %s failed: %s", type(logger).__name__, err)
 
+    def _tag(self, task: str) -> str:
+        return f"{self.log_prefix}/{task}" if self.log_prefix else task_tag(task)
+
     def _open_epoch_results(self, trainer, pl_module, epoch: int, out_dir: Path) -> ResultsWriter:
         """The writer of ``epoch_NNN.json``, its header written (a file already there is replaced)."""
         encoder = {"name": f"training:epoch_{epoch:03d}",
@@ -312,8 +328,8 @@ class EvalSuiteCallback(Callback):
         writer.update(**cost)
         scores = {name: r.get("main_score") for name, r in doc["results"].items()}
         self.history[epoch] = scores
-        metrics = {(f"{self.log_prefix}/{name}" if self.log_prefix else task_tag(name)): float(s)
-                   for name, s in scores.items() if s is not None and np.isfinite(s)}
+        metrics = {self._tag(name): float(s) for name, s in scores.items() if s is not None and np.isfinite(s)}
+        metrics.update(layer_metrics(doc, self._tag))
         if metrics:
             for logger in trainer.loggers:
                 try:

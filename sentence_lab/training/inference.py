@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any, TypeVar, cast
 
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.base import NoLayers, SentenceEncoder
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.encoders.expansion import expand_embeddings
 from sentence_lab.text import UNK_ID, Tokenizer, Vocab
@@ -124,6 +124,26 @@ class SentenceInference(nn.Module):
         sentence and gives one ``[output_dim]`` vector (as sentence-transformers' ``encode`` does)."""
         if isinstance(sentences, str):
             return self.encode([sentences], batch_size)[0]
+        return self._encode_batches(sentences, batch_size, lambda tokens, lengths: [self.embed_ids(tokens, lengths)])[0]
+
+    # The last layer encode_layers returns is encode's vector (the suite scores it once, as the task's own).
+    layers_end_with_output = True
+
+    @torch.no_grad()
+    def encode_layers(self, sentences: list[str], batch_size: int = 128) -> list[np.ndarray]:
+        """Every layer's vectors, bottom first: float32 ``[n, d_k]`` each (``sentence_lab.encoders.base.ReadsLayers``:
+        layer 0 the pooled word vectors, the last ``encode``'s vectors); ``NoLayers`` for an encoder without them."""
+        def layers(tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+            device = cast(torch.device, self.device)
+            if not hasattr(self.objective, "embed_layers"):
+                raise NoLayers(f"objective {type(self.objective).__name__} does not expose its encoder's layers")
+            return self.objective.embed_layers(tokens.to(device), lengths.to(device))
+        return self._encode_batches(sentences, batch_size, layers)
+
+    def _encode_batches(self, sentences: list[str], batch_size: int,
+                        embed: Callable[[torch.Tensor, torch.Tensor], list[torch.Tensor]]) -> list[np.ndarray]:
+        """``embed``'s outputs for ``sentences`` in length-sorted batches of ``batch_size``, each output a float32
+        ``[n, d]`` array in the order given (the model in eval mode meanwhile)."""
         sentences = list(sentences)
         wrong = next((s for s in sentences if not isinstance(s, str)), None)
         if wrong is not None:
@@ -131,15 +151,22 @@ class SentenceInference(nn.Module):
                             "a list of str")
         was_training = self.training
         self.eval()
-        ids = [self.token_ids(s) for s in sentences]
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        out = np.zeros((len(ids), self.output_dim), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            tokens, lengths = pad_batch([ids[i] for i in chunk])
-            out[chunk] = self.embed_ids(tokens, lengths).float().cpu().numpy()
-        self.train(was_training)
-        return out
+        try:
+            ids = [self.token_ids(s) for s in sentences]
+            order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+            out: list[np.ndarray] = []
+            for start in range(0, len(order), batch_size):
+                chunk = order[start : start + batch_size]
+                tokens, lengths = pad_batch([ids[i] for i in chunk])
+                for k, vectors in enumerate(embed(tokens, lengths)):
+                    if k == len(out):
+                        out.append(np.zeros((len(ids), vectors.size(1)), dtype=np.float32))
+                    out[k][chunk] = vectors.float().cpu().numpy()
+            if not out:  # no sentences: one empty array per output (one, for encode)
+                out = [np.zeros((0, self.output_dim), dtype=np.float32)]
+            return out
+        finally:
+            self.train(was_training)
 
     def describe(self) -> dict:
         hp = self.hparams

@@ -12,7 +12,7 @@ from hydra.utils import instantiate
 from lightning import LightningModule
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.base import SentenceEncoder, layers_of
 from sentence_lab.objectives.contract import (
     CollectsCorpusMetrics,
     EvaluatesDifferently,
@@ -41,6 +41,10 @@ class EncoderOnly(nn.Module):
 
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return self.f(tokens, lengths)
+
+    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """``embed`` per layer of the encoder, bottom first."""
+        return layers_of(self.f, tokens, lengths)
 
 
 class SentenceModel(SentenceInference, LightningModule):
