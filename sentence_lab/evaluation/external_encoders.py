@@ -204,9 +204,10 @@ class SentenceTransformerEncoder:
             raise ValueError(f"{self.model_name}: no transformer and pooling module to read layers from (modules: "
                              f"{[type(m).__name__ for m in self.model]})")
         sentences, size = list(sentences), batch_size or self.batch_size
+        prepare = getattr(self.model, "preprocess", None) or self.model.tokenize  # tokenize: sentence-transformers < 5
         out: list[list[np.ndarray]] = []
         for start in range(0, len(sentences), size):
-            features = self.model.tokenize(sentences[start:start + size])
+            features = prepare(sentences[start:start + size])
             features = {k: v.to(self.model.device) for k, v in features.items() if hasattr(v, "to")}
             inputs = {k: features[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in features}
             with torch.no_grad():

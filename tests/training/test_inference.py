@@ -6,8 +6,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sentence_lab.evaluation.text_encoders import RemembersTokens
+from sentence_lab.evaluation.text_encoders import EncodesLayers, RemembersTokens
 from sentence_lab.text import Tokenizer, Vocab
+from sentence_lab.text.padding import pad_batch
+from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.untrained import untrained_model
 
 SENTENCES = ["The old man saw the river.", "the man .", "A river, old and wide!", "the man ."]
@@ -38,3 +40,28 @@ def test_remembered_tokens_give_the_same_ids_and_vectors_without_calling_the_tok
     model.forget_tokens()
     model.token_ids("Only remembered .")  # forgotten: the tokenizer again
     assert calls[1:] == ["Only remembered ."]
+
+
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_encode_layers_ends_with_encodes_vectors_and_keeps_the_order(model, num_layers):
+    deep = untrained_model({"_target_": "sentence_lab.encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 8,
+                            "hidden_dim": 6, "num_layers": num_layers}, model.vocab, model.tokenizer)
+    assert isinstance(deep, EncodesLayers) and deep.layers_end_with_output
+    layers = deep.encode_layers(SENTENCES, batch_size=2)
+    assert [v.shape for v in layers] == [(4, 8)] + [(4, 12)] * num_layers
+    np.testing.assert_array_equal(layers[-1], deep.encode(SENTENCES, batch_size=2))
+    one = [deep.encode_layers([s])[k][0] for s in SENTENCES for k in range(num_layers + 1)]
+    np.testing.assert_allclose(np.concatenate([np.concatenate([v[i] for v in layers]) for i in range(4)]),
+                               np.concatenate(one), atol=1e-6)  # a sentence's layers do not depend on its batch
+
+
+def test_quick_thoughts_layers_join_f_and_g_as_its_embedding_does():
+    vocab = Vocab.build(Counter({"the": 3, "man": 2, ".": 3}), max_size=100)
+    encoder = {"_target_": "sentence_lab.encoders.gru.GRUEncoder", "embed_dim": 4, "hidden_dim": 3, "num_layers": 2}
+    model = SentenceModel(encoder=encoder, objective={"_target_": "sentence_lab.objectives.qt.QuickThoughts"},
+                          vocabs={"source": vocab}, tokenizers={"source": Tokenizer("moses", True).to_dict()}).eval()
+    layers = model.encode_layers(SENTENCES)
+    assert [v.shape[1] for v in layers] == [8, 6, 6]
+    np.testing.assert_array_equal(layers[-1], model.encode(SENTENCES))
+    f_only = model.objective.f.layer_vectors(*pad_batch([model.token_ids(SENTENCES[0])]))
+    np.testing.assert_array_equal(layers[1][0, :3], f_only[1][0].detach().numpy())
