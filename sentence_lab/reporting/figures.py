@@ -1,4 +1,5 @@
-"""The report's figures and the statistics behind them: probing curves per epoch, the probing measures,
+"""The report's figures and the statistics behind them: probing curves per epoch, scores per layer and epoch, the
+probing measures,
 Spearman correlations between probing and downstream scores across runs, the training loss."""
 from __future__ import annotations
 
@@ -69,6 +70,48 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
     if references:
         title += "; dashed: " + ", ".join(r.choices["encoder"] for r in references)
     fig.suptitle(title)
+    _save(fig, path)
+    plt.close(fig)
+    return True
+
+
+def plot_probing_layers(runs: list[Run], path: Path) -> bool:
+    """Where a property is held and when it appears: per run (a row) and task (a column), a heatmap of the score of
+    each layer (y, 0 = word vectors) after each epoch (x) of the runs that scored layers (``layers=true``); one
+    colour scale per task, so that runs compare on it."""
+    runs = [r for r in runs if r.layers]
+    tasks = [t for t in task_names(runs) if any(t in r.layers for r in runs)]
+    if not runs or not tasks:
+        return False
+    plt = _pyplot()
+    fig, axes = plt.subplots(len(runs), len(tasks), figsize=(2.2 * len(tasks) + 1, 2.0 * len(runs) + 0.8),
+                             squeeze=False)
+    for column, task in enumerate(tasks):
+        values = [v for r in runs for scores in r.layers.get(task, {}).values() for v in scores.values()]
+        low, high = min(values), max(values)
+        for row, run in enumerate(runs):
+            ax = axes[row][column]
+            layers = run.layers.get(task, {})
+            if not layers:
+                ax.set_visible(False)
+                continue
+            epochs = sorted({e for scores in layers.values() for e in scores})
+            grid = np.full((max(layers) + 1, len(epochs)), np.nan)
+            for k, scores in layers.items():
+                for i, epoch in enumerate(epochs):
+                    grid[k, i] = scores.get(epoch, np.nan)
+            image = ax.imshow(grid, origin="lower", aspect="auto", vmin=low, vmax=high, cmap="viridis")
+            ax.set_xticks(range(len(epochs)), [str(e) for e in epochs], fontsize=6)
+            ax.set_yticks(range(grid.shape[0]), [str(k) for k in range(grid.shape[0])], fontsize=6)
+            if row == 0:
+                ax.set_title(task, fontsize=8)
+            if column == 0:
+                ax.set_ylabel(f"{run.name}\nlayer", fontsize=7)
+            if row == len(runs) - 1:
+                ax.set_xlabel("epoch", fontsize=7)
+            if row == 0:
+                fig.colorbar(image, ax=[axes[r][column] for r in range(len(runs))], shrink=0.8, pad=0.02)
+    fig.suptitle("Score per layer (0 = pooled word vectors) and epoch; one colour scale per task", fontsize=9)
     _save(fig, path)
     plt.close(fig)
     return True

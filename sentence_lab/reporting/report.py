@@ -10,6 +10,8 @@ test-set scores (``test_results.json``). Written into the directory:
 - ``report.md`` and ``report.csv``: runs x tasks, the final score and the best one (with its epoch), and the
   run's objective, encoder, data and key settings as columns;
 - ``probing_curves.png``: probing accuracy per epoch for each run (Conneau et al. 2018, Figure 1);
+- ``probing_layers.png`` and a table per run in ``report.md`` (runs evaluated with ``layers=true``): each task's
+  score per layer and epoch, and where in the depth it peaks;
 - ``correlations.png``: Spearman correlations across runs between probing and downstream scores, cells with
   p >= 0.05 marked (their Figure 2; needs at least 3 runs with both kinds of scores);
 - ``training_loss.png``: the training loss of each run;
@@ -25,7 +27,13 @@ import sys
 from pathlib import Path
 
 from sentence_lab.evaluation.sts_conventions import CONVENTIONS, convention
-from sentence_lab.reporting.figures import plot_correlations, plot_losses, plot_probing_curves, plot_probing_measures
+from sentence_lab.reporting.figures import (
+    plot_correlations,
+    plot_losses,
+    plot_probing_curves,
+    plot_probing_layers,
+    plot_probing_measures,
+)
 from sentence_lab.reporting.neighbours import QUERIES, default_pool, neighbours
 from sentence_lab.reporting.runs import Run, find_runs, load_reference
 from sentence_lab.reporting.study import study_report
@@ -42,6 +50,7 @@ def build_report(root: Path, with_neighbours: bool = False, queries: list[str] |
                                 "a run or multirun directory under logs/")
     runs += [load_reference(p) for p in references or []]
     plot_probing_curves(runs, root / "probing_curves.png")
+    plot_probing_layers(runs, root / "probing_layers.png")
     plot_probing_measures(runs, root / "probing_measures.png")
     plot_correlations(runs, root / "correlations.png")
     plot_losses(runs, root / "training_loss.png")

@@ -35,6 +35,7 @@ class Run:
     probes: dict[str, str] = field(default_factory=dict)  # task -> probe details of its last epoch
     # selectivity|mdl_kbits -> task -> epoch -> value
     measures: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)
+    layers: dict[str, dict[int, dict[int, float]]] = field(default_factory=dict)  # task -> layer -> epoch -> score
     reference: bool = False  # a results file of a fixed encoder (bow_glove, minilm), not a training run
     last_results: dict = field(default_factory=dict)  # the results document of the last epoch evaluated
 
@@ -131,7 +132,8 @@ def load_reference(path: Path) -> Run:
 
 
 def add_result(run: Run, task: str, result: dict, epoch: int) -> None:
-    """One task's result at one epoch: its main score, its probe, and selectivity and codelength when measured."""
+    """One task's result at one epoch: its main score, its probe, its layers' scores, and selectivity and codelength
+    when measured."""
     if result.get("main_score") is None:
         return
     run.curves.setdefault(task, {})[epoch] = float(result["main_score"])
@@ -139,6 +141,9 @@ def add_result(run: Run, task: str, result: dict, epoch: int) -> None:
     run.families[task] = spec.family if spec else "other"
     if (details := probe_details(result)) and epoch >= max(run.curves[task]):
         run.probes[task] = details
+    for layer, scored in (result.get("layers") or {}).items():  # schema 2, layers=true
+        if isinstance(scored, dict) and isinstance(scored.get("main_score"), (int, float)):
+            run.layers.setdefault(task, {}).setdefault(int(layer), {})[epoch] = float(scored["main_score"])
     if isinstance(result.get("selectivity"), (int, float)):
         run.measures.setdefault("selectivity", {}).setdefault(task, {})[epoch] = float(result["selectivity"])
     if isinstance(result.get("mdl"), dict) and isinstance(result["mdl"].get("online_kbits"), (int, float)):

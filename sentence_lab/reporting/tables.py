@@ -71,11 +71,44 @@ def write_table(runs: list[Run], out: Path) -> None:
                   "(accuracy minus the control task's) and online codelength where measured.", "",
                   "| run | " + " | ".join(tasks) + " |", "|" + "---|" * (len(tasks) + 1)]
         lines += [f"| {run.name} | " + " | ".join(run.probes.get(t, "") for t in tasks) + " |" for run in probed]
-    figures = [p.name for p in (out / "probing_curves.png", out / "probing_measures.png", out / "correlations.png",
-                                out / "training_loss.png") if p.is_file()]
+    layered = layer_table(runs)
+    if layered:
+        lines += ["", layered]
+    figures = [p.name for p in (out / "probing_curves.png", out / "probing_layers.png", out / "probing_measures.png",
+                                out / "correlations.png", out / "training_loss.png") if p.is_file()]
     if figures:
         lines += ["", "Figures: " + ", ".join(f"[{f}]({f})" for f in figures)]
     atomic_write_text(out / "report.md", "\n".join(lines) + "\n")
+
+
+def peak_depth(scores: dict[int, float]) -> tuple[int, float]:
+    """The layer with the highest score (the lowest such layer on a tie) and its place in the depth: 0 for layer 0,
+    1 for the top."""
+    top = max(scores)
+    best = max(sorted(scores), key=lambda k: scores[k])
+    return best, best / top if top else 0.0
+
+
+def layer_table(runs: list[Run]) -> str:
+    """Per run that scored layers, its last evaluated epoch: task x layer, the best layer of each task in bold, and
+    where in the depth it peaks (0 = the word vectors, 1 = the top), as Jawahar et al. 2019 read BERT's layers."""
+    parts = []
+    for run in [r for r in runs if r.layers]:
+        depth = max(max(layers) for layers in run.layers.values())
+        lines = [f"Scores per layer, {run.name} (last epoch evaluated; layer 0 = pooled word vectors; bold: the "
+                 "task's best layer; peak = its place in the depth, 0 bottom, 1 top).", "",
+                 "| task | " + " | ".join(f"layer {k}" for k in range(depth + 1)) + " | peak |",
+                 "|---" * (depth + 3) + "|"]
+        for task in task_names([run]):
+            if task not in run.layers:
+                continue
+            final = {k: scores[max(scores)] for k, scores in run.layers[task].items() if scores}
+            best, share = peak_depth(final)
+            cells = [("**" + _cell(final[k]) + "**" if k == best else _cell(final[k])) if k in final else ""
+                     for k in range(depth + 1)]
+            lines.append(f"| {task} | " + " | ".join(cells) + f" | {share:.2f} |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
 
 
 def sts_table(runs: list[Run], sts: StsConvention) -> str:

@@ -179,3 +179,23 @@ def test_a_full_disk_is_one_line_and_exit_4(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 4 and len(err.splitlines()) == 1
     assert err.startswith(f"error: could not write {small}") and "No space left on device" in err
+
+
+def test_layers_per_epoch_reach_a_table_with_each_tasks_peak_and_a_heatmap(tmp_path):
+    run = fake_run(tmp_path, "a", {0: {"Length": 50.0, "MR": 60.0}, 1: {"Length": 55.0, "MR": 70.0}})
+    layers = {0: {"Length": [80.0, 60.0, 50.0], "MR": [55.0, 58.0, 60.0]},
+              1: {"Length": [80.0, 70.0, 55.0], "MR": [55.0, 72.0, 70.0]}}
+    for epoch, tasks in layers.items():
+        path = run / "eval" / f"epoch_{epoch:03d}.json"
+        doc = json.loads(path.read_text())
+        for task, scores in tasks.items():
+            doc["results"][task]["layers"] = {str(k): {"main_score": s} for k, s in enumerate(scores)}
+        path.write_text(json.dumps(doc))
+    fake_run(tmp_path, "b", {0: {"Length": 40.0}})  # no layers: no table, no row of the figure
+    runs = build_report(tmp_path)
+    assert runs[0].layers["MR"] == {0: {0: 55.0, 1: 55.0}, 1: {0: 58.0, 1: 72.0}, 2: {0: 60.0, 1: 70.0}}
+    report = (tmp_path / "report.md").read_text()
+    assert "| Length | **80.00** | 70.00 | 55.00 | 0.00 |" in report  # the last epoch; peak at the bottom
+    assert "| MR | 55.00 | **72.00** | 70.00 | 0.50 |" in report  # peak in the middle of the depth
+    assert "Scores per layer, b" not in report
+    assert (tmp_path / "probing_layers.png").stat().st_size > 1000
