@@ -22,7 +22,7 @@ def senteval_result(spec: TaskSpec, result: dict, cosine: dict | None = None) ->
     correlations over every pair of the task pooled), and for SICK-R and STS-B the cosine scores of each split
     (``cosine``: ``train``, ``dev``, ``test``, each as an STS sub-dataset)."""
     if spec.regime == "cosine":
-        out = {name: value for name, value in result.items() if name != "pooled"}
+        out = {name: value for name, value in result.items() if name not in ("pooled", "items")}
         out["all"] = {corr: {**out["all"][corr], "all": result["pooled"][corr]} for corr in ("pearson", "spearman")}
         return out
     keys = KEYS.get(spec.name) or KEYS["relatedness" if spec.regime == "regression" else "accuracy"]

@@ -28,11 +28,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
+import numpy as np
 from filelock import FileLock
 
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.home import HOME
-from sentence_lab.text.files import atomic_write_text
+from sentence_lab.text.files import atomic_write, atomic_write_text
 
 SCHEMA_VERSION = 2
 Kind = Literal["evaluate", "epoch", "test"]
@@ -258,9 +259,32 @@ def markdown_table(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def items_path(results_file: Path | str) -> Path:
+    """Where the per-item predictions of a results file go: ``results.json`` -> ``results.items.npz``,
+    ``eval/epoch_003.json`` -> ``eval/epoch_003.items.npz``."""
+    path = Path(results_file)
+    return path.with_name(f"{path.stem}.items.npz")
+
+
+def read_items(path: Path | str) -> dict[str, dict[str, np.ndarray]]:
+    """A per-item file (``<results>.items.npz``, arrays named ``<task>/<column>``) as task -> column -> array; read
+    as data (no pickled objects); one line naming the file when it cannot be read."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    try:
+        with np.load(path, allow_pickle=False) as arrays:
+            for name in arrays.files:
+                task, _, column = name.partition("/")
+                out.setdefault(task, {})[column] = arrays[name]
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path}: not a readable per-item file ({type(err).__name__}: {err}): run the evaluation "
+                         "again to write it") from None
+    return out
+
+
 class ResultsWriter:
     """Holds the results document and rewrites the JSON and Markdown files (each written whole, atomically) after
-    every change.
+    every change; the tasks' per-item predictions (:meth:`add_items`) go to ``<name>.items.npz`` beside them, named
+    in the JSON's ``items_file``.
 
     With ``merge_with_file``, each write happens under a lock beside the file (``.<name>.lock``) and first takes
     from the file what other writers put there since: every task this writer has not claimed (``claim``) or
@@ -274,6 +298,8 @@ class ResultsWriter:
         self.doc: dict = {"results": {}, "skipped": {}, "errors": {}, **meta}
         self.merge_with_file = merge_with_file
         self.claimed: set[str] = set()
+        self.items_path = items_path(self.path)
+        self.items: dict[str, dict[str, np.ndarray]] = {}
 
     def claim(self, tasks: Iterable[str]) -> None:
         """Tasks this writer runs: their entries in the file are this writer's to replace."""
@@ -281,6 +307,12 @@ class ResultsWriter:
 
     def add_result(self, task: str, result: dict) -> None:
         self._set("results", task, result)
+
+    def add_items(self, task: str, items: dict[str, np.ndarray]) -> None:
+        """A task's per-item arrays (``ids``, ``gold``, ``pred``, ...; ``layer_<k>/pred`` per layer)."""
+        self.items[task] = dict(items)
+        self.doc["items_file"] = self.items_path.name
+        self.claimed.add(task)
 
     def add_skipped(self, task: str, message: str) -> None:
         self._set("skipped", task, message)
@@ -307,6 +339,10 @@ class ResultsWriter:
             self._write()
 
     def _write(self) -> None:
+        if self.items:  # first: the JSON that names it is never ahead of it
+            arrays = {f"{task}/{column}": array for task, columns in self.items.items()
+                      for column, array in columns.items()}
+            atomic_write(self.items_path, lambda f: np.savez(f, **arrays))
         atomic_write_text(self.path, json.dumps(to_jsonable(self.doc), indent=2) + "\n")
         atomic_write_text(self.markdown_path, markdown_table(self.doc))
 
@@ -322,6 +358,20 @@ class ResultsWriter:
             for task, value in (disk.get(section) or {}).items():
                 if task not in self.claimed:
                     self.doc[section][task] = value
+        self.take_items_from_file([t for t in disk.get("results") or {} if t not in self.claimed])
+
+    def take_items_from_file(self, tasks: list[str]) -> None:
+        """The items file's arrays of ``tasks`` (kept beside their results); an unreadable file gives none."""
+        if not tasks or not self.items_path.is_file():
+            return
+        try:
+            on_disk = read_items(self.items_path)
+        except ValueError:
+            return
+        for task in tasks:
+            if task in on_disk:
+                self.items[task] = on_disk[task]
+                self.doc["items_file"] = self.items_path.name
 
 
 SECTIONS = ("results", "skipped", "errors")
@@ -369,6 +419,7 @@ def resume_from(writer: ResultsWriter, path: Path) -> list[str]:
     old = _read_compatible(writer, path, "resume=true")
     done = list(old.get("results", {}))
     writer.doc["results"].update(old.get("results", {}))
+    writer.take_items_from_file(done)
     writer.doc["resumed"] = {"from": str(path), "tasks_kept": done}
     return done
 
@@ -381,6 +432,7 @@ def merge_into(writer: ResultsWriter, path: Path, running: list[str]) -> list[st
     writer.claim(running)
     kept = {task: result for task, result in old.get("results", {}).items() if task not in running}
     writer.doc["results"].update(kept)
+    writer.take_items_from_file(list(kept))
     for section in ("skipped", "errors"):
         writer.doc[section].update({t: m for t, m in old.get(section, {}).items() if t not in running})
     writer.doc["merged"] = {"from": str(path), "tasks_kept": list(kept)}

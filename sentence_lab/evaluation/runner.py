@@ -191,10 +191,15 @@ def score_layers(spec: TaskSpec, data: TaskData, cache: EmbeddingCache, run_para
             if k == len(store) - 1 and encoder.layers_end_with_output:
                 out[str(k)] = {key: result[key] for key in OUTPUT_SCORE_KEYS if key in result} | {
                     "width": store.widths[k], "output": True}
+                if "items" in result:
+                    result["items"][f"layer_{k}/pred"] = result["items"]["pred"]
                 continue
             started = time.perf_counter()
             layer = score(spec, data, store.embedder(k), run_params)
             layer.pop("yhat", None)
+            if "items" in result and "items" in layer:  # the layer's predictions on the task's items
+                result["items"][f"layer_{k}/pred"] = layer.pop("items")["pred"]
+            layer.pop("items", None)
             metric = result["main_metric"]
             out[str(k)] = {"main_score": get_path(layer, metric), "main_metric": metric,
                            **({"main_score_sd": layer["sd"][metric]} if metric in layer.get("sd", {}) else {}),
@@ -257,6 +262,9 @@ def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, 
                 if console is not None:
                     console.print(f"[red]{message}[/red]", highlight=False, soft_wrap=True)
             else:
+                items = result.pop("items", None)
+                if items is not None:
+                    writer.add_items(name, items)
                 writer.add_result(name, result)
                 if console is not None:
                     progress.console.print(_summary_line(name, result), highlight=False, soft_wrap=True)

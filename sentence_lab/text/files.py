@@ -4,7 +4,9 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 # The exit code of evaluate.py, report.py and the probing generator when an output file could not be written (a full
 # disk, a read-only folder); docs/runs.md lists every exit code.
@@ -62,6 +64,12 @@ def create_temporary_beside(path: Path | str, suffix: str = ".tmp") -> tuple[int
 def atomic_write_text(path: Path | str, text: str) -> None:
     """Write to a temporary file in the same folder, fsync, then rename over ``path``; a failed write raises
     ``OutputWriteError`` naming ``path`` and leaves the file there as it was."""
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+
+
+def atomic_write(path: Path | str, fill: Callable[[BinaryIO], object]) -> None:
+    """``fill(file)`` writes the content into a temporary file in the same folder (binary), then fsync and rename over
+    ``path``, as :func:`atomic_write_text` does (e.g. ``numpy.savez`` into it)."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,8 +77,8 @@ def atomic_write_text(path: Path | str, text: str) -> None:
     except OSError as err:
         raise OutputWriteError(path, err) from err
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            fill(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

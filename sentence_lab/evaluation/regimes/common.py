@@ -2,6 +2,7 @@
 SentEval computes them, and SentEval's scikit-learn logistic regression (``usepytorch: False``)."""
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import numpy as np
@@ -46,6 +47,21 @@ def clean(result: dict) -> dict:
     """Numpy scalars as Python numbers; ``yhat`` (test predictions, as SentEval returns them) is kept: the
     runner leaves it out of the results file, the SentEval API returns it."""
     return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in result.items()}
+
+
+def item_ids(split: Split) -> np.ndarray:
+    """Each example's identity, uint64: the first 8 bytes of BLAKE2b of its text (a pair's sentences joined by a tab).
+    The same item has the same id in every results file, whatever the encoder (paired tests align on it)."""
+    texts = split.a if split.b is None else [f"{a}\t{b}" for a, b in zip(split.a, split.b)]
+    return np.array([int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little") for t in texts],
+                    dtype=np.uint64)
+
+
+def test_items(split: Split, pred, **columns) -> dict[str, np.ndarray]:
+    """The per-item record of a scored split (``items`` of a regime's result, written beside the results file, never
+    into it): ``ids``, ``gold``, ``pred`` (class ids, or scores), and ``columns`` (``fold``, ``subset``)."""
+    return {"ids": item_ids(split), "gold": np.asarray(split.y), "pred": np.asarray(pred),
+            **{k: np.asarray(v) for k, v in columns.items()}}
 
 
 def correlation(fn, x: np.ndarray, y: np.ndarray) -> float:

@@ -15,7 +15,7 @@ from scipy.stats import pearsonr, spearmanr
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.tasks.base import Split, TaskData
 
-from .common import Embed, correlation
+from .common import Embed, correlation, test_items
 
 DEV_SCORE = "dev.spearman"
 
@@ -72,21 +72,34 @@ def sts_summary(per_dataset: dict[str, tuple[np.ndarray, np.ndarray]], pvalues: 
 Similarity = Callable[[np.ndarray, np.ndarray], float]
 
 
-def cosine_summary(splits: dict[str, Split], embed: Embed, similarity: Similarity | None = None,
-                   pvalues: bool = False) -> dict:
-    """STS by cosine (SentEval's default), or by ``similarity(u, v)`` applied pair by pair (SentEval's
-    ``params.similarity``)."""
+def pair_scores(splits: dict[str, Split], embed: Embed,
+                similarity: Similarity | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per sub-dataset, (system scores, gold scores): each pair's cosine (SentEval's default), or
+    ``similarity(u, v)`` applied pair by pair (SentEval's ``params.similarity``)."""
     def scores(split: Split) -> np.ndarray:
         if similarity is None:
             return cosine_rows(embed(split.a), embed(split.b))
         return np.asarray([similarity(u, v) for u, v in zip(embed(split.a), embed(split.b))], dtype=np.float64)
 
-    return sts_summary({name: (scores(s), s.y.astype(np.float64)) for name, s in splits.items()}, pvalues=pvalues)
+    return {name: (scores(s), s.y.astype(np.float64)) for name, s in splits.items()}
+
+
+def cosine_summary(splits: dict[str, Split], embed: Embed, similarity: Similarity | None = None,
+                   pvalues: bool = False) -> dict:
+    """STS by cosine, or by ``similarity`` (:func:`pair_scores`), summarised as SentEval does (:func:`sts_summary`)."""
+    return sts_summary(pair_scores(splits, embed, similarity), pvalues=pvalues)
 
 
 def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
-    """Every sub-dataset (STS12-16), or the test split of a task that also has a dev split (STS-B cosine)."""
-    return cosine_summary({k: v for k, v in data.splits.items() if k != "dev"}, embed)
+    """Every sub-dataset (STS12-16), or the test split of a task that also has a dev split (STS-B cosine); ``items``:
+    every pair's cosine, ``subset`` the index of its sub-dataset (``all`` is a mean over them)."""
+    splits = {k: v for k, v in data.splits.items() if k != "dev"}
+    scored = pair_scores(splits, embed)
+    out = sts_summary(scored)
+    parts = [test_items(split, scored[name][0], subset=np.full(len(split), i, dtype=np.int64))
+             for i, (name, split) in enumerate(splits.items())]
+    out["items"] = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+    return out
 
 
 def run_dev(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:

@@ -14,7 +14,7 @@ from sentence_lab.evaluation.classifier import Group, fit_members
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.tasks.base import TaskData
 
-from .common import KFOLD_C, Embed, best_of, clean, features, fit_logistic, labels
+from .common import KFOLD_C, Embed, best_of, clean, features, fit_logistic, labels, test_items
 
 DEV_SCORE = "devacc"
 
@@ -73,6 +73,7 @@ def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
     out = clean(result)
     if "f1" in spec.metrics:
         out["f1"] = round(100 * float(f1_score(test.y, np.asarray(result["yhat"]))), 2)
+    out["items"] = test_items(test, result["yhat"])
     return out
 
 

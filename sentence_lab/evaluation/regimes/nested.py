@@ -14,7 +14,7 @@ from sentence_lab.evaluation.classifier import Group, fit_members
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.tasks.base import TaskData
 
-from .common import NESTED_AND_SPLIT_C, Embed, best_of, clean, features, fit_logistic, labels
+from .common import NESTED_AND_SPLIT_C, Embed, best_of, clean, features, fit_logistic, labels, test_items
 from .kfold import kfold_then_test
 
 NESTED_RANDOM_STATE = 1111  # validation.py hard-codes it for both outer and inner folds
@@ -61,33 +61,42 @@ def nested_cv(X, y, params: ProtocolParams, nclasses: int, **kw) -> dict:
     # Stage 2: refit each outer training part with its chosen L2 (5% held out), score the test fold.
     refit = fit_members(X, y, [Group(tr, None, 0.05) for tr, _, _ in folds], np.asarray(optregs)[:, None],
                         params, nclasses, **kw)
-    testresults = [round(100 * refit.score(X[te], y[te], g, 0), 2) for g, (_, te, _) in enumerate(folds)]
+    yhat, fold = np.zeros(len(y), dtype=np.int64), np.zeros(len(y), dtype=np.int64)
+    for g, (_, te, _) in enumerate(folds):
+        yhat[te], fold[te] = refit.predict(X[te], g, 0), g
+    testresults = [round(100 * (1.0 * int((yhat[te] == y[te]).sum()) / len(te)), 2) for _, te, _ in folds]
     return {
         "devacc": float(round(np.mean(devresults), 2)),
         "acc": float(round(np.mean(testresults), 2)),
         "ndev": len(X),
         "ntest": len(X),
+        "yhat": yhat,
+        "fold": fold,
     }
 
 
 def _sklearn(X: np.ndarray, y: np.ndarray, folds, seed: int) -> dict:
     """``usepytorch: False``: each outer fold picks C by its inner folds, refits, scores its test fold."""
     devresults, testresults = [], []
-    for train_idx, test_idx, inner in folds:
+    yhat, fold = np.zeros(len(y), dtype=np.int64), np.zeros(len(y), dtype=np.int64)
+    for g, (train_idx, test_idx, inner) in enumerate(folds):
         scores = [round(100 * np.mean([fit_logistic(X[tr], y[tr], c, seed).score(X[te], y[te]) for tr, te in inner]), 2)
                   for c in NESTED_AND_SPLIT_C]
         best_c, dev = best_of(scores, NESTED_AND_SPLIT_C)
         devresults.append(dev)
         clf = fit_logistic(X[train_idx], y[train_idx], best_c, seed)
         testresults.append(round(100 * clf.score(X[test_idx], y[test_idx]), 2))
+        yhat[test_idx], fold[test_idx] = clf.predict(X[test_idx]), g
     return {"devacc": float(round(np.mean(devresults), 2)), "acc": float(round(np.mean(testresults), 2)),
-            "ndev": len(X), "ntest": len(X)}
+            "ndev": len(X), "ntest": len(X), "yhat": yhat, "fold": fold}
 
 
 def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
     """A task's one pool of examples (split ``all``) through :func:`nested_cv`."""
     split = data.splits["all"]
-    return clean(nested_cv(features(split, embed, spec.features), split.y, params, data.nclasses))
+    out = clean(nested_cv(features(split, embed, spec.features), split.y, params, data.nclasses))
+    out["items"] = test_items(split, out.pop("yhat"), fold=out.pop("fold"))  # each item scored in its outer fold
+    return out
 
 
 def run_dev(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:

@@ -21,7 +21,7 @@ from sentence_lab.evaluation.classifier import Group, fit_members
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.tasks.base import TaskData
 
-from .common import Embed, check_not_constant, clean, correlation, features
+from .common import Embed, check_not_constant, clean, correlation, features, test_items
 
 DEV_SCORE = "devpearson"
 
@@ -88,6 +88,7 @@ def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
     check_not_constant(spec.name, X["train"])
     y = {k: data.splits[k].y.astype(np.float64) for k in ("train", "dev", "test")}
     out = clean(relatedness(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params, nclasses=5))
+    out["items"] = test_items(data.splits["test"], out["yhat"])
     for key in ("pearson", "spearman"):  # SentEval sets a NaN correlation to 0
         if key in out and out[key] != out[key]:
             out[key] = 0.0

@@ -12,7 +12,7 @@ from sentence_lab.evaluation.classifier import FitResult, Group, fit_members
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.tasks.base import TaskData
 
-from .common import NESTED_AND_SPLIT_C, NOREG_C, Embed, clean, features, fit_logistic, labels
+from .common import NESTED_AND_SPLIT_C, NOREG_C, Embed, clean, features, fit_logistic, labels, test_items
 
 DEV_SCORE = "devacc"
 SPLITS = ("train", "dev", "test")
@@ -43,8 +43,10 @@ def train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclas
     probe = probe_record(params, *members[best])
     if Xte is None:
         return {"devacc": float(devacc), "ndev": len(Xdev), "probe": probe}
-    testacc = round(100 * res.score(Xte, labels(yte), 0, best), 2)
-    return {"devacc": float(devacc), "acc": float(testacc), "ndev": len(Xdev), "ntest": len(Xte), "probe": probe}
+    yhat = res.predict(Xte, 0, best)
+    testacc = round(100 * (1.0 * int((yhat == labels(yte)).sum()) / len(yhat)), 2)  # SentEval's clf.score
+    return {"devacc": float(devacc), "acc": float(testacc), "ndev": len(Xdev), "ntest": len(Xte), "probe": probe,
+            "yhat": yhat}
 
 
 def probe_record(params: ProtocolParams, shape: tuple[int, float] | None, reg: float) -> dict:
@@ -73,7 +75,8 @@ def _sklearn(Xtr: np.ndarray, ytr: np.ndarray, Xdev: np.ndarray, ydev: np.ndarra
     clf = models[int(np.argmax(scores))]
     return {"devacc": devacc, "acc": float(round(100 * clf.score(np.asarray(Xte), np.asarray(yte)), 2)),
             "ndev": len(Xdev), "ntest": len(Xte), "probe": {"type": "logistic (scikit-learn)",
-                                                             "C": grid[int(np.argmax(scores))], "chosen_on": "dev"}}
+                                                             "C": grid[int(np.argmax(scores))], "chosen_on": "dev"},
+            "yhat": clf.predict(np.asarray(Xte))}
 
 
 def _noreg(params: ProtocolParams) -> bool:
@@ -84,8 +87,10 @@ def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
     """A task's train, dev and test splits through :func:`train_dev_test`."""
     X = {k: features(data.splits[k], embed, spec.features) for k in SPLITS}
     y = {k: data.splits[k].y for k in SPLITS}
-    return clean(train_dev_test(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params,
-                                data.nclasses, noreg=_noreg(params)))
+    out = clean(train_dev_test(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params,
+                               data.nclasses, noreg=_noreg(params)))
+    out["items"] = test_items(data.splits["test"], out.pop("yhat"))
+    return out
 
 
 def run_dev(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:

@@ -37,7 +37,14 @@ def test_run_cosine_on_fixture(senteval_root, hash_encoder):
 
     data = TASKS["STS14"].loader(senteval_root)
     r = run_cosine(TASKS["STS14"], data, EmbeddingCache(hash_encoder), None)
-    assert set(r) == set(data.splits) | {"all", "pooled"}
+    assert set(r) == set(data.splits) | {"all", "pooled", "items"}
+    items, names = r["items"], list(data.splits)
+    for i, name in enumerate(names):  # each pair's cosine, its sub-dataset's index beside it
+        split, rows = data.splits[name], items["subset"] == i
+        np.testing.assert_array_equal(items["pred"][rows], cosine_rows(hash_encoder.encode(split.a),
+                                                                       hash_encoder.encode(split.b)))
+        np.testing.assert_array_equal(items["gold"][rows], split.y)
+    assert len(set(items["ids"].tolist())) == len(items["ids"]) and items["ids"].dtype == np.uint64
     # identical pairs (cosine 1) carry the high gold scores: correlations are positive
     assert r["all"]["spearman"]["mean"] > 0.5
 

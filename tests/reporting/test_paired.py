@@ -1,0 +1,120 @@
+"""Paired tests between two models on the same items: the metric recomputed from the per-item file is the task's own
+score, a model against itself differs by nothing, the test rejects 5% of the time when nothing differs (simulated
+from one real probe's per-item probabilities), and finds a 10-point difference on 1,000 items."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from sentence_lab.evaluation.baselines import BowGloveEncoder
+from sentence_lab.evaluation.classifier import Group, fit_members
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes.common import features, labels
+from sentence_lab.evaluation.results import items_path, read_items
+from sentence_lab.evaluation.runner import load_tasks
+from sentence_lab.evaluation.suite import EvaluationSuite
+from sentence_lab.evaluation.tasks.registry import TASKS
+from sentence_lab.reporting.paired import (
+    corrected,
+    metric_for,
+    paired_difference,
+    permutation_p,
+    seeds_difference,
+)
+from tests.evaluation.test_layer_scoring import Layered
+from tests.helpers.senteval_tree import HashEncoder
+
+FAST = ProtocolParams(kfold=2, max_epoch=4, l2_grid=(1e-3,), device="cpu")
+# one task of each regime: nested CV, k-fold, split, relatedness, STS by cosine (sub-datasets)
+TASKS_OF_EACH_REGIME = ["MR", "TREC", "SST2", "Length", "SICKRelatedness", "STS13"]
+
+
+def test_the_items_give_back_each_tasks_main_score(senteval_root, tmp_path):
+    doc = EvaluationSuite(TASKS_OF_EACH_REGIME, senteval_root, FAST).run(HashEncoder(), tmp_path / "r.json")
+    assert doc["items_file"] == "r.items.npz" and items_path(tmp_path / "r.json") == tmp_path / "r.items.npz"
+    items = read_items(tmp_path / "r.items.npz")
+    assert set(items) == set(doc["results"]) == set(TASKS_OF_EACH_REGIME)
+    for task, result in doc["results"].items():
+        metric = metric_for(result["regime"], result["main_metric"])
+        rows = np.arange(len(items[task]["gold"]))
+        value = metric(items[task]["pred"], items[task], rows)
+        percent = result["main_metric"] == "acc"
+        assert value == pytest.approx(result["main_score"], abs=0.01 if percent else 1e-9), task
+    assert set(items["MR"]) == {"ids", "gold", "pred", "fold"} and set(items["STS13"]) == {"ids", "gold", "pred",
+                                                                                              "subset"}
+
+
+def test_layers_predictions_go_beside_the_tasks(senteval_root, tmp_path):
+    EvaluationSuite(["TREC"], senteval_root, FAST, layers=True).run(Layered(), tmp_path / "r.json")
+    items = read_items(tmp_path / "r.items.npz")["TREC"]
+    assert {"layer_0/pred", "layer_1/pred", "layer_2/pred"} <= set(items)
+    np.testing.assert_array_equal(items["layer_2/pred"], items["pred"])  # the top layer is the output
+
+
+def test_a_model_against_itself_differs_by_nothing():
+    rng = np.random.default_rng(0)
+    gold = rng.integers(0, 3, 500)
+    pred = np.where(rng.random(500) < 0.7, gold, (gold + 1) % 3)
+    items = {"ids": np.arange(500, dtype=np.uint64), "gold": gold, "pred": pred}
+    same = paired_difference(pred, pred.copy(), items, metric_for("split", "acc"), resamples=999)
+    assert (same.difference, same.low, same.high, same.p_value) == (0.0, 0.0, 0.0, 1.0)
+    scores = {"ids": items["ids"], "gold": rng.random(500), "subset": np.repeat([0, 1], 250)}
+    noisy = scores["gold"] + rng.normal(0, 0.3, 500)
+    same = paired_difference(noisy, noisy.copy(), scores, metric_for("cosine", "all.spearman.mean"), resamples=999)
+    assert (same.difference, same.low, same.high, same.p_value) == (0.0, 0.0, 0.0, 1.0)
+
+
+def real_probe_probabilities() -> tuple[np.ndarray, np.ndarray]:
+    """Gold labels of the shipped Tense task's test split and, per item, the probability a real probe (logistic
+    regression on GloVe bag-of-words vectors, SentEval's prototype settings) gives its gold label."""
+    (task,) = load_tasks(["Tense"], "/nonexistent", probing="generated")
+    encoder, spec = BowGloveEncoder(), TASKS["Tense"]
+    X = {k: features(task.data.splits[k], encoder.encode, spec.features) for k in ("train", "dev", "test")}
+    y = {k: labels(task.data.splits[k].y) for k in ("train", "dev", "test")}
+    params = ProtocolParams(device="cpu")
+    fit = fit_members(X["train"], y["train"], [Group(np.arange(len(y["train"])), np.arange(len(y["dev"])))],
+                      [1e-4], params, task.data.nclasses, Xdev=X["dev"], ydev=y["dev"])
+    probabilities = torch.softmax(fit.logits(X["test"]), -1).numpy()
+    return y["test"], probabilities[np.arange(len(y["test"])), y["test"]]
+
+
+def simulated_rejections(gold: np.ndarray, p_a: np.ndarray, p_b: np.ndarray, pairs: int, seed: int) -> float:
+    """The share of ``pairs`` simulated pairs of models (item i right with probability p_a[i], p_b[i], independently)
+    that the paired test calls different at 0.05."""
+    rng = np.random.default_rng(seed)
+    wrong = (gold + 1) % (gold.max() + 1)
+    items = {"ids": np.arange(len(gold), dtype=np.uint64), "gold": gold}
+    metric, rejected = metric_for("split", "acc"), 0
+    for _ in range(pairs):
+        pred_a = np.where(rng.random(len(gold)) < p_a, gold, wrong)
+        pred_b = np.where(rng.random(len(gold)) < p_b, gold, wrong)
+        rejected += permutation_p(pred_a, pred_b, items, metric) < 0.05
+    return rejected / pairs
+
+
+def test_with_nothing_to_find_the_test_rejects_five_percent_of_the_time():
+    gold, p = real_probe_probabilities()
+    assert len(gold) == 1000 and 0.5 < p.mean() < 0.99  # a real probe: neither chance nor perfect
+    assert 0.04 <= simulated_rejections(gold, p, p, pairs=2000, seed=1) <= 0.06
+
+
+def test_a_ten_point_difference_on_1000_items_is_found_95_percent_of_the_time():
+    gold, p = real_probe_probabilities()
+    shift = 0.10 * (1 - p) / (1 - p).mean()  # model b: ten points more, taken where a is wrong most often
+    assert (np.clip(p + shift, 0, 1) - p).mean() == pytest.approx(0.10, abs=0.005)
+    assert simulated_rejections(gold, p, np.clip(p + shift, 0, 1), pairs=400, seed=2) >= 0.95
+
+
+def test_several_seeds_a_side_and_the_correction_for_many_tasks():
+    rng = np.random.default_rng(3)
+    gold = rng.integers(0, 2, 800)
+    items = {"ids": np.arange(800, dtype=np.uint64), "gold": gold}
+    side = lambda accuracy: [np.where(rng.random(800) < accuracy, gold, 1 - gold) for _ in range(3)]  # noqa: E731
+    metric = metric_for("split", "acc")
+    far = seeds_difference(side(0.85), side(0.65), items, metric, resamples=999)
+    assert far.p_value < 0.01 and 15 < far.low < far.difference < far.high < 25
+    near = seeds_difference(side(0.70), side(0.70), items, metric, resamples=999)
+    assert near.low < 0 < near.high and near.p_value > 0.05
+    # Benjamini-Hochberg by hand: sorted p * m / rank, made monotone from the top
+    assert corrected([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.0533333, 0.0533333, 0.5])
