@@ -28,7 +28,7 @@ import contextlib
 import functools
 import itertools
 from dataclasses import dataclass
-from typing import Union, cast
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -78,7 +78,7 @@ class OneLayer:
     dropout: float = 0.0
 
 
-Recurrent = Union[nn.LSTM, nn.GRU, OneLayer]
+Recurrent = nn.LSTM | nn.GRU | OneLayer
 
 
 def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,

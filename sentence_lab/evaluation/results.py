@@ -12,9 +12,10 @@ that ``results[TASK]`` stays the output's score for every reader (``compare``, p
   word vectors), when the suite ran with ``layers=true``;
 * ``sides[SIDE]``: another side of a model (a bilingual model's second-language encoder), each a
   :class:`SideResults` with its own ``results``/``skipped``/``errors`` of the same shape (layers included);
-* ``items_file``: the per-item predictions beside the JSON (for paired tests), by name relative to it. :func:`read_results` reads any of
-them (and the flat ``test_results.json`` of runs made before the schema), refusing anything else in one line;
-``sentence_lab.reporting.compare`` and ``sentence_lab.reporting.report`` read through it.
+* ``items_file``: the per-item predictions beside the JSON (for paired tests), by name relative to it.
+
+:func:`read_results` reads any of them (and the flat ``test_results.json`` of runs made before the schema), refusing
+anything else in one line; ``sentence_lab.reporting.compare`` and ``sentence_lab.reporting.report`` read through it.
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from .regimes import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_vie
 from .results import ResultsWriter
 from .tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
 from .tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
-from .text_encoders import ChecksCoverage, EncodesLayers, EncoderOutputError, ReportsOOV, RunsTasks, TextEncoder
+from .text_encoders import ChecksCoverage, EncoderOutputError, EncodesLayers, ReportsOOV, RunsTasks, TextEncoder
 
 log = logging.getLogger(__name__)
 

@@ -6,6 +6,11 @@ score. Every run after the first is compared with the first: ``▲``/``▼`` whe
 seeds (``evaluation.seeds``: a difference within the larger sd is what reseeding alone produces); with one seed,
 the sampling error of the test examples (the interval a bootstrap over them gives): binomial for accuracies,
 Fisher's z for correlations, 95% two-sided.
+
+When every file has its per-item predictions beside it (``<results>.items.npz``, written since results schema 2),
+a second table tests each run against the first on the same test items (``sentence_lab.reporting.paired``): the
+difference, its 95% paired-bootstrap interval, the permutation p-value and the p-value corrected for the number of
+tasks compared (Benjamini-Hochberg); ``--no-paired`` leaves it out.
 """
 from __future__ import annotations
 
@@ -14,9 +19,10 @@ import math
 import sys
 from pathlib import Path
 
-from sentence_lab.evaluation.results import probe_details, read_results
+from sentence_lab.evaluation.results import probe_details, read_items, read_results
 from sentence_lab.evaluation.sts_conventions import CONVENTIONS, StsConvention, convention
 from sentence_lab.evaluation.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
+from sentence_lab.reporting.paired import RESAMPLES, aligned, corrected, metric_for, paired_difference
 from sentence_lab.text.files import atomic_write_text
 
 Z95 = 1.96
@@ -141,6 +147,51 @@ def probes_table(runs: list[tuple[str, dict]], rows: list[str]) -> str:
         "Titov 2020) and the uniform codelength over it\n"
 
 
+def items_of(path: str | Path, doc: dict) -> dict | None:
+    """The per-item predictions beside a results file (its ``items_file``), or None when it has none."""
+    name = doc.get("items_file")
+    if not name or not (Path(path).parent / name).is_file():
+        return None
+    return read_items(Path(path).parent / name)
+
+
+def paired_table(runs: list[tuple[str, dict]], items: list[dict | None], rows: list[str],
+                 resamples: int = RESAMPLES) -> str:
+    """Each run against the first on the same test items: per task the difference (run minus first), its 95%
+    interval and p-values, raw and corrected over the tasks of that comparison; empty without items files."""
+    if len(runs) < 2 or items[0] is None:
+        return ""
+    lines = []
+    for (name, doc), run_items in list(zip(runs, items))[1:]:
+        if run_items is None:
+            continue
+        tested = []
+        for task in rows:
+            a, b = items[0].get(task), run_items.get(task)
+            result = doc["results"].get(task)
+            if a is None or b is None or result is None or "pred" not in a or "pred" not in b:
+                continue
+            aligned(a, b, task)
+            metric = metric_for(result["regime"], result["main_metric"])
+            tested.append((task, paired_difference(b["pred"], a["pred"], a, metric, resamples=resamples)))
+        if not tested:
+            continue
+        adjusted = corrected([t.p_value for _, t in tested])
+        lines += ["", f"| {name} minus {runs[0][0]} | difference | 95% interval | p | p (BH) |",
+                  "|---|---|---|---|---|"]
+        for (task, t), p_bh in zip(tested, adjusted):
+            percent = str(doc["results"][task].get("main_metric", "")).endswith("acc")
+            mark = " ✓" if p_bh < 0.05 else ""
+            lines.append(f"| {task} | {_fmt(t.difference, percent=percent)}{mark} | [{_fmt(t.low, percent=percent)}, "
+                         f"{_fmt(t.high, percent=percent)}] | {t.p_value:.4f} | {p_bh:.4f} |")
+    if not lines:
+        return ""
+    return "\n".join(lines) + ("\n\nPaired tests on the same test items: the difference of each task's main score, "
+                               "its 95% paired-bootstrap interval (items resampled within folds and sub-datasets), "
+                               "the permutation p-value (McNemar's exact for accuracies) and the p-value corrected "
+                               "for the tasks compared (Benjamini-Hochberg); ✓: corrected p < 0.05\n")
+
+
 def _names(paths: list[str], docs: list[dict]) -> list[str]:
     names = [doc.get("encoder", {}).get("name") or Path(p).stem for p, doc in zip(paths, docs)]
     if len(set(names)) < len(names):
@@ -157,6 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metric", default=None,
                         help="show this result key instead of the main score where a task has it, e.g. pooled.spearman "
                              "or devacc")
+    parser.add_argument("--no-paired", action="store_true",
+                        help="leave out the paired tests (they need each file's .items.npz beside it)")
+    parser.add_argument("--resamples", type=int, default=RESAMPLES,
+                        help="bootstrap draws and permutations of each paired test")
     parser.add_argument("--sts-convention", default=None, choices=sorted(CONVENTIONS),
                         help="the STS tasks only, as a paper's convention reports them (simcse: STS12-16 pooled "
                              "Spearman, STS-B and SICK-R by cosine; senteval: SentEval's Pearson columns)")
@@ -170,7 +225,16 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, UnknownTask) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    table = compare_table(list(zip(_names(args.results, docs), docs)), tasks)
+    runs = list(zip(_names(args.results, docs), docs))
+    table = compare_table(runs, tasks)
+    if not args.no_paired and not args.metric and not args.sts_convention:
+        try:
+            items = [items_of(p, doc) for p, doc in zip(args.results, docs)]
+            rows = [t for t in TASKS if t in docs[0]["results"] and (tasks is None or t in tasks)]
+            table += paired_table(runs, items, rows, args.resamples)
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     if args.sts_convention:
         table = f"STS as {sts.reproduces}.\n\n{table}"
     print(table)

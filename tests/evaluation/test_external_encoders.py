@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from sentence_lab.evaluation.baselines import LengthEncoder
-from sentence_lab.evaluation.text_encoders import EncodesLayers
 from sentence_lab.evaluation.external_encoders import (
     CallableEncoder,
     MissingSentences,
@@ -18,6 +17,7 @@ from sentence_lab.evaluation.external_encoders import (
     SentenceTransformerEncoder,
     resolve_callable,
 )
+from sentence_lab.evaluation.text_encoders import EncodesLayers
 from tests.evaluation.test_cli import _evaluate
 from tests.helpers.extras import needs_extra, require_extra
 

@@ -59,7 +59,7 @@ def test_each_layer_scores_as_that_layer_alone_would(senteval_root, tmp_path):
     for k in (0, 1):
         alone = EvaluationSuite(TASKS, senteval_root, FAST).run(OneLayer(k), tmp_path / f"alone{k}.json")
         assert {t: r["layers"][str(k)]["main_score"] for t, r in doc["results"].items()} == scores(alone)
-    for task, result in doc["results"].items():
+    for result in doc["results"].values():
         top = result["layers"]["2"]
         assert top["output"] is True and top["main_score"] == result["main_score"] and top["width"] == 16
         assert result["layers"]["0"]["width"] == 2 and result["layers_encode_seconds"] <= result["layers_seconds"]

@@ -2,7 +2,12 @@
 import json
 import math
 
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.reporting.compare import compare_table, main, noise_band
+from tests.helpers.senteval_tree import HashEncoder
+
+PAIRED = ProtocolParams(kfold=2, max_epoch=4, l2_grid=(1e-3,), device="cpu")
 
 
 def _run(name, **tasks):
@@ -82,3 +87,28 @@ def test_an_unreproducible_convention_says_why():
 
     with pytest.raises(ValueError, match="9,927"):
         convention("mteb")
+
+
+def test_paired_tests_of_two_encoders_on_the_same_items(senteval_root, tmp_path, capsys):
+    """Each file's items beside it: a table of differences, intervals and p-values; the encoder against itself differs
+    by nothing; files scored on other items are refused in one line."""
+    suite = EvaluationSuite(["TREC", "STS13"], senteval_root, PAIRED)
+    suite.run(HashEncoder(), tmp_path / "a.json")
+    suite.run(HashEncoder(dim=4), tmp_path / "b.json")
+    suite.run(HashEncoder(), tmp_path / "same.json")
+    assert main([str(tmp_path / "a.json"), str(tmp_path / "same.json"), str(tmp_path / "b.json"),
+                 "--resamples", "199"]) == 0
+    out = capsys.readouterr().out
+    assert "| TREC | 0.00 | [0.00, 0.00] | 1.0000 | 1.0000 |" in out  # itself
+    assert "| STS13 | 0.0000 | [0.0000, 0.0000] | 1.0000 | 1.0000 |" in out
+    assert out.count(" minus hash (") == 2 and "Benjamini-Hochberg" in out
+    assert main([str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--no-paired"]) == 0
+    assert "minus" not in capsys.readouterr().out
+    (tmp_path / "a.items.npz").unlink()  # no items beside the first: the unpaired table alone
+    assert main([str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    assert "minus" not in capsys.readouterr().out
+    other = EvaluationSuite(["TREC"], senteval_root, PAIRED)
+    other.tasks[0].data.splits["test"].a[0] = "another sentence"
+    other.run(HashEncoder(), tmp_path / "other.json")
+    assert main([str(tmp_path / "same.json"), str(tmp_path / "other.json")]) == 2
+    assert "TREC: the two results files scored different test items" in capsys.readouterr().err
