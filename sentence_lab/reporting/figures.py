@@ -11,6 +11,7 @@ import numpy as np
 from scipy.stats import rankdata, spearmanr
 
 from sentence_lab.reporting.runs import Run
+from sentence_lab.reporting.seeds import SeedGroup, curve_band
 from sentence_lab.reporting.tables import task_names
 from sentence_lab.text.files import create_temporary_beside
 
@@ -70,6 +71,41 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
     if references:
         title += "; dashed: " + ", ".join(r.choices["encoder"] for r in references)
     fig.suptitle(title)
+    _save(fig, path)
+    plt.close(fig)
+    return True
+
+
+def plot_seed_bands(groups: list[SeedGroup], path: Path) -> bool:
+    """One panel per configuration with two seeds or more: each probing task's mean accuracy over the seeds per
+    epoch, with its 95% Student's t band (``seeds.curve_band``)."""
+    groups = [g for g in groups if len(g.runs) >= 2 and any(g.runs[0].families.get(t) == "probing"
+                                                            for t in g.runs[0].curves)]
+    if not groups:
+        return False
+    plt = _pyplot()
+    cols = min(3, len(groups))
+    rows = (len(groups) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False, sharey=True)
+    for ax, group in zip(axes.flat, groups):
+        for task in sorted(t for t in group.runs[0].curves if group.runs[0].families.get(t) == "probing"):
+            band = curve_band(group, task)
+            if not band:
+                continue
+            epochs = sorted(band)
+            means = [band[e][0] for e in epochs]
+            line, = ax.plot(epochs, means, marker="o", markersize=3, label=task)
+            ax.fill_between(epochs, [band[e][2] for e in epochs], [band[e][3] for e in epochs],
+                            color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.set_title(f"{group.name} ({len(group.runs)} seeds)", fontsize=9)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_xlabel("epoch (0 = untrained)")
+        ax.set_ylabel("probing accuracy (%)")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(groups):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=7, loc="best")
+    fig.suptitle("Probing accuracy per epoch: mean over training seeds, 95% Student's t band")
     _save(fig, path)
     plt.close(fig)
     return True

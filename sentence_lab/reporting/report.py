@@ -10,6 +10,9 @@ test-set scores (``test_results.json``). Written into the directory:
 - ``report.md`` and ``report.csv``: runs x tasks, the final score and the best one (with its epoch), and the
   run's objective, encoder, data and key settings as columns;
 - ``probing_curves.png``: probing accuracy per epoch for each run (Conneau et al. 2018, Figure 1);
+- ``seed_curves.png`` and a section of ``report.md`` (runs that differ only in their seed): per configuration the
+  mean, sd and 95% interval of each task, curves with bands, differences between configurations the seeds do not
+  explain (``sentence_lab.reporting.seeds``);
 - ``probing_layers.png`` and a table per run in ``report.md`` (runs evaluated with ``layers=true``): each task's
   score per layer and epoch, and where in the depth it peaks;
 - ``correlations.png``: Spearman correlations across runs between probing and downstream scores, cells with
@@ -33,11 +36,13 @@ from sentence_lab.reporting.figures import (
     plot_probing_curves,
     plot_probing_layers,
     plot_probing_measures,
+    plot_seed_bands,
 )
 from sentence_lab.reporting.neighbours import QUERIES, default_pool, neighbours
 from sentence_lab.reporting.runs import Run, find_runs, load_reference
+from sentence_lab.reporting.seeds import group_by_seed, seeds_table
 from sentence_lab.reporting.study import study_report
-from sentence_lab.reporting.tables import sts_table, write_table
+from sentence_lab.reporting.tables import sts_table, task_names, write_table
 from sentence_lab.text.files import EXIT_WRITE_FAILED, atomic_write_text, write_failure
 
 
@@ -51,10 +56,15 @@ def build_report(root: Path, with_neighbours: bool = False, queries: list[str] |
     runs += [load_reference(p) for p in references or []]
     plot_probing_curves(runs, root / "probing_curves.png")
     plot_probing_layers(runs, root / "probing_layers.png")
+    plot_seed_bands(group_by_seed(runs), root / "seed_curves.png")
     plot_probing_measures(runs, root / "probing_measures.png")
     plot_correlations(runs, root / "correlations.png")
     plot_losses(runs, root / "training_loss.png")
     write_table(runs, root)
+    seeds = seeds_table(runs, task_names(runs))
+    if seeds:
+        with open(root / "report.md", "a", encoding="utf-8") as report:
+            report.write("\n" + seeds)
     study = study_report(root, storage)  # an Optuna sweep's directory: its study's trials, best, importances, figures
     if study:
         with open(root / "report.md", "a", encoding="utf-8") as report:

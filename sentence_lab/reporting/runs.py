@@ -36,6 +36,8 @@ class Run:
     # selectivity|mdl_kbits -> task -> epoch -> value
     measures: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)
     layers: dict[str, dict[int, dict[int, float]]] = field(default_factory=dict)  # task -> layer -> epoch -> score
+    overrides: list[str] = field(default_factory=list)  # the command line's overrides (.hydra/overrides.yaml)
+    last_path: Path | None = None  # the results file of the last epoch evaluated
     reference: bool = False  # a results file of a fixed encoder (bow_glove, minilm), not a training run
     last_results: dict = field(default_factory=dict)  # the results document of the last epoch evaluated
 
@@ -86,6 +88,14 @@ def _read_config(run_dir: Path) -> dict | None:
         return None
 
 
+def _read_overrides(run_dir: Path) -> list[str]:
+    try:
+        overrides = yaml.safe_load((run_dir / ".hydra" / "overrides.yaml").read_text()) or []
+    except (OSError, yaml.YAMLError):
+        return []
+    return [str(o) for o in overrides] if isinstance(overrides, list) else []
+
+
 def is_training_run(cfg: dict | None) -> bool:
     """A ``train.py`` run (not, e.g., the folder of an ``evaluate.py`` call): its config has an objective."""
     return cfg is not None and "objective" in cfg and "trainer" in cfg
@@ -99,7 +109,7 @@ def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
         choices = (yaml.safe_load(hydra_file.read_text()) or {}).get("hydra", {}).get("runtime", {}).get("choices", {})
     name = str(run_dir.relative_to(root)) if run_dir != root else run_dir.name
     run = Run(run_dir, name, {k: choices.get(k) for k in ("objective", "encoder", "data", "experiment")},
-              {column: get_path(cfg, key) for column, key in SETTINGS.items()})
+              {column: get_path(cfg, key) for column, key in SETTINGS.items()}, overrides=_read_overrides(run_dir))
     for path in sorted((run_dir / "eval").glob("epoch_*.json")):
         try:
             doc = read_results(path)
@@ -109,7 +119,7 @@ def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
         epoch = int(doc.get("epoch", path.stem.split("_")[-1]))
         for task, result in doc.get("results", {}).items():
             add_result(run, task, result, epoch)
-        run.last_results = doc
+        run.last_results, run.last_path = doc, path
     run.loss = read_scalars(run_dir).get("train/loss_step", [])
     tests = run_dir / "test_results.json"
     if tests.is_file():
@@ -127,7 +137,7 @@ def load_reference(path: Path) -> Run:
     run = Run(Path(path), f"reference: {name}", {"objective": "-", "encoder": name, "data": "-"}, reference=True)
     for task, result in doc.get("results", {}).items():
         add_result(run, task, result, 0)
-    run.last_results = doc
+    run.last_results, run.last_path = doc, Path(path)
     return run
 
 

@@ -74,8 +74,9 @@ def write_table(runs: list[Run], out: Path) -> None:
     layered = layer_table(runs)
     if layered:
         lines += ["", layered]
-    figures = [p.name for p in (out / "probing_curves.png", out / "probing_layers.png", out / "probing_measures.png",
-                                out / "correlations.png", out / "training_loss.png") if p.is_file()]
+    figures = [p.name for p in (out / "probing_curves.png", out / "seed_curves.png", out / "probing_layers.png",
+                                out / "probing_measures.png", out / "correlations.png", out / "training_loss.png")
+               if p.is_file()]
     if figures:
         lines += ["", "Figures: " + ", ".join(f"[{f}]({f})" for f in figures)]
     atomic_write_text(out / "report.md", "\n".join(lines) + "\n")
