@@ -47,6 +47,7 @@ CASES = [
     ("suite_dispatch", [], {"tasks", "families"}, None),
     ("infersent_nli", [], {"rows", "patches", "differences"}, None),
     ("pruned_sweep", ["--parts", "pruned,resume,ddp"], {"pruned", "resume", "ddp"}, None),
+    ("paired_test_calibration", [], {"task", "items", "rows"}, None),
 ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from sentence_lab.evaluation.protocol import PROTOTYPE
@@ -13,6 +14,7 @@ from sentence_lab.evaluation.results import (
     document_of_test_scores,
     percent_score,
     protocol_record,
+    read_items,
     read_results,
     results_meta,
     to_jsonable,
@@ -74,3 +76,37 @@ def test_percent_score_puts_correlations_on_the_accuracies_scale():
     assert percent_score({"main_score": 0.9, "main_metric": "mse"}) == 0.9
     assert percent_score({"main_score": None, "main_metric": "acc"}) is None
     assert percent_score(None) is None
+
+
+def test_schema_1_files_read_as_they_are_and_newer_ones_are_refused(tmp_path):
+    old = {"schema_version": 1, "kind": "evaluate", "results": {"MR": {"main_score": 70.0, "main_metric": "acc"}}}
+    _write(tmp_path / "old.json", old)
+    assert read_results(tmp_path / "old.json")["results"] == old["results"]
+    _write(tmp_path / "new.json", {**old, "schema_version": SCHEMA_VERSION + 1})
+    with pytest.raises(ValueError, match=f"results schema {SCHEMA_VERSION + 1}, newer than this checkout's"):
+        read_results(tmp_path / "new.json")
+
+
+def test_items_go_beside_the_json_and_are_read_as_data(tmp_path):
+    writer = ResultsWriter(tmp_path / "epoch_003.json", {"kind": "epoch"})
+    items = {"ids": np.array([3, 1], dtype=np.uint64), "gold": np.array([0, 1]), "pred": np.array([0, 0]),
+             "layer_0/pred": np.array([1, 1])}
+    writer.add_items("TREC", items)
+    writer.add_result("TREC", {"main_score": 50.0, "main_metric": "acc"})
+    assert read_results(writer.path)["items_file"] == "epoch_003.items.npz"
+    back = read_items(tmp_path / "epoch_003.items.npz")
+    assert set(back) == {"TREC"} and all(np.array_equal(back["TREC"][k], v) for k, v in items.items())
+    np.savez(tmp_path / "pickled.npz", **{"TREC/pred": np.array([{"x": 1}], dtype=object)})
+    with pytest.raises(ValueError, match="pickled.npz: not a readable per-item file"):
+        read_items(tmp_path / "pickled.npz")
+
+
+def test_a_merged_run_keeps_the_items_of_the_tasks_it_does_not_run(tmp_path):
+    first = ResultsWriter(tmp_path / "r.json", {"kind": "evaluate"}, merge_with_file=True)
+    first.add_items("MR", {"ids": np.array([1], dtype=np.uint64), "gold": np.array([1]), "pred": np.array([1])})
+    first.add_result("MR", {"main_score": 100.0, "main_metric": "acc"})
+    second = ResultsWriter(tmp_path / "r.json", {"kind": "evaluate"}, merge_with_file=True)
+    second.claim(["TREC"])
+    second.add_items("TREC", {"ids": np.array([2], dtype=np.uint64), "gold": np.array([0]), "pred": np.array([1])})
+    second.add_result("TREC", {"main_score": 0.0, "main_metric": "acc"})
+    assert set(read_items(tmp_path / "r.items.npz")) == {"MR", "TREC"}

@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-from sentence_lab.evaluation.baselines import BowGloveEncoder
-from sentence_lab.evaluation.classifier import Group, fit_members
 from sentence_lab.evaluation.protocol import ProtocolParams
-from sentence_lab.evaluation.regimes.common import features, labels
 from sentence_lab.evaluation.results import items_path, read_items
-from sentence_lab.evaluation.runner import load_tasks
 from sentence_lab.evaluation.suite import EvaluationSuite
-from sentence_lab.evaluation.tasks.registry import TASKS
+from sentence_lab.reporting.calibration import real_probe_probabilities, rejection_rate, shifted
 from sentence_lab.reporting.paired import (
     corrected,
     metric_for,
     paired_difference,
-    permutation_p,
     seeds_difference,
 )
 from tests.evaluation.test_layer_scoring import Layered
@@ -65,45 +59,17 @@ def test_a_model_against_itself_differs_by_nothing():
     assert (same.difference, same.low, same.high, same.p_value) == (0.0, 0.0, 0.0, 1.0)
 
 
-def real_probe_probabilities() -> tuple[np.ndarray, np.ndarray]:
-    """Gold labels of the shipped Tense task's test split and, per item, the probability a real probe (logistic
-    regression on GloVe bag-of-words vectors, SentEval's prototype settings) gives its gold label."""
-    (task,) = load_tasks(["Tense"], "/nonexistent", probing="generated")
-    encoder, spec = BowGloveEncoder(), TASKS["Tense"]
-    X = {k: features(task.data.splits[k], encoder.encode, spec.features) for k in ("train", "dev", "test")}
-    y = {k: labels(task.data.splits[k].y) for k in ("train", "dev", "test")}
-    params = ProtocolParams(device="cpu")
-    fit = fit_members(X["train"], y["train"], [Group(np.arange(len(y["train"])), np.arange(len(y["dev"])))],
-                      [1e-4], params, task.data.nclasses, Xdev=X["dev"], ydev=y["dev"])
-    probabilities = torch.softmax(fit.logits(X["test"]), -1).numpy()
-    return y["test"], probabilities[np.arange(len(y["test"])), y["test"]]
-
-
-def simulated_rejections(gold: np.ndarray, p_a: np.ndarray, p_b: np.ndarray, pairs: int, seed: int) -> float:
-    """The share of ``pairs`` simulated pairs of models (item i right with probability p_a[i], p_b[i], independently)
-    that the paired test calls different at 0.05."""
-    rng = np.random.default_rng(seed)
-    wrong = (gold + 1) % (gold.max() + 1)
-    items = {"ids": np.arange(len(gold), dtype=np.uint64), "gold": gold}
-    metric, rejected = metric_for("split", "acc"), 0
-    for _ in range(pairs):
-        pred_a = np.where(rng.random(len(gold)) < p_a, gold, wrong)
-        pred_b = np.where(rng.random(len(gold)) < p_b, gold, wrong)
-        rejected += permutation_p(pred_a, pred_b, items, metric) < 0.05
-    return rejected / pairs
-
-
 def test_with_nothing_to_find_the_test_rejects_five_percent_of_the_time():
     gold, p = real_probe_probabilities()
     assert len(gold) == 1000 and 0.5 < p.mean() < 0.99  # a real probe: neither chance nor perfect
-    assert 0.04 <= simulated_rejections(gold, p, p, pairs=2000, seed=1) <= 0.06
+    assert 0.04 <= rejection_rate(gold, p, p, pairs=2000, seed=1) <= 0.06
 
 
 def test_a_ten_point_difference_on_1000_items_is_found_95_percent_of_the_time():
     gold, p = real_probe_probabilities()
-    shift = 0.10 * (1 - p) / (1 - p).mean()  # model b: ten points more, taken where a is wrong most often
-    assert (np.clip(p + shift, 0, 1) - p).mean() == pytest.approx(0.10, abs=0.005)
-    assert simulated_rejections(gold, p, np.clip(p + shift, 0, 1), pairs=400, seed=2) >= 0.95
+    better = shifted(p, 0.10)  # model b: ten points more, taken where a is wrong most often
+    assert (better - p).mean() == pytest.approx(0.10, abs=0.005)
+    assert rejection_rate(gold, p, better, pairs=400, seed=2) >= 0.95
 
 
 def test_several_seeds_a_side_and_the_correction_for_many_tasks():
