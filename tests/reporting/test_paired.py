@@ -3,13 +3,17 @@ score, a model against itself differs by nothing, the test rejects 5% of the tim
 from one real probe's per-item probabilities), and finds a 10-point difference on 1,000 items."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
+from sentence_lab.evaluation.baselines import BowGloveEncoder, LengthEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import items_path, read_items
 from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.reporting.calibration import real_probe_probabilities, rejection_rate, shifted
+from sentence_lab.reporting.compare import main
 from sentence_lab.reporting.paired import (
     corrected,
     metric_for,
@@ -84,3 +88,22 @@ def test_several_seeds_a_side_and_the_correction_for_many_tasks():
     assert near.low < 0 < near.high and near.p_value > 0.05
     # Benjamini-Hochberg by hand: sorted p * m / rank, made monotone from the top
     assert corrected([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.0533333, 0.0533333, 0.5])
+
+
+@pytest.mark.slow
+@pytest.mark.real_data
+def test_a_large_real_difference_is_called_significant(tmp_path, capsys):
+    """GloVe bag-of-words against the sentence-length baseline on SentEval's TREC (real data): a paired test on the
+    500 test questions calls it different, and the corrected p-value too."""
+    if not os.environ.get("SENTENCE_DATA"):
+        pytest.skip("SENTENCE_DATA not set")
+    suite = EvaluationSuite(["TREC"], os.environ["SENTENCE_DATA"], ProtocolParams(device="cpu"))
+    glove = suite.run(BowGloveEncoder(), tmp_path / "glove.json")
+    suite.run(LengthEncoder(), tmp_path / "length.json")
+    assert glove["results"]["TREC"]["main_score"] > 60  # SentEval's own bow_glove: 68.0 with these settings
+    assert main([str(tmp_path / "length.json"), str(tmp_path / "glove.json"), "--resamples", "1999"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| TREC | ") and "[" in line)
+    difference, interval, p, p_bh = [cell.strip() for cell in row.split("|")[2:6]]
+    assert difference.endswith("✓") and float(p) < 1e-6 and float(p_bh) < 1e-6
+    low, high = (float(x) for x in interval.strip("[]").split(","))
+    assert 0 < low < float(difference.split()[0]) < high
