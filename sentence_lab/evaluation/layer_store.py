@@ -3,8 +3,8 @@
 The per-layer view of the suite (``evaluation.layers=true``) scores each task once per layer of the encoder. The
 vectors of all layers come from one pass of ``encode_layers`` over the task's distinct sentences (length-sorted
 batches, as the embedding cache encodes), written row by row into one memory-mapped ``.npy`` file per layer in a
-temporary folder; a layer is read into memory only while its classifiers train (only the rows a split asks for).
-So memory holds one layer's split at a time, whatever the depth and width, and the disk holds the task's layers
+temporary folder; a layer is read into memory only while its classifiers train (the rows each split asks for).
+So memory holds one layer of the task at a time, whatever the depth, and the disk holds the task's layers
 (a 120k-sentence probing task of a 2-layer 4096-d BiLSTM-max: 300 + 2 x 4096 floats a sentence, 4.1 GB). The folder
 goes when the task's layers are scored.
 """
