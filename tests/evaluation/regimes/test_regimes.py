@@ -97,8 +97,12 @@ def test_tai_target_equals_encode_labels_loop():
 def test_nested_cv_separable_and_random():
     X, y = _blobs(150)
     res = nested_cv(X, y, FAST, 2)
-    assert set(res) == {"devacc", "acc", "ndev", "ntest"}
+    assert set(res) == {"devacc", "acc", "ndev", "ntest", "yhat", "fold"}
     assert res["acc"] >= 99 and res["devacc"] >= 99
+    # each item predicted once, in its outer fold; the folds' accuracies average to acc
+    assert sorted(set(res["fold"].tolist())) == list(range(FAST.kfold))
+    folds = [100 * np.mean(res["yhat"][res["fold"] == f] == y[res["fold"] == f]) for f in range(FAST.kfold)]
+    assert res["acc"] == pytest.approx(np.mean([round(a, 2) for a in folds]), abs=0.005)
     assert res["ndev"] == res["ntest"] == 150
     yr = np.random.RandomState(1).randint(0, 2, size=150)
     res = nested_cv(np.random.RandomState(2).randn(150, 5).astype(np.float32), yr, FAST, 2)
@@ -117,14 +121,17 @@ def _senteval_kfold(X, y, folds, params, nclasses):
 def test_nested_cv_equals_senteval():
     X, y = _blobs(90, sep=0.8, seed=4)
     p = ProtocolParams(kfold=3, max_epoch=10, batch_size=16)
-    dev, test = [], []
-    for train, held, inner in nested_folds(y, 3):
+    dev, test, yhat, fold = [], [], np.zeros(90, dtype=np.int64), np.zeros(90, dtype=np.int64)
+    for g, (train, held, inner) in enumerate(nested_folds(y, 3)):
         devacc, reg = _senteval_kfold(X, y, inner, p, 2)
         clf = train_member(X, y, Group(train, None, 0.05), reg, p, 2)
         dev.append(devacc)
         test.append(round(100 * clf.score(X[held], y[held]), 2))
-    assert nested_cv(X, y, p, 2) == {"devacc": round(np.mean(dev), 2), "acc": round(np.mean(test), 2),
-                                     "ndev": 90, "ntest": 90}
+        yhat[held], fold[held] = np.asarray(clf.predict(X[held])).reshape(-1), g
+    res = nested_cv(X, y, p, 2)
+    np.testing.assert_array_equal(res.pop("yhat"), yhat)  # each item predicted by its outer fold's classifier
+    np.testing.assert_array_equal(res.pop("fold"), fold)
+    assert res == {"devacc": round(np.mean(dev), 2), "acc": round(np.mean(test), 2), "ndev": 90, "ntest": 90}
 
 
 def test_kfold_then_test_multiclass():
@@ -147,7 +154,7 @@ def test_train_dev_test():
     X, y = _blobs(200, nclasses=2, sep=0.5, seed=5)
     args = (X[:120], y[:120], X[120:160], y[120:160], X[160:], y[160:])
     res = train_dev_test(*args, FAST, 2)
-    assert set(res) == {"devacc", "acc", "ndev", "ntest", "probe"}
+    assert set(res) == {"devacc", "acc", "ndev", "ntest", "probe", "yhat"}
     assert res["ndev"] == 40 and res["ntest"] == 40
     # SentEval: one classifier per L2 on train, early-stopped on dev; the best by dev accuracy is refit and tested.
     dev = [round(100 * train_member(args[0], args[1], Group(np.arange(120), np.arange(40)), reg, FAST, 2, args[2],
@@ -155,11 +162,15 @@ def test_train_dev_test():
     best = train_member(args[0], args[1], Group(np.arange(120), np.arange(40)), FAST.l2_grid[int(np.argmax(dev))],
                         FAST, 2, args[2], args[3])
     chosen = {"type": "logistic", "l2": FAST.l2_grid[int(np.argmax(dev))], "chosen_on": "dev"}
+    yhat = res.pop("yhat")  # the test predictions of the model chosen on dev
+    np.testing.assert_array_equal(yhat, np.asarray(best.predict(args[4])).reshape(-1))
     assert res == {"devacc": max(dev), "acc": round(100 * best.score(args[4], args[5]), 2), "ndev": 40, "ntest": 40,
                    "probe": chosen}
     assert train_dev_test(*args[:4], None, None, FAST, 2) == {"devacc": max(dev), "ndev": 40, "probe": chosen}
     noreg = train_dev_test(*args, FAST, 2, noreg=True)  # SNLI: the grid is [1e-9]
-    assert noreg == train_dev_test(*args, ProtocolParams(kfold=3, max_epoch=30, l2_grid=(1e-9,)), 2)
+    same = train_dev_test(*args, ProtocolParams(kfold=3, max_epoch=30, l2_grid=(1e-9,)), 2)
+    np.testing.assert_array_equal(noreg.pop("yhat"), same.pop("yhat"))
+    assert noreg == same
     Xs, ys = _blobs(200, nclasses=2, sep=8, seed=6)
     assert train_dev_test(Xs[:120], ys[:120], Xs[120:160], ys[120:160], Xs[160:], ys[160:], FAST, 2)["acc"] == 100
 
