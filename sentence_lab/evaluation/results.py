@@ -27,7 +27,7 @@ import platform
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 import numpy as np
 from filelock import FileLock
@@ -343,7 +343,8 @@ class ResultsWriter:
         if self.items:  # first: the JSON that names it is never ahead of it
             arrays = {f"{task}/{column}": array for task, columns in self.items.items()
                       for column, array in columns.items()}
-            atomic_write(self.items_path, lambda f: np.savez(f, **arrays))
+            save = cast(Any, np.savez)  # numpy's stubs read ** as its keyword arguments
+            atomic_write(self.items_path, lambda f: save(f, **arrays))
         atomic_write_text(self.path, json.dumps(to_jsonable(self.doc), indent=2) + "\n")
         atomic_write_text(self.markdown_path, markdown_table(self.doc))
 

@@ -109,6 +109,8 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params, layers: bool = Fal
     """One task: encode its sentences (cached), run its regime, add main score, size and timings. ``layers``: score
     every layer of an encoder that has them too (:func:`score_layers`), under the result's ``layers``."""
     spec, data = task.spec, task.data
+    if data is None:
+        raise ValueError(f"{spec.name}: no data loaded")
     t0, enc0 = time.perf_counter(), cache.seconds
     run_params = task_params(spec, params)
     main_score = spec.main_score

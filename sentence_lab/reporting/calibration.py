@@ -28,7 +28,7 @@ def real_probe_probabilities(task_name: str = SHIPPED_TASK, l2: float = 1e-4) ->
     X = {k: features(task.data.splits[k], encoder.encode, spec.features) for k in ("train", "dev", "test")}
     y = {k: labels(task.data.splits[k].y) for k in ("train", "dev", "test")}
     fit = fit_members(X["train"], y["train"], [Group(np.arange(len(y["train"])), np.arange(len(y["dev"])))], [l2],
-                      ProtocolParams(device="cpu"), task.data.nclasses, Xdev=X["dev"], ydev=y["dev"])
+                      ProtocolParams(device="cpu"), int(y["train"].max()) + 1, Xdev=X["dev"], ydev=y["dev"])
     probabilities = torch.softmax(fit.logits(X["test"]), -1).numpy()
     return y["test"], probabilities[np.arange(len(y["test"])), y["test"]]
 

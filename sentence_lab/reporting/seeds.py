@@ -88,16 +88,16 @@ def difference(first: SeedGroup, other: SeedGroup, task: str) -> tuple[float, fl
     a, b = first.finals(task), other.finals(task)
     if len(a) < 2 or len(b) < 2:
         return None
-    items = [_last_items(run) for run in first.runs + other.runs]
-    if all(it is not None and task in it and "pred" in it[task] for it in items):
-        reference = items[0][task]
+    runs = first.runs + other.runs
+    items = [found[task] for run in runs if (found := _last_items(run)) is not None and "pred" in found.get(task, {})]
+    if len(items) == len(runs):
         for it in items[1:]:
-            aligned(reference, it[task], task)
+            aligned(items[0], it, task)
         result = first.runs[0].last_results["results"][task]
         metric = metric_for(result["regime"], result["main_metric"])
-        preds_a = [it[task]["pred"] for it in items[:len(first.runs)]]
-        preds_b = [it[task]["pred"] for it in items[len(first.runs):]]
-        test = seeds_difference(preds_b, preds_a, reference, metric, resamples=DIFFERENCE_RESAMPLES)
+        preds_a = [it["pred"] for it in items[:len(first.runs)]]
+        preds_b = [it["pred"] for it in items[len(first.runs):]]
+        test = seeds_difference(preds_b, preds_a, items[0], metric, resamples=DIFFERENCE_RESAMPLES)
         return test.difference, test.p_value, "two-level bootstrap"
     welch = ttest_ind(b, a, equal_var=False)
     return float(np.mean(b) - np.mean(a)), float(welch.pvalue), "Welch's t"

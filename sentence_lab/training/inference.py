@@ -135,9 +135,10 @@ class SentenceInference(nn.Module):
         layer 0 the pooled word vectors, the last ``encode``'s vectors); ``NoLayers`` for an encoder without them."""
         def layers(tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
             device = cast(torch.device, self.device)
-            if not hasattr(self.objective, "embed_layers"):
+            embed_layers = getattr(self.objective, "embed_layers", None)
+            if embed_layers is None:
                 raise NoLayers(f"objective {type(self.objective).__name__} does not expose its encoder's layers")
-            return self.objective.embed_layers(tokens.to(device), lengths.to(device))
+            return embed_layers(tokens.to(device), lengths.to(device))
         return self._encode_batches(sentences, batch_size, layers)
 
     def _encode_batches(self, sentences: list[str], batch_size: int,
