@@ -40,16 +40,38 @@ def _save(fig, path: Path) -> None:
         raise
 
 
+def _epoch_panels(count: int):
+    """pyplot, a figure and its ``[rows, cols]`` axes for ``count`` panels of probing accuracy against epochs, three
+    a row, one y scale."""
+    plt = _pyplot()
+    cols = min(3, count)
+    rows = (count + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False, sharey=True)
+    return plt, fig, axes
+
+
+def _label_epoch_panel(ax, title: str) -> None:
+    ax.set_title(title, fontsize=9)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("epoch (0 = untrained)")
+    ax.set_ylabel("probing accuracy (%)")
+    ax.grid(alpha=0.3)
+
+
+def _hide_unused(axes, used: int) -> None:
+    """Hide the panels past the ``used`` first; the legend goes in the first."""
+    for ax in list(axes.flat)[used:]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=7, loc="best")
+
+
 def plot_probing_curves(runs: list[Run], path: Path) -> bool:
     """One panel per run: each probing task's accuracy against epochs of training (references: dashed lines)."""
     references = [r for r in runs if r.reference]
     runs = [r for r in runs if not r.reference and any(r.families.get(t) == "probing" for t in r.curves)]
     if not runs:
         return False
-    plt = _pyplot()
-    cols = min(3, len(runs))
-    rows = (len(runs) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False, sharey=True)
+    plt, fig, axes = _epoch_panels(len(runs))
     for ax, run in zip(axes.flat, runs):
         for task in sorted(t for t in run.curves if run.families.get(t) == "probing"):
             epochs = sorted(run.curves[task])
@@ -59,14 +81,8 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
             for ref in references:
                 if ref.final(task) is not None:
                     ax.axhline(ref.final(task), color=line.get_color(), linestyle="--", linewidth=0.8, alpha=0.6)
-        ax.set_title(f"{run.name}: {run.choices.get('objective')} / {run.choices.get('encoder')}", fontsize=9)
-        ax.xaxis.get_major_locator().set_params(integer=True)
-        ax.set_xlabel("epoch (0 = untrained)")
-        ax.set_ylabel("probing accuracy (%)")
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(runs):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize=7, loc="best")
+        _label_epoch_panel(ax, f"{run.name}: {run.choices.get('objective')} / {run.choices.get('encoder')}")
+    _hide_unused(axes, len(runs))
     title = "Probing task accuracy per epoch (cf. Conneau et al. 2018, Figure 1)"
     if references:
         title += "; dashed: " + ", ".join(r.choices["encoder"] for r in references)
@@ -83,10 +99,7 @@ def plot_seed_bands(groups: list[SeedGroup], path: Path) -> bool:
                                                             for t in g.runs[0].curves)]
     if not groups:
         return False
-    plt = _pyplot()
-    cols = min(3, len(groups))
-    rows = (len(groups) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False, sharey=True)
+    plt, fig, axes = _epoch_panels(len(groups))
     for ax, group in zip(axes.flat, groups):
         for task in sorted(t for t in group.runs[0].curves if group.runs[0].families.get(t) == "probing"):
             band = curve_band(group, task)
@@ -97,14 +110,8 @@ def plot_seed_bands(groups: list[SeedGroup], path: Path) -> bool:
             line, = ax.plot(epochs, means, marker="o", markersize=3, label=task)
             ax.fill_between(epochs, [band[e][2] for e in epochs], [band[e][3] for e in epochs],
                             color=line.get_color(), alpha=0.2, linewidth=0)
-        ax.set_title(f"{group.name} ({len(group.runs)} seeds)", fontsize=9)
-        ax.xaxis.get_major_locator().set_params(integer=True)
-        ax.set_xlabel("epoch (0 = untrained)")
-        ax.set_ylabel("probing accuracy (%)")
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(groups):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize=7, loc="best")
+        _label_epoch_panel(ax, f"{group.name} ({len(group.runs)} seeds)")
+    _hide_unused(axes, len(groups))
     fig.suptitle("Probing accuracy per epoch: mean over training seeds, 95% Student's t band")
     _save(fig, path)
     plt.close(fig)
