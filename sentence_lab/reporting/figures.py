@@ -127,7 +127,7 @@ def plot_probing_layers(runs: list[Run], path: Path) -> bool:
     if not runs or not tasks:
         return False
     plt = _pyplot()
-    fig, axes = plt.subplots(len(runs), len(tasks), figsize=(2.2 * len(tasks) + 1, 2.0 * len(runs) + 0.8),
+    fig, axes = plt.subplots(len(runs), len(tasks), figsize=(2.8 * len(tasks) + 1, 2.0 * len(runs) + 0.8),
                              squeeze=False)
     for column, task in enumerate(tasks):
         values = [v for r in runs for scores in r.layers.get(task, {}).values() for v in scores.values()]
@@ -153,8 +153,9 @@ def plot_probing_layers(runs: list[Run], path: Path) -> bool:
             if row == len(runs) - 1:
                 ax.set_xlabel("epoch", fontsize=7)
             if row == 0:
-                fig.colorbar(image, ax=[axes[r][column] for r in range(len(runs))], shrink=0.8, pad=0.02)
-    fig.suptitle("Score per layer (0 = pooled word vectors) and epoch; one colour scale per task", fontsize=9)
+                bar = fig.colorbar(image, ax=[axes[r][column] for r in range(len(runs))], shrink=0.8, pad=0.02)
+                bar.ax.tick_params(labelsize=6)
+    fig.suptitle("Score per layer (0 = pooled word vectors) and epoch; one colour scale per task", fontsize=9, y=1.04)
     _save(fig, path)
     plt.close(fig)
     return True
