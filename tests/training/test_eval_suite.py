@@ -14,7 +14,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
 import sentence_lab.evaluation.suite as suite_module
-from sentence_lab.evaluation.results import ResultsWriter, read_results
+from sentence_lab.evaluation.results import ResultsWriter, read_items, read_results
 from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
 from sentence_lab.evaluation.tasks import UnknownTask
 from sentence_lab.text import Tokenizer, Vocab
@@ -58,13 +58,16 @@ def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root
 
     out = tmp_path / "run" / "eval"
     # epoch 0 = before the first step (the untrained model), then after each of the 2 epochs
-    assert sorted(p.name for p in out.iterdir()) == [f"epoch_{e:03d}.{x}" for e in (0, 1, 2) for x in ("json", "md")]
+    assert sorted(p.name for p in out.iterdir()) == [f"epoch_{e:03d}.{x}" for e in (0, 1, 2)
+                                                     for x in ("items.npz", "json", "md")]
     docs = [json.loads((out / f"epoch_{e:03d}.json").read_text()) for e in (0, 1, 2)]
     for epoch, doc in enumerate(docs):
         assert set(doc["results"]) == {"Length", "WordContent"}
         assert "TopConstituents" in doc["skipped"] and not doc["errors"]
         assert doc["epoch"] == epoch and doc["encoder"]["epoch"] == epoch
         assert doc["kind"] == "epoch" and doc == read_results(out / f"epoch_{epoch:03d}.json")
+        assert doc["items_file"] == f"epoch_{epoch:03d}.items.npz"  # each task's predictions, item by item
+        assert set(read_items(out / doc["items_file"])) == {"Length", "WordContent"}
         assert doc["protocol"]["name"] == "prototype" and doc["protocol"]["l2_grid"] == [1e-3]
         assert doc["protocol"]["max_examples_per_split"] is None and "subsample" not in doc
         assert doc["eval_seconds"] > 0 and (epoch == 0) == ("eval_share_of_epoch" not in doc)
