@@ -126,9 +126,12 @@ def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) 
     legend = ("▲/▼: above/below the first run by more than the noise; ≈: inside it (" +
               (", ".join(sorted(rules)) or "no noise estimate") + "); scores are each task's main score "
               "(SentEval's scale: accuracies in %, correlations as fractions)")
-    protocols = {doc.get("protocol", {}).get("name") for _, doc in runs}
+    protocols = {(doc.get("protocol", {}).get("name"), doc.get("protocol", {}).get("preset")) for _, doc in runs}
     if len(protocols) > 1:
         legend += "; WARNING: the runs used different protocols"
+    presets = sorted({preset for _, preset in protocols if preset})
+    if presets:
+        legend += f"; the scores of preset {', '.join(presets)} are not SentEval's protocol (docs/curves.md)"
     return "\n".join(lines) + "\n\n" + legend + "\n" + probes_table(runs, rows)
 
 

@@ -40,6 +40,7 @@ class Run:
     last_path: Path | None = None  # the results file of the last epoch evaluated
     reference: bool = False  # a results file of a fixed encoder (bow_glove, minilm), not a training run
     last_results: dict = field(default_factory=dict)  # the results document of the last epoch evaluated
+    preset: str | None = None  # the per-epoch suite's preset (callbacks/eval_suite=curves): not SentEval's protocol
 
     def final(self, task: str) -> float | None:
         scores = self.curves.get(task)
@@ -120,6 +121,7 @@ def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
         for task, result in doc.get("results", {}).items():
             add_result(run, task, result, epoch)
         run.last_results, run.last_path = doc, path
+        run.preset = (doc.get("preset") or {}).get("name") or run.preset
     run.loss = read_scalars(run_dir).get("train/loss_step", [])
     tests = run_dir / "test_results.json"
     if tests.is_file():

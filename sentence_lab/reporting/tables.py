@@ -64,6 +64,11 @@ def write_table(runs: list[Run], out: Path) -> None:
     lines.append("|" + "---|" * len(short))
     for row in rows:
         lines.append("| " + " | ".join(_cell(row[i]) for i in keep) + " |")
+    preset = [run for run in runs if run.preset]
+    if preset:
+        lines += ["", "Scored by a fast curve preset of the per-epoch suite, not SentEval's protocol (fewer examples "
+                  "and tasks; its agreement with the full protocol: docs/curves.md): "
+                  + ", ".join(f"{run.name} ({run.preset})" for run in preset) + "."]
     probed = [run for run in runs if run.probes]
     if probed:
         tasks = [t for t in task_names(runs) if any(t in run.probes for run in probed)]

@@ -40,6 +40,8 @@ from sentence_lab.text.config_values import plain
 
 log = logging.getLogger(__name__)
 
+PRESET_NOTE = ("not SentEval's protocol: the scores of a fast curve preset (fewer examples and tasks: see `subsample` "
+               "and `tasks`), to follow a run's curves cheaply; its agreement with the full protocol: docs/curves.md")
 SUBSAMPLE_NOTE = ("not SentEval's protocol: each split capped at max_examples_per_split examples (a seeded random "
                   "subset, order kept); scores are not comparable with full-data results")
 
@@ -97,6 +99,9 @@ class EvalSuiteCallback(Callback):
         log_prefix: ``None`` logs ``<family>/<Task>``; a string logs ``<log_prefix>/<Task>`` instead.
         probing: where the probing tasks come from (auto: SentEval's, else X-Probe's, else the set generated
             from the shipped books; senteval, xprobe, generated, generated:<dir>).
+        preset: the name of the preset these settings are (``curves``: conf/callbacks/eval_suite/curves.yaml), or
+            ``None`` for the full protocol: recorded in each epoch's JSON (``preset``, ``protocol.preset``), and the
+            scores logged as ``<family>_<preset>/<Task>`` (``probing_curves/Length``), never as the full protocol's.
         vocab_expansion: evaluate with vocabulary expansion, as ``evaluate.py`` does a checkpoint (fit anew
             for each evaluation, removed afterwards); skipped, with the reason in the JSON, when impossible.
     """
@@ -105,8 +110,11 @@ class EvalSuiteCallback(Callback):
                  output_dir: str | Path | None = None, every_n_epochs: int = 1,
                  max_examples_per_split: int | None = None, subsample_seed: int = 1111,
                  log_prefix: str | None = None, vocab_expansion: bool = True, before_training: bool = True,
-                 time_budget_s: float | None = None, probing: str = "auto") -> None:
+                 time_budget_s: float | None = None, probing: str = "auto", preset: str | None = None) -> None:
         super().__init__()
+        if preset is not None and not str(preset).isidentifier():
+            raise ValueError(f"preset={preset!r}: a preset's name is a word (letters, digits, _), e.g. curves")
+        self.preset = None if preset is None else str(preset)
         self.probing = str(probing or "auto")
         self.before_training = bool(before_training)
         self.time_budget_s = None if time_budget_s is None else float(time_budget_s)
@@ -250,8 +258,8 @@ class EvalSuiteCallback(Callback):
         for task in self.task_names:
             values = [(e, s[task]) for e, s in sorted(self.history.items()) if s.get(task) is not None]
             if values:
-                metrics[f"hparams/final/{task}"] = float(dict(values).get(final_epoch, values[-1][1]))
-                metrics[f"hparams/best/{task}"] = float(max(v for _, v in values))
+                metrics[f"hparams/{self._kind('final')}/{task}"] = float(dict(values).get(final_epoch, values[-1][1]))
+                metrics[f"hparams/{self._kind('best')}/{task}"] = float(max(v for _, v in values))
         params = {key: value for key, value in dict(getattr(pl_module, "hparams", {})).items()}
         if not metrics:
             return
@@ -267,8 +275,15 @@ class EvalSuiteCallback(Callback):
             except Exception as err:  # noqa: BLE001
                 log.error("evaluation suite: final scores to %s failed: %s", type(logger).__name__, err)
 
+    def _kind(self, name: str) -> str:
+        """``name``, or ``<name>_<preset>`` for a preset's scores (``final_curves``, ``probing_curves``)."""
+        return f"{name}_{self.preset}" if self.preset else name
+
     def _tag(self, task: str) -> str:
-        return f"{self.log_prefix}/{task}" if self.log_prefix else task_tag(task)
+        if self.log_prefix:
+            return f"{self._kind(self.log_prefix)}/{task}"
+        family, name = task_tag(task).split("/", 1)
+        return f"{self._kind(family)}/{name}"
 
     def _open_epoch_results(self, trainer, pl_module, epoch: int, out_dir: Path) -> ResultsWriter:
         """The writer of ``epoch_NNN.json``, its header written (a file already there is replaced)."""
@@ -277,12 +292,16 @@ class EvalSuiteCallback(Callback):
                    "source": "EvalSuiteCallback during training", "epoch": epoch,
                    "global_step": int(trainer.global_step)}
         fields: dict[str, Any] = {"epoch": epoch}
+        if self.preset:
+            fields["preset"] = {"name": self.preset, "note": PRESET_NOTE}
         if self.max_examples_per_split is not None:
             fields["subsample"] = {"max_examples_per_split": self.max_examples_per_split, "seed": self.subsample_seed,
                                    "note": SUBSAMPLE_NOTE}
+        protocol: dict[str, Any] = {"max_examples_per_split": self.max_examples_per_split}
+        if self.preset:
+            protocol.update(preset=self.preset, standard=f"preset {self.preset}, not SentEval's")
         return self._suite.open_results(out_dir / f"epoch_{epoch:03d}.json", kind="epoch", encoder_description=encoder,
-                                        on_existing="overwrite",
-                                        protocol_fields={"max_examples_per_split": self.max_examples_per_split},
+                                        on_existing="overwrite", protocol_fields=protocol,
                                         **fields)
 
     def evaluate(self, trainer, pl_module, epoch: int, train_seconds: float | None = None) -> dict:
@@ -339,7 +358,8 @@ class EvalSuiteCallback(Callback):
         for message in doc.get("errors", {}).values():
             log.error("evaluation suite: epoch %d: %s", epoch, message)
         shown = ", ".join(f"{name} {s:.2f}" if s is not None else f"{name} n/a" for name, s in scores.items())
-        log.info("evaluation suite, epoch %d (%.0f s%s): %s -> %s", epoch, seconds,
+        log.info("evaluation suite%s, epoch %d (%.0f s%s): %s -> %s",
+                 f" (preset {self.preset}, not SentEval's protocol)" if self.preset else "", epoch, seconds,
                  f", {100 * cost['eval_share_of_epoch']:.0f}% of the epoch's training" if train_seconds else "",
                  shown or "no results", writer.path)
         return doc

@@ -48,6 +48,7 @@ CASES = [
     ("infersent_nli", [], {"rows", "patches", "differences"}, None),
     ("pruned_sweep", ["--parts", "pruned,resume,ddp"], {"pruned", "resume", "ddp"}, None),
     ("paired_test_calibration", [], {"task", "items", "rows"}, None),
+    ("curve_preset_agreement", [], {"preset", "checkpoints", "tasks", "cost"}, None),
 ]
 
 

@@ -35,6 +35,14 @@ def test_table_marks_and_mean():
     assert "| mean of 2 | 75.00 | 80.25 |" in table
 
 
+def test_a_presets_scores_are_named_as_not_senteval_s_and_against_full_ones_warned():
+    r = {"main_score": 70.0, "main_metric": "acc", "ntest": 1000}
+    preset = {**_run("b", MR=r), "protocol": {"name": "prototype", "preset": "curves"}}
+    table = compare_table([("a", _run("a", MR=r)), ("b", preset)])
+    assert "different protocols" in table and "preset curves are not SentEval's protocol" in table
+    assert "preset" not in compare_table([("a", _run("a", MR=r)), ("b", _run("b", MR=r))])
+
+
 def test_cli(tmp_path, capsys):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(json.dumps(_run("bow", STS13={"main_score": 0.5, "main_metric": "all.pearson.mean"})))

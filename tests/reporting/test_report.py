@@ -51,6 +51,16 @@ def test_table_has_final_and_best_scores_and_settings(tmp_path):
     assert "| a | qt | bow | books |" in (tmp_path / "report.md").read_text()
 
 
+def test_a_run_scored_by_the_curve_preset_is_named_in_the_report(tmp_path):
+    fake_run(tmp_path, "full", {0: {"Length": 50.0}})
+    preset = fake_run(tmp_path, "fast", {0: {"Length": 48.0}})
+    doc = {"epoch": 0, "preset": {"name": "curves"}, "results": {"Length": {"main_score": 48.0}}}
+    (preset / "eval" / "epoch_000.json").write_text(json.dumps(doc))
+    runs = build_report(tmp_path)
+    assert [(r.name, r.preset) for r in runs] == [("fast", "curves"), ("full", None)]
+    assert "not SentEval's protocol" in (text := (tmp_path / "report.md").read_text()) and "fast (curves)" in text
+
+
 def test_reference_results_sit_beside_the_runs(tmp_path):
     fake_run(tmp_path, "a", {0: {"Length": 50.0, "MR": 60.0}, 1: {"Length": 70.0, "MR": 58.0}})
     ref = tmp_path / "minilm.json"

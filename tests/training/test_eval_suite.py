@@ -308,3 +308,38 @@ def test_a_tasks_logged_name_is_its_family_then_its_name():
     """One name per idea: the TensorBoard families are the registry's families (``sts`` is a task group)."""
     assert [task_tag(t) for t in ("STS14", "STSBenchmark", "MR", "Length", "NotATask")] == [
         "similarity/STS14", "relatedness/STSBenchmark", "transfer/MR", "probing/Length", "eval/NotATask"]
+
+
+def test_a_presets_scores_are_marked_in_the_json_the_tags_and_the_final_scores(senteval_root, hash_encoder, tmp_path):
+    cb = EvalSuiteCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path,
+                          max_examples_per_split=30, preset="curves")
+    trainer = _trainer(tmp_path)
+    cb.on_train_epoch_end(trainer, _Model(hash_encoder))
+    doc = json.loads((tmp_path / "epoch_001.json").read_text())
+    assert doc["preset"]["name"] == "curves" and "not SentEval's protocol" in doc["preset"]["note"]
+    assert doc["protocol"]["preset"] == "curves" and doc["protocol"]["standard"] == "preset curves, not SentEval's"
+    step, logged = trainer.loggers[0].metrics[0]
+    assert step == 1 and set(logged) == {"probing_curves/Length", "transfer_curves/MR"}
+    cb.on_fit_end(trainer, _Model(hash_encoder))
+    assert set(trainer.loggers[0].metrics[-1][1]) == {"hparams/final_curves/Length", "hparams/best_curves/Length",
+                                                      "hparams/final_curves/MR", "hparams/best_curves/MR"}
+    assert cb.scores_at(1).keys() >= {"probing/Length", "transfer/MR"}  # what a sweep optimises keeps its name
+    with pytest.raises(ValueError, match="a preset's name is a word"):
+        EvalSuiteCallback(preset="my preset")
+
+
+def test_the_full_suite_and_the_curve_preset_are_options_of_one_config_group(tmp_path):
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        full = compose("train").callbacks.eval_suite
+        curves = compose("train", overrides=["callbacks/eval_suite=curves"]).callbacks.eval_suite
+        listed = compose("train", overrides=["callbacks=[default,epoch_checkpoints]", "callbacks/eval_suite=curves",
+                                             "evaluation@callbacks.eval_suite.params=full"]).callbacks
+        off = compose("train", overrides=["~callbacks.eval_suite"]).callbacks
+    assert full.preset is None and full.max_examples_per_split is None and full.params.name == "prototype"
+    assert full.tasks == ["probing", "similarity", "CR", "TREC"]
+    assert curves.preset == "curves" and curves.max_examples_per_split == 2000 and curves.params == full.params
+    assert "WordContent" not in curves.tasks and "CR" not in curves.tasks
+    assert listed.eval_suite.preset == "curves" and listed.eval_suite.params.name == "full"
+    assert "epoch_checkpoint" in listed and "eval_suite" not in off
+    made = instantiate(curves, data_dir=str(tmp_path), output_dir=str(tmp_path))
+    assert isinstance(made, EvalSuiteCallback) and made.preset == "curves" and made.max_examples_per_split == 2000
