@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -90,11 +91,7 @@ def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
     (``None``: on CUDA) runs the batch packed in one kernel call; otherwise each direction runs padded,
     batches of more than ``bucket_rows`` sentences in length buckets (``None``: the whole batch at once).
     """
-    if rnn.proj_size if isinstance(rnn, nn.LSTM) else False:
-        raise ValueError("LSTM projections (proj_size) are not supported by run_rnn")
-    run = _run_packed if (x.is_cuda if packed is None else packed) else functools.partial(
-        _run_buckets, bucket_rows=bucket_rows)
-    dtype = kernel_dtype(x)
+    run, dtype = _runner(rnn, x, bucket_rows, packed, "run_rnn")
     if dtype is not None:
         with torch.autocast(x.device.type, enabled=False):
             weights = [w.to(dtype) for w in rnn._flat_weights]  # cast once for every bucket
@@ -109,13 +106,9 @@ def run_rnn_layers(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor
     one-layer RNN over the layer below's states (the last entry is ``run_rnn``'s result; the probing suite's
     per-layer view, ``sentence_lab.evaluation.layer_store``). Training never runs this: ``run_rnn`` runs every
     layer in one kernel call on the GPU."""
-    if rnn.proj_size if isinstance(rnn, nn.LSTM) else False:
-        raise ValueError("LSTM projections (proj_size) are not supported by run_rnn_layers")
+    run, dtype = _runner(rnn, x, bucket_rows, packed, "run_rnn_layers")
     weights = cast(list[torch.Tensor], rnn._flat_weights)
     per_layer = len(weights) // rnn.num_layers
-    run = _run_packed if (x.is_cuda if packed is None else packed) else functools.partial(
-        _run_buckets, bucket_rows=bucket_rows)
-    dtype = kernel_dtype(x)
     layer_input, out = x, []
     with torch.autocast(x.device.type, enabled=False) if dtype is not None else contextlib.nullcontext():
         for layer in range(rnn.num_layers):
@@ -129,6 +122,17 @@ def run_rnn_layers(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor
             if rnn.dropout and rnn.training and layer < rnn.num_layers - 1:
                 layer_input = F.dropout(layer_input, rnn.dropout, training=True)
     return out
+
+
+def _runner(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, bucket_rows: int | None, packed: bool | None,
+            caller: str) -> tuple[Callable[..., tuple[torch.Tensor, torch.Tensor]], torch.dtype | None]:
+    """How ``caller`` runs ``rnn`` on ``x``: packed in one kernel call (``packed``; ``None``: on CUDA) or padded in
+    length buckets, and the dtype to cast to for the kernel (``kernel_dtype``; ``None``: as it is)."""
+    if rnn.proj_size if isinstance(rnn, nn.LSTM) else False:
+        raise ValueError(f"LSTM projections (proj_size) are not supported by {caller}")
+    run = _run_packed if (x.is_cuda if packed is None else packed) else functools.partial(
+        _run_buckets, bucket_rows=bucket_rows)
+    return run, kernel_dtype(x)
 
 
 def _run_packed(rnn: Recurrent, x: torch.Tensor, lengths: torch.Tensor,

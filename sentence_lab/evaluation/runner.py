@@ -188,25 +188,27 @@ def score_layers(spec: TaskSpec, data: TaskData, cache: EmbeddingCache, run_para
     encoder = cast(EncodesLayers, cache.encoder)
     t0 = time.perf_counter()
     out: dict[str, dict] = {}
+    preds: dict[str, np.ndarray] = {}  # each layer's predictions on the task's items: kept only if every layer scores
     with LayerStore.encode(encoder, data.sentences(), cache.batch_size, name=cache.name) as store:
         for k in range(len(store)):
             if k == len(store) - 1 and encoder.layers_end_with_output:
                 out[str(k)] = {key: result[key] for key in OUTPUT_SCORE_KEYS if key in result} | {
                     "width": store.widths[k], "output": True}
                 if "items" in result:
-                    result["items"][f"layer_{k}/pred"] = result["items"]["pred"]
+                    preds[f"layer_{k}/pred"] = result["items"]["pred"]
                 continue
             started = time.perf_counter()
             layer = score(spec, data, store.embedder(k), run_params)
             layer.pop("yhat", None)
-            if "items" in result and "items" in layer:  # the layer's predictions on the task's items
-                result["items"][f"layer_{k}/pred"] = layer.pop("items")["pred"]
-            layer.pop("items", None)
+            if "items" in layer:
+                preds[f"layer_{k}/pred"] = layer.pop("items")["pred"]
             metric = result["main_metric"]
             out[str(k)] = {"main_score": get_path(layer, metric), "main_metric": metric,
                            **({"main_score_sd": layer["sd"][metric]} if metric in layer.get("sd", {}) else {}),
                            **layer, "width": store.widths[k], "seconds": round(time.perf_counter() - started, 3)}
         encode_seconds = store.seconds
+    if "items" in result:
+        result["items"].update(preds)
     return {"layers": out, "layers_seconds": round(time.perf_counter() - t0, 3),
             "layers_encode_seconds": round(encode_seconds, 3)}
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sentence_lab.evaluation import runner
 from sentence_lab.evaluation.layer_store import LayerStore
 from sentence_lab.evaluation.protocol import ProtocolParams
-from sentence_lab.evaluation.results import read_results
+from sentence_lab.evaluation.results import items_path, read_items, read_results
 from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.evaluation.text_encoders import NonFiniteOutput
 from sentence_lab.training.eval_suite import layer_metrics
@@ -83,6 +84,24 @@ def test_broken_layers_fail_alone_and_encoders_without_layers_are_named(senteval
     flat = EvaluationSuite(["MR"], senteval_root, FAST, layers=True).run(HashEncoder(), tmp_path / "flat.json")
     assert scores(flat) == scores(plain)
     assert flat["results"]["MR"]["layers_error"].startswith("hash does not expose its layers")
+
+
+def test_a_layer_failing_after_others_scored_leaves_no_layer_predictions(senteval_root, tmp_path, monkeypatch):
+    calls = []
+
+    def third_call_fails(*args, **kwargs):  # the output, layer 0, then layer 1 fails
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("layer 1's probe failed")
+        return score(*args, **kwargs)
+
+    score = runner.score
+    monkeypatch.setattr(runner, "score", third_call_fails)
+    doc = EvaluationSuite(["MR"], senteval_root, FAST, layers=True).run(Layered(top_is_output=False),
+                                                                       tmp_path / "r.json")
+    assert doc["results"]["MR"]["layers_error"] == "RuntimeError: layer 1's probe failed" and len(calls) == 3
+    items = read_items(items_path(tmp_path / "r.json"))["MR"]
+    assert "pred" in items and not [c for c in items if c.startswith("layer_")]  # layer 0's were not kept
 
 
 def test_the_layer_store_reads_rows_by_sentence_and_removes_its_files(tmp_path):
