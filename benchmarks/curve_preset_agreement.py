@@ -21,6 +21,7 @@ checkpoint's two scores. Prints a table per task and the cost (seconds per evalu
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import tempfile
@@ -120,6 +121,20 @@ def score(callback: EvalSuiteCallback, model: Any, checkpoint: Checkpoint, out_d
     checkpoint.preset_file = out_dir / f"epoch_{checkpoint.epoch:03d}.json"
 
 
+def scored_before(checkpoint: Checkpoint, out_dir: Path, preset: str) -> bool:
+    """Whether ``out_dir`` (``--scores-dir`` of an earlier call) holds this checkpoint's complete preset results:
+    then they are read instead of scored again (their ``eval_seconds`` as the cost)."""
+    path = out_dir / f"epoch_{checkpoint.epoch:03d}.json"
+    try:
+        doc = read_results(path)
+    except (OSError, ValueError):
+        return False
+    complete = (doc.get("preset") or {}).get("name") == preset and doc.get("eval_seconds") is not None
+    if complete:
+        checkpoint.preset_file, checkpoint.preset_seconds = path, float(doc["eval_seconds"])
+    return complete
+
+
 def called_different(checkpoints: list[Checkpoint], task: str, resamples: int) -> list[tuple[int, int]]:
     """The pairs inside a stratum whose full-protocol predictions differ by the paired test (p < 0.05)."""
     out = []
@@ -135,7 +150,20 @@ def called_different(checkpoints: list[Checkpoint], task: str, resamples: int) -
     return out
 
 
-def agreement_rows(checkpoints: list[Checkpoint], resamples: int) -> list[dict]:
+def different_pairs(checkpoints: list[Checkpoint], task: str, resamples: int,
+                    cache: Path | None) -> list[tuple[int, int]]:
+    """``called_different``, kept in ``cache`` (a JSON file in ``--scores-dir``) by the two results files' paths: the
+    full protocol's tests do not depend on the preset, so a second preset reads them."""
+    known = json.loads(cache.read_text()) if cache is not None and cache.is_file() else {}
+    key = f"{task} {resamples} " + " ".join(str(c.full_file) for c in checkpoints)
+    if key not in known:
+        known[key] = called_different(checkpoints, task, resamples)
+        if cache is not None:
+            cache.write_text(json.dumps(known))
+    return [tuple(pair) for pair in known[key]]
+
+
+def agreement_rows(checkpoints: list[Checkpoint], resamples: int, cache: Path | None = None) -> list[dict]:
     """Per task the preset scored on every checkpoint: its agreement with the full protocol."""
     full = [read_results(c.full_file)["results"] for c in checkpoints]
     cheap = [read_results(c.preset_file)["results"] for c in checkpoints]
@@ -143,7 +171,7 @@ def agreement_rows(checkpoints: list[Checkpoint], resamples: int) -> list[dict]:
     rows = []
     for task in tasks:
         found = agreement(task, [doc[task]["main_score"] for doc in full], [doc[task]["main_score"] for doc in cheap],
-                          [c.stratum for c in checkpoints], called_different(checkpoints, task, resamples))
+                          [c.stratum for c in checkpoints], different_pairs(checkpoints, task, resamples, cache))
         rows.append(found.as_dict())
         share = f"{100 * found.same_order_share:.0f}%" if found.different else "-"
         print(f"| {task} | {found.tau:.2f} | {found.pairs} | {found.different} | {share} | "
@@ -207,9 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("runs", nargs="*", type=Path, help="sweep or run folders (train.py with epoch checkpoints)")
     parser.add_argument("--preset", default="curves", help="conf/callbacks/eval_suite/<preset>.yaml")
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SENTENCE_DATA", "data")))
-    parser.add_argument("--resamples", type=int, default=2000, help="permutations of the paired test (correlations)")
+    parser.add_argument("--resamples", type=int, default=500,
+                        help="permutations of the paired test for correlations (accuracies: McNemar's exact test)")
     parser.add_argument("--scores-dir", type=Path, default=None,
-                        help="where the preset's results files go (default: a temporary folder)")
+                        help="where the preset's results files go (default: a temporary folder); those already "
+                        "there from an earlier call are read, not scored again")
     benchmark.add_options(parser, "six untrained models, a small full protocol and a preset on a made-up tree")
     args = parser.parse_args(argv)
     run = benchmark.start("curve_preset_agreement", args, ROOT)
@@ -227,9 +257,14 @@ def main(argv: list[str] | None = None) -> int:
             if not checkpoints:
                 parser.error("no full-protocol evaluation with its checkpoint under the folders given")
             callback = preset_callback(args.preset, args.data_dir, scores_dir)
-            for i, checkpoint in enumerate(checkpoints):
+            for checkpoint in checkpoints:
+                run_path = Path(checkpoint.run)
+                out_dir = scores_dir / f"{run_path.parent.name}_{run_path.name}"
+                if scored_before(checkpoint, out_dir, args.preset):
+                    print(f"{checkpoint.objective} seed {checkpoint.seed} epoch {checkpoint.epoch}: scored before, "
+                          f"in {out_dir}")
+                    continue
                 model = SentenceModel.load_checkpoint(str(checkpoint.path), map_location="cpu")
-                out_dir = scores_dir / f"{i:03d}_{Path(checkpoint.run).name}"
                 score(callback, model, checkpoint, out_dir)
                 print(f"{checkpoint.objective} seed {checkpoint.seed} epoch {checkpoint.epoch}: preset in "
                       f"{checkpoint.preset_seconds:.1f} s", flush=True)
@@ -237,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(checkpoints)} checkpoints in {len(strata)} strata (objective, epoch)\n")
         print("| task | tau | pairs | called different | ordered the same | largest abs difference | goal |\n"
               "|---|---|---|---|---|---|---|")
-        rows = agreement_rows(checkpoints, 200 if run.smoke else args.resamples)
+        rows = agreement_rows(checkpoints, 200 if run.smoke else args.resamples,
+                              None if run.smoke else scores_dir / "full_protocol_tests.json")
         print(f"\ngoal: tau >= {TAU_GOAL} and >= {100 * SAME_ORDER_GOAL:.0f}% of the pairs called different")
         costs = cost(checkpoints)
         run.write({"preset": args.preset, "checkpoints": [

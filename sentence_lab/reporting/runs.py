@@ -121,7 +121,9 @@ def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
         for task, result in doc.get("results", {}).items():
             add_result(run, task, result, epoch)
         run.last_results, run.last_path = doc, path
-        run.preset = (doc.get("preset") or {}).get("name") or run.preset
+        preset = doc.get("preset")
+        if isinstance(preset, dict) and preset.get("name"):
+            run.preset = str(preset["name"])
     run.loss = read_scalars(run_dir).get("train/loss_step", [])
     tests = run_dir / "test_results.json"
     if tests.is_file():

@@ -337,9 +337,9 @@ def test_the_full_suite_and_the_curve_preset_are_options_of_one_config_group(tmp
         off = compose("train", overrides=["~callbacks.eval_suite"]).callbacks
     assert full.preset is None and full.max_examples_per_split is None and full.params.name == "prototype"
     assert full.tasks == ["probing", "similarity", "CR", "TREC"]
-    assert curves.preset == "curves" and curves.max_examples_per_split == 1000 and curves.params == full.params
+    assert curves.preset == "curves" and curves.max_examples_per_split == 5000 and curves.params == full.params
     assert "WordContent" not in curves.tasks and "CR" not in curves.tasks
     assert listed.eval_suite.preset == "curves" and listed.eval_suite.params.name == "full"
     assert "epoch_checkpoint" in listed and "eval_suite" not in off
     made = instantiate(curves, data_dir=str(tmp_path), output_dir=str(tmp_path))
-    assert isinstance(made, EvalSuiteCallback) and made.preset == "curves" and made.max_examples_per_split == 1000
+    assert isinstance(made, EvalSuiteCallback) and made.preset == "curves" and made.max_examples_per_split == 5000
