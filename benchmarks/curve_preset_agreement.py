@@ -21,6 +21,7 @@ checkpoint's two scores. Prints a table per task and the cost (seconds per evalu
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -50,6 +51,11 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("PROJECT_ROOT", str(ROOT))
 ALPHA = 0.05
 SMOKE_PARAMS = {"kfold": 2, "l2_grid": [1e-3], "max_epoch": 4, "epoch_size": 1}
+
+
+# A results file and its per-item file are read once, however many pairs, tasks and tables use them.
+results_of = functools.cache(read_results)
+items_of = functools.cache(lambda results_file: read_items(items_path(results_file)))
 
 
 @dataclass
@@ -90,7 +96,7 @@ def find_checkpoints(roots: list[Path]) -> tuple[list[Checkpoint], list[str]]:
         choices = (yaml.safe_load(hydra_file.read_text()) or {}).get("hydra", {}).get("runtime", {}).get(
             "choices", {}) if hydra_file.is_file() else {}
         for full_file in sorted((run_dir / "eval").glob("epoch_*.json")):
-            doc = read_results(full_file)
+            doc = results_of(full_file)
             epoch = int(doc.get("epoch", full_file.stem.split("_")[-1]))
             if doc.get("preset") or doc.get("subsample"):
                 skipped.append(f"{full_file}: not the full protocol (a preset or a subsample)")
@@ -139,11 +145,11 @@ def called_different(checkpoints: list[Checkpoint], task: str, resamples: int) -
     """The pairs inside a stratum whose full-protocol predictions differ by the paired test (p < 0.05)."""
     out = []
     for i, j in within_pairs([c.stratum for c in checkpoints]):
-        a, b = (read_items(items_path(checkpoints[k].full_file)).get(task) for k in (i, j))
+        a, b = (items_of(checkpoints[k].full_file).get(task) for k in (i, j))
         if a is None or b is None or "pred" not in a or "pred" not in b:
             continue
         aligned(a, b, task)
-        result = read_results(checkpoints[i].full_file)["results"][task]
+        result = results_of(checkpoints[i].full_file)["results"][task]
         metric = metric_for(result["regime"], result["main_metric"])
         if permutation_p(a["pred"], b["pred"], a, metric, resamples=resamples) < ALPHA:
             out.append((i, j))
@@ -165,8 +171,8 @@ def different_pairs(checkpoints: list[Checkpoint], task: str, resamples: int,
 
 def agreement_rows(checkpoints: list[Checkpoint], resamples: int, cache: Path | None = None) -> list[dict]:
     """Per task the preset scored on every checkpoint: its agreement with the full protocol."""
-    full = [read_results(c.full_file)["results"] for c in checkpoints]
-    cheap = [read_results(c.preset_file)["results"] for c in checkpoints]
+    full = [results_of(c.full_file)["results"] for c in checkpoints]
+    cheap = [results_of(c.preset_file)["results"] for c in checkpoints]
     tasks = [t for t in cheap[0] if all(doc.get(t, {}).get("main_score") is not None for doc in full + cheap)]
     rows = []
     for task in tasks:
@@ -184,7 +190,7 @@ def cost(checkpoints: list[Checkpoint]) -> dict[str, dict]:
     out = {}
     for objective in sorted({c.objective for c in checkpoints}):
         mine = [c for c in checkpoints if c.objective == objective]
-        docs = [read_results(c.full_file) for c in mine]
+        docs = [results_of(c.full_file) for c in mine]
         full = [d["eval_seconds"] for d in docs if d.get("eval_seconds")]
         epochs = [d["epoch_train_seconds"] for d in docs if d.get("epoch_train_seconds")]
         preset = [c.preset_seconds for c in mine if c.preset_seconds]
@@ -279,8 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         run.write({"preset": args.preset, "checkpoints": [
             {"run": c.run, "objective": c.objective, "seed": c.seed, "epoch": c.epoch,
              "preset_seconds": c.preset_seconds,
-             "full": {t: r.get("main_score") for t, r in read_results(c.full_file)["results"].items()},
-             "preset_scores": {t: r.get("main_score") for t, r in read_results(c.preset_file)["results"].items()}}
+             "full": {t: r.get("main_score") for t, r in results_of(c.full_file)["results"].items()},
+             "preset_scores": {t: r.get("main_score") for t, r in results_of(c.preset_file)["results"].items()}}
             for c in checkpoints], "tasks": rows, "cost": costs, "skipped": skipped, "alpha": ALPHA})
     return 0
 
