@@ -26,11 +26,13 @@ generator, so with dropout the two agree in distribution only.
 
 Speed: on the CPU a linear probe without dropout steps through :mod:`sentence_lab.evaluation.probe_kernels` (one
 compiled pass per step reads each row once, straight from the feature matrix); otherwise (MLP, dropout, wide outputs,
-a GPU) the features get a column of ones once per fit and a step gathers the live groups' rows into a buffer
-for torch's products ``W @ Xb^T`` and ``dZ @ Xb``. Buffers are kept across steps; Adam with equal step counts
-runs torch's fused kernel. On a GPU an epoch whose groups all step at every step is recorded once as a CUDA graph
-and replayed (:mod:`sentence_lab.evaluation.step_graphs`). What the engine reads and computes is counted in
-``FitResult.work`` (``benchmarks/eval_speed.py --high-dim``).
+a GPU) the features get a column of ones once per fit, the rows and weighted targets of an epoch's steps are
+gathered at once (``GATHER_BUDGET``), and a step dispatches only torch's products ``W @ Xb^T`` and ``dZ @ Xb``, the
+softmax, the loss's gradient and the update: 10 kernels a step for a linear probe under RMSprop, 6 under Adam
+(torch's fused kernel, when all groups share a step count), 9 for the relatedness regression
+(:mod:`sentence_lab.evaluation.dispatch_counts`, ``benchmarks/suite_dispatch.py``). On a GPU an epoch whose groups
+all step at every step is recorded once as a CUDA graph and replayed (:mod:`sentence_lab.evaluation.step_graphs`).
+What the engine reads and computes is counted in ``FitResult.work`` (``benchmarks/eval_speed.py --high-dim``).
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ __all__ = ["Group", "FitResult", "BatchPlan", "StackedProbe", "MaskedOptimizer",
 log = logging.getLogger(__name__)
 
 EVAL_BUDGET = 1 << 24  # floats materialised at once when scoring dev or test rows
+GATHER_BUDGET = 1 << 24  # floats of training rows gathered at once, for as many steps of an epoch as they hold
 
 
 def features_stay_on_host(nbytes: int, device: torch.device, budget_gb: float) -> bool:
@@ -264,7 +267,30 @@ class StackedProbe:
             self._targets = T.new_empty(G * B, T.shape[1])
         Xb = self._gather(X, step.rows.view(-1), self._rows[: G * B]).view(G, B, -1)
         Tb = torch.index_select(T, 0, step.rows.view(-1), out=self._targets[: G * B])
-        return self.gradients(Xb, Tb.view(G, B, 1, -1).permute(0, 2, 3, 1), step.weight, loss)
+        return self.gradients(Xb, _weighted_targets(Tb.view(1, G, B, -1), step.weight[None])[0], step.weight, loss)
+
+    def epoch_gradients(self, X: torch.Tensor, T: torch.Tensor, steps: EpochSteps,
+                        loss: str) -> Iterator[tuple[Step, list[torch.Tensor]]]:
+        """Each step of an epoch with its gradients (the caller updates the weights between two): on the torch path
+        the rows and targets of as many steps as ``GATHER_BUDGET`` floats hold are gathered, and the targets weighted,
+        in one pass each, so that a step dispatches its products, the loss's gradient and nothing else; the values are
+        :meth:`step_gradients`'. Gradients are computed when asked for, so after the previous step's update."""
+        if self.fused or self.staged:
+            for step in steps.each():
+                yield step, self.step_gradients(X, T, step, loss)
+            return
+        S, G, B = steps.rows.shape
+        chunk = max(1, GATHER_BUDGET // (G * B * X.shape[1]))
+        each = steps.each()
+        for start in range(0, S, chunk):
+            rows = steps.rows[start : start + chunk]
+            c = len(rows)
+            Xc = torch.index_select(X, 0, rows.reshape(-1)).view(c, G, B, -1)
+            Tc = _weighted_targets(torch.index_select(T, 0, rows.reshape(-1)).view(c, G, B, -1),
+                                   steps.weight[start : start + c])
+            for i in range(c):
+                step = next(each)
+                yield step, self.gradients(Xc[i], Tc[i], step.weight, loss)
 
     def logits_at(self, X: torch.Tensor, idx: torch.Tensor, count: np.ndarray,
                   budget: int = EVAL_BUDGET) -> Iterator[tuple[slice, torch.Tensor]]:
@@ -307,20 +333,21 @@ class StackedProbe:
         W2 = W[1].view(G * L, W[1].shape[2], -1)
         return torch.bmm(W2, A.view(G * L, -1, B)).view(G, L, -1, B), (A, keep)
 
-    def gradients(self, Xb: torch.Tensor, T: torch.Tensor, weight: torch.Tensor, loss: str) -> list[torch.Tensor]:
+    def gradients(self, Xb: torch.Tensor, NTw: torch.Tensor, weight: torch.Tensor, loss: str) -> list[torch.Tensor]:
         """Gradients of the sum over members of each member's mean loss on its minibatch.
 
-        ``Xb [G, B, d + 1]``, targets ``T [G, 1, C, B]`` (one-hot, or relatedness's class distribution),
-        ``weight [G, 1, 1, B]`` (``1 / rows``, 0 on padding; ``2 / (C rows)`` for the MSE).
+        ``Xb [G, B, d + 1]``; ``NTw [G, 1, C, B]``: the targets (one-hot, or relatedness's class distribution) times
+        minus ``weight [G, 1, 1, B]`` (``1 / rows``, 0 on padding; ``2 / (C rows)`` for the MSE), so that the
+        weighted residual ``(P - T) w`` is one pass, ``P w - T w``.
         """
         G, L = self.params[0].shape[:2]
         B = Xb.shape[1]
         Z, hidden = self.logits(Xb, train=True)
         P = torch.softmax(Z, 2)
         if loss == "cross_entropy":
-            dZ = P.sub_(T).mul_(weight)
+            dZ = torch.addcmul(NTw, P, weight, out=P)
         else:  # "softmax_mse": mean over rows and classes of (P - T)^2 (the weights carry its 2 / C), via the softmax
-            D = (P - T).mul_(weight)
+            D = torch.addcmul(NTw, P, weight, out=torch.empty_like(P))  # P's layout, whatever the targets' strides
             dZ = D.sub_((P * D).sum(2, keepdim=True)).mul_(P)
         k = Xb.shape[-1]
         if hidden is None:
@@ -332,11 +359,17 @@ class StackedProbe:
         torch.bmm(dZ3, A.view(GL, h + 1, B).transpose(1, 2), out=self.grads[1].view(GL, -1, h + 1))
         a = A[:, :, :h]
         dA = torch.bmm(self.params[1].view(GL, -1, h + 1)[..., :h].transpose(1, 2), dZ3).view(G, L, h, B)
-        dZ1 = dA.mul_(a).mul_(1 - a)
+        dZ1 = torch.ops.aten.sigmoid_backward(dA, a)  # dA a (1 - a), one pass
         if keep is not None:
             dZ1.mul_(keep)
         torch.bmm(dZ1.view(G, L * h, B), Xb, out=self.grads[0].view(G, L * h, k))
         return self.grads
+
+
+def _weighted_targets(T: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """Targets of steps' rows ``[S, G, B, C]`` times minus their loss weights ``[S, G, 1, 1, B]``, in the layout
+    :meth:`StackedProbe.gradients` reads, ``[S, G, 1, C, B]``."""
+    return torch.mul(T.permute(0, 1, 3, 2).unsqueeze(2), weight).neg_()
 
 
 def _per_group(values: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
@@ -367,6 +400,7 @@ class MaskedOptimizer:
         self.tmp = [torch.empty_like(p) for p in params]  # each update's denominator, in place
         self.wd = torch.as_tensor(l2, dtype=params[0].dtype, device=params[0].device)
         self.decay = bool(np.any(l2))  # relatedness has none
+        self._counts: torch.Tensor | None = None  # step counts 1, 2, ... for the fused Adam (_count_tensor)
         self._set_steps(np.zeros(len(l2), dtype=np.int64))
 
     def _set_steps(self, steps: np.ndarray) -> None:
@@ -378,6 +412,13 @@ class MaskedOptimizer:
         self._set_steps(self.steps[keep.cpu().numpy()])
         self.state = [{k: v[keep][:, members] for k, v in st.items()} for st in self.state]
         self.tmp = [t[keep][:, members] for t in self.tmp]
+
+    def _count_tensor(self, k: int, device: torch.device) -> torch.Tensor:
+        """Step count ``k`` as a float32 scalar on ``device`` for the fused kernel, which only reads it: a view into a
+        table of counts made once (and again at twice the length when outgrown), not a new tensor a step."""
+        if self._counts is None or len(self._counts) < k or self._counts.device != device:
+            self._counts = torch.arange(1, max(2 * k, 1024) + 1, dtype=torch.float32, device=device)
+        return self._counts[k - 1]
 
     def _factor(self, fn: Callable[[int], float], p: torch.Tensor):
         """``fn(step)`` as torch computes it (a Python float), per group as ``[G, 1, ...]`` when counts differ."""
@@ -419,8 +460,7 @@ class MaskedOptimizer:
             if self.decay:
                 g.addcmul_(p, _per_group(self.wd, p))
             if self._fused_adam(p):  # torch's fused Adam: the same rule in one kernel
-                steps = (step_count if step_count is not None
-                         else torch.full((), float(self.steps[0]), dtype=torch.float32, device=p.device))
+                steps = step_count if step_count is not None else self._count_tensor(int(self.steps[0]), p.device)
                 torch._fused_adam_([p], [g], [st["exp_avg"]], [st["exp_avg_sq"]], [], [steps], lr=hp["lr"],
                                    beta1=hp["beta1"], beta2=hp["beta2"], weight_decay=0.0, eps=hp["eps"],
                                    amsgrad=False, maximize=False)
@@ -615,8 +655,8 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
             if replayed:
                 work["graph_epochs"] += 1
             else:
-                for step in steps.each():
-                    opt.step(model.params, model.step_gradients(Xt, T, step, loss), step.active)
+                for step, grads in model.epoch_gradients(Xt, T, steps, loss):
+                    opt.step(model.params, grads, step.active)
             work["steps"] += len(steps.rows)
             work["rows"] += steps.rows.numel()
             work["member_rows"] += steps.rows.numel() * len(members)
