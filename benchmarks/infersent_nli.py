@@ -3,6 +3,8 @@
     git -C <InferSent clone> archive c752882~1 | tar -x -C /tmp/InferSent     # the last revision with train_nli.py
     python benchmarks/infersent_nli.py --infersent /tmp/InferSent --sizes 2048 --pairs 640 --dev-pairs 320  # speed
     python benchmarks/infersent_nli.py --infersent /tmp/InferSent --sizes 256 --pairs 36389       # one epoch, dev acc
+    python benchmarks/infersent_nli.py --infersent /tmp/InferSent --sizes 2048 --pairs 192 --dev-pairs 64 \
+        --count-dispatch 2      # the operators a batch dispatches on each side, as a GPU would launch them
     python benchmarks/infersent_nli.py --smoke [--infersent /tmp/InferSent]   # made-up pairs, 2 x 16, seconds
 
 Both sides, one after the other in this run, train a BiLSTM-max (``--sizes``: hidden units per direction) over the
@@ -19,8 +21,10 @@ where the comparison needs it; every patch is printed and recorded (``PATCHES``)
 loop's seconds (InferSent: its ``trainepoch``, batch preparation included; ours, ``python train.py objective=nli
 experiment=nli`` on the same files: from the first batch's start to the last batch's end, data loading included,
 ``benchmarking.LoopTimer``), pairs/s and sentences/s (two a pair), and SNLI dev accuracy after the
-same pairs. Where the two models still differ is recorded too (``DIFFERENCES``). The figures go to a JSON record
-(``--output``, default ``logs/benchmarks/infersent_nli/<time>.json``).
+same pairs. Where the two models still differ is recorded too (``DIFFERENCES``). ``--count-dispatch N``: both loops'
+operators in N batches after the first (``sentence_lab.benchmarking.StepDispatch``: kernels, views, host reads, the
+recurrent call counted as cuDNN's one kernel each way), ours packed as on a GPU (``+encoder.packed=true``). The
+figures go to a JSON record (``--output``, default ``logs/benchmarks/infersent_nli/<time>.json``).
 """
 from __future__ import annotations
 
@@ -99,6 +103,21 @@ ONE_HIDDEN_LAYER = ("models.py",
                     "                nn.Linear(self.fc_dim, self.fc_dim),\n                nn.Tanh(),\n",
                     "                nn.Tanh(),\n",
                     "ablation: the nonlinear classifier with one hidden layer (the paper's and ours), not two")
+# With --count-dispatch: each training batch of InferSent's loop (batch preparation, forward, loss, backward, its
+# gradient-norm loop and the update) counted by sentence_lab.benchmarking.StepDispatch, as ours is by TrainStepDispatch.
+COUNT_DISPATCH = [
+    ("train_nli.py", "import torch\n",
+     "import torch\nimport json as _json\nfrom sentence_lab.benchmarking import StepDispatch as _StepDispatch\n"
+     "_dispatch = _StepDispatch(int(os.environ['BENCH_DISPATCH_STEPS']), skip=1)\n",
+     "count what each training batch dispatches (--count-dispatch)"),
+    ("train_nli.py", "params.batch_size):\n        # prepare batch\n",
+     "params.batch_size):\n        _dispatch.start()\n        # prepare batch\n", "a batch's count starts"),
+    ("train_nli.py", "        optimizer.param_groups[0]['lr'] = current_lr\n",
+     "        optimizer.param_groups[0]['lr'] = current_lr\n        _dispatch.end()\n", "and ends after the update"),
+    ("train_nli.py", "    train_acc = round(100 * correct/len(s1), 2)\n",
+     f"    print('{MARK} dispatch', _json.dumps(_dispatch.record()), flush=True)\n"
+     "    train_acc = round(100 * correct/len(s1), 2)\n", "report the counts after the epoch"),
+]
 DIFFERENCES = [
     "classifier: InferSent's default (nonlinear_fc 0) is three linear layers 4*2H -> 512 -> 512 -> 3 with no "
     "non-linearity; ours is the paper's MLP, 4*2H -> 512 (tanh) -> 3",
@@ -111,7 +130,7 @@ DIFFERENCES = [
     "order: both shuffle the pairs once an epoch with seed 1234 (InferSent np.random.permutation, ours its epoch "
     "sampler), so the batches differ",
     "the recurrent pass: InferSent packs each batch (time-major) for torch's LSTM; ours runs it padded in length "
-    "buckets on the CPU, packed on a GPU (sentence_lab/encoders/rnn.py)",
+    "buckets on the CPU, packed on a GPU or with encoder.packed=true (sentence_lab/encoders/rnn.py)",
 ]
 
 
@@ -170,18 +189,22 @@ def patched_infersent(source: Path, target: Path, ablations: list[tuple[str, str
 
 
 def run_infersent(folder: Path, data: Path, glove: Path, hidden: int, pairs: int, device: str,
-                  extra: list[str]) -> dict:
+                  extra: list[str], dispatch_steps: int = 0) -> dict:
     cmd = [sys.executable, "train_nli.py", "--nlipath", str(data), "--word_emb_path", str(glove),
            "--word_emb_dim", "50", "--enc_lstm_dim", str(hidden), "--encoder_type", "InferSent", "--n_epochs", "1",
            "--batch_size", "64", "--optimizer", "sgd,lr=0.1", "--max_norm", "5", "--outputdir", str(folder / "out"),
            *extra]
-    env = dict(os.environ, BENCH_DEVICE=device, BENCH_PAIRS=str(pairs), PYTHONPATH=str(folder))
+    env = dict(os.environ, BENCH_DEVICE=device, BENCH_PAIRS=str(pairs), BENCH_DISPATCH_STEPS=str(dispatch_steps),
+               PYTHONPATH=os.pathsep.join([str(folder), str(ROOT)]))
     done = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"InferSent's train_nli.py failed:\n{done.stderr[-3000:]}")
-    found = dict(re.findall(rf"^{MARK} (\w+) (\S+)$", done.stdout, re.M))
-    return {"train_seconds": float(found["train_seconds"]), "dev_acc": float(found["dev_acc"]),
-            "train_curve": train_curve(done.stdout)}
+    found = dict(re.findall(rf"^{MARK} (\w+) (.+)$", done.stdout, re.M))
+    result = {"train_seconds": float(found["train_seconds"]), "dev_acc": float(found["dev_acc"]),
+              "train_curve": train_curve(done.stdout)}
+    if "dispatch" in found:
+        result["dispatch"] = json.loads(found["dispatch"])
+    return result
 
 
 def train_curve(stdout: str) -> list[dict]:
@@ -205,7 +228,7 @@ def profile_rows(text: str, top: int = 15) -> list[str]:
 
 
 def run_ours(data: Path, out: Path, hidden: int, device: str, seed: int, profile: bool = False,
-             extra: list[str] | None = None) -> dict:
+             extra: list[str] | None = None, dispatch_steps: int = 0) -> dict:
     """``python train.py objective=nli experiment=nli`` on the written files, one epoch, timed by
     ``benchmarking.LoopTimer``; with ``profile``, under Lightning's ``SimpleProfiler`` (each hook's and step part's
     seconds: where a step's time goes besides the model); ``extra``: more Hydra overrides (an ablation)."""
@@ -221,12 +244,19 @@ def run_ours(data: Path, out: Path, hidden: int, device: str, seed: int, profile
     if profile:
         cmd.append(f"++trainer.profiler={{_target_: lightning.pytorch.profilers.SimpleProfiler, dirpath: '{out}', "
                    "filename: profile}")
+    if dispatch_steps:  # the batch packed, as a GPU runs it (the CPU's default is padded buckets)
+        cmd += ["+encoder.packed=true",
+                "+callbacks.step_dispatch._target_=sentence_lab.benchmarking.TrainStepDispatch",
+                f"+callbacks.step_dispatch.output={out / 'dispatch.json'}",
+                f"+callbacks.step_dispatch.steps={dispatch_steps}"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"train.py objective=nli failed:\n{done.stderr[-3000:]}")
     timed = json.loads(record.read_text())
     result = {"train_seconds": timed["seconds"], "batches": timed["batches"],
               "dev_acc": round(100 * timed["metrics"]["val/acc"], 2)}
+    if dispatch_steps:
+        result["dispatch"] = json.loads((out / "dispatch.json").read_text())
     if profile:
         report = out / "fit-profile.txt"
         result["profile"] = profile_rows(report.read_text()) if report.is_file() else ["no profile written"]
@@ -257,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
                         "2048 model's dev pass alone takes minutes on two cores)")
     parser.add_argument("--profile", action="store_true", help="our side under Lightning's SimpleProfiler: the "
                         "top actions by total seconds in the record and printed")
+    parser.add_argument("--count-dispatch", type=int, default=0, metavar="N", help="count the operators each side "
+                        "dispatches in N training batches after the first, as a GPU would launch them (the recurrent "
+                        "layer one call each way; ours packed): per batch, beside the speed")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SENTENCE_DATA", "data")))
     benchmark.add_options(parser, "2 x 16 units, 256 pairs")
@@ -272,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         ablations = [patch for patch, asked in ((EXCLUDE_PADDING, args.exclude_padding_from_max),
                                                 (WITHOUT_MARKERS, args.without_markers),
                                                 (ONE_HIDDEN_LAYER, args.one_hidden_layer)) if asked]
+        ablations += COUNT_DISPATCH if args.count_dispatch else []
         patches = patched_infersent(args.infersent, tmp / "infersent", ablations) if args.infersent else []
         for patch in patches:
             print(f"patched {patch['file']} ({patch['times']}x): {patch['replaced']!r} -> {patch['with']!r}: "
@@ -289,10 +323,11 @@ def main(argv: list[str] | None = None) -> int:
               f"SNLI dev acc |\n|---|---|---|---|---|---|", flush=True)
         for hidden in (int(h) for h in args.sizes.split(",")):
             theirs = run_infersent(tmp / "infersent", tmp / "snli", tmp / "glove.6B.50d.txt", hidden, pairs,
-                                   args.device, ["--seed", str(args.seed), *args.infersent_args.split()]) \
+                                   args.device, ["--seed", str(args.seed), *args.infersent_args.split()],
+                                   args.count_dispatch) \
                 if args.infersent and args.sides != "ours" else None
             ours = run_ours(tmp / "snli", tmp / f"ours_{hidden}", hidden, args.device, args.seed, args.profile,
-                            args.ours_args.split()) \
+                            args.ours_args.split(), args.count_dispatch) \
                 if args.sides != "infersent" else None
             for side, result in (("InferSent train_nli.py", theirs), ("ours (objective=nli)", ours)):
                 if result is None:
@@ -305,6 +340,11 @@ def main(argv: list[str] | None = None) -> int:
                          else None})
             if rows[-1]["speed_ratio"]:
                 print(f"| 2 x {hidden} | ours / InferSent | | {rows[-1]['speed_ratio']:.2f}x | | |", flush=True)
+            for side, result in (("InferSent train_nli.py", theirs), ("ours (objective=nli)", ours)):
+                if result and "dispatch" in result:
+                    d = result["dispatch"]
+                    print(f"dispatch 2 x {hidden}, {side}: {d['kernels_a_step']} kernels a batch, "
+                          f"{d['host_reads_a_step']} host reads ({d['steps_counted']} batches counted)", flush=True)
             for line in (ours or {}).get("profile", []):
                 print(f"profile 2 x {hidden}: {line}", flush=True)
     for line in DIFFERENCES:

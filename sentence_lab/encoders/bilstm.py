@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 class _BiLSTMEncoder(SentenceEncoder):
     """Shared part: embeddings and a bidirectional LSTM (run as on packed sequences, see ``sentence_lab.encoders.rnn``).
 
-    ``output_dim = 2 * hidden_dim``; subclasses decide how to turn the states into one vector.
+    ``output_dim = 2 * hidden_dim``; subclasses decide how to turn the states into one vector. ``packed``: run a
+    batch packed, every layer and direction in one kernel call (``None``: on CUDA; ``true`` forces it on the CPU, where
+    padded length buckets are faster: what a GPU's step dispatches can then be counted without one).
     """
 
     def __init__(
@@ -29,8 +31,10 @@ class _BiLSTMEncoder(SentenceEncoder):
         embedding_init: str = "random",
         freeze_embeddings: bool = False,
         dropout: float = 0.0,
+        packed: bool | None = None,
     ) -> None:
         super().__init__()
+        self.packed = packed
         self.embedding = WordEmbedding(vocab, embed_dim, embedding_init, freeze_embeddings, dropout)
         self.lstm = nn.LSTM(
             embed_dim,
@@ -44,13 +48,13 @@ class _BiLSTMEncoder(SentenceEncoder):
 
     def _run(self, tokens: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Top-layer states ``[B, T, 2H]`` and final states ``[B, 2H]``."""
-        return run_rnn(self.lstm, self.embedding(tokens), lengths)
+        return run_rnn(self.lstm, self.embedding(tokens), lengths, packed=self.packed)
 
     def _run_layers(self, tokens: torch.Tensor, lengths: torch.Tensor
                     ) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
         """The word vectors ``[B, T, E]`` and each layer's states and final states, bottom first."""
         words = self.embedding(trim_to_longest(tokens, lengths))
-        return words, run_rnn_layers(self.lstm, words, lengths)
+        return words, run_rnn_layers(self.lstm, words, lengths, packed=self.packed)
 
 
 class BiLSTMMaxEncoder(_BiLSTMEncoder):

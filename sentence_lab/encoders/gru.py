@@ -40,7 +40,7 @@ class GRUEncoder(SentenceEncoder):
     ``output_dim = hidden_dim * (2 if bidirectional else 1)``.
 
     The vector is the top layer's state after the last real token (and, when bidirectional, the
-    backward state after reading back to the first token).
+    backward state after reading back to the first token). ``packed``: as the BiLSTMs' (``None``: packed on CUDA).
     """
 
     def __init__(
@@ -54,8 +54,10 @@ class GRUEncoder(SentenceEncoder):
         freeze_embeddings: bool = False,
         dropout: float = 0.0,
         weight_init: str = "default",
+        packed: bool | None = None,
     ) -> None:
         super().__init__()
+        self.packed = packed
         if weight_init not in GRU_INITS:
             raise ValueError(f"unknown encoder.weight_init {weight_init!r}: use one of {GRU_INITS}")
         self.embedding = WordEmbedding(vocab, embed_dim, embedding_init, freeze_embeddings, dropout)
@@ -74,11 +76,12 @@ class GRUEncoder(SentenceEncoder):
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         tokens = trim_to_longest(tokens, lengths)
-        _, final = run_rnn(self.gru, self.embedding(tokens), lengths)
+        _, final = run_rnn(self.gru, self.embedding(tokens), lengths, packed=self.packed)
         return final
 
     def layer_vectors(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
         """The mean of the word vectors (a last word's vector is no sentence's baseline), then each layer's last
         states."""
         words = self.embedding(trim_to_longest(tokens, lengths))
-        return [masked_mean(words, lengths)] + [final for _, final in run_rnn_layers(self.gru, words, lengths)]
+        layers = run_rnn_layers(self.gru, words, lengths, packed=self.packed)
+        return [masked_mean(words, lengths)] + [final for _, final in layers]

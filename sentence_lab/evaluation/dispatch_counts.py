@@ -9,18 +9,23 @@ without one.
 """
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from sentence_lab.evaluation.classifier import BatchPlan, MaskedOptimizer, StackedProbe
 
-__all__ = ["kind", "Dispatched", "HostReads", "CountedSteps"]
+__all__ = ["kind", "Dispatched", "HostReads", "CountedSteps", "RecurrentCallsAsOne"]
 
+# shape and layout queries, and the profiler's markers (Lightning records each hook): none launches a kernel
 METADATA = {"size", "stride", "sym_size", "sym_stride", "sym_numel", "dim", "is_contiguous", "numel",
-            "sym_storage_offset", "storage_offset", "is_same_size", "is_non_overlapping_and_dense"}
+            "sym_storage_offset", "storage_offset", "is_same_size", "is_non_overlapping_and_dense",
+            "_record_function_enter", "_record_function_enter_new", "_record_function_exit"}
 HOST_READS = {"_local_scalar_dense", "is_nonzero", "equal"}
 ALLOCATIONS = {"empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided"}
 
@@ -50,15 +55,30 @@ class Dispatched(TorchDispatchMode):
         self.names: Counter[str] = Counter()
         self.step_names: Counter[str] = Counter()
         self.stepping = False
+        self.paused = 0  # inside a call counted as one (count_as), nothing is counted
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        what = kind(func)
+        if not self.paused:
+            self.count(kind(func), func.__name__)
+        return func(*args, **(kwargs or {}))
+
+    def count(self, what: str, name: str) -> None:
+        """One operator of kind ``what`` named ``name``, marked as the step's while ``stepping``."""
         self.kinds[what] += 1
-        self.names[f"{what}: {func.__name__}"] += 1
+        self.names[f"{what}: {name}"] += 1
         if self.stepping:
             self.in_steps[what] += 1
-            self.step_names[f"{what}: {func.__name__}"] += 1
-        return func(*args, **(kwargs or {}))
+            self.step_names[f"{what}: {name}"] += 1
+
+    @contextlib.contextmanager
+    def counted_as_one(self, name: str) -> Iterator[None]:
+        """What runs inside counts as one kernel named ``name`` (a library call that is one kernel on a GPU)."""
+        self.paused += 1
+        try:
+            yield
+        finally:
+            self.paused -= 1
+        self.count("kernels", name)
 
 
 class HostReads:
@@ -140,3 +160,61 @@ class CountedSteps:
 
     def __exit__(self, *exc: object) -> None:
         MaskedOptimizer.step, StackedProbe.epoch_gradients, BatchPlan.epoch = self.originals  # type: ignore
+
+
+class RecurrentCallsAsOne:
+    """Inside, each call of torch's recurrent kernels (``torch._VF.lstm`` and ``gru``: ``nn.LSTM``'s, ``nn.GRU``'s
+    and ``sentence_lab.encoders.rnn``'s) counts as one kernel forward and one backward, as cuDNN runs a packed batch
+    on a GPU (every layer and direction in one call); on the CPU such a call is a loop of operators a time step,
+    which are left out. The backward is that of the same call (its inputs' gradients through ``autograd.grad``), so
+    the values are unchanged."""
+
+    NAMES = ("lstm", "gru")
+
+    def __init__(self, counter: Dispatched) -> None:
+        self.counter = counter
+
+    def __enter__(self) -> RecurrentCallsAsOne:
+        for name in self.NAMES:
+            setattr(torch._VF, name, self._one_call(name, getattr(torch._VF, name)))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name in self.NAMES:
+            delattr(torch._VF, name)  # back to torch's own lookup
+
+    def _one_call(self, name: str, call: Any) -> Any:
+        counter = self.counter
+
+        def counted(*args: Any) -> Any:
+            flat, spec = tree_flatten(args)
+            grads = [i for i, a in enumerate(flat) if isinstance(a, torch.Tensor) and a.requires_grad]
+            if not (torch.is_grad_enabled() and grads):
+                with counter.counted_as_one(f"{name} (one call)"):
+                    return call(*args)
+            return _OneCall.apply(counter, name, call, spec, flat, grads, *[flat[i] for i in grads])
+
+        return counted
+
+
+class _OneCall(torch.autograd.Function):
+    """A recurrent call counted as one kernel forward and one backward (:class:`RecurrentCallsAsOne`)."""
+
+    @staticmethod
+    def forward(ctx: Any, counter: Dispatched, name: str, call: Any, spec: Any, flat: list, grads: list[int],
+                *inputs: torch.Tensor) -> Any:
+        with torch.enable_grad(), counter.counted_as_one(f"{name} forward (one call)"):
+            leaves = [x.detach().requires_grad_() for x in inputs]
+            args = list(flat)
+            for i, leaf in zip(grads, leaves):
+                args[i] = leaf
+            outs, _ = tree_flatten(call(*tree_unflatten(args, spec)))
+        ctx.counter, ctx.name, ctx.leaves, ctx.outs = counter, name, leaves, outs
+        return tuple(o.detach() for o in outs)
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: torch.Tensor) -> Any:
+        pairs = [(o, g) for o, g in zip(ctx.outs, grad_outputs) if g is not None and o.requires_grad]
+        with ctx.counter.counted_as_one(f"{ctx.name} backward (one call)"):
+            got = torch.autograd.grad([o for o, _ in pairs], ctx.leaves, [g for _, g in pairs], allow_unused=True)
+        return (None,) * 6 + tuple(got)

@@ -45,7 +45,7 @@ CASES = [
     ("gpu_rnn_precision", [], {"rows", "batch"}, None),
     ("suite_speed", [], {"checkpoint"}, None),
     ("suite_dispatch", [], {"tasks", "families"}, None),
-    ("infersent_nli", [], {"rows", "patches", "differences"}, None),
+    ("infersent_nli", ["--count-dispatch", "2"], {"rows", "patches", "differences"}, None),
     ("pruned_sweep", ["--parts", "pruned,resume,ddp"], {"pruned", "resume", "ddp"}, None),
     ("paired_test_calibration", [], {"task", "items", "rows"}, None),
     ("curve_preset_agreement", [], {"preset", "checkpoints", "tasks", "cost"}, None),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import torch
 
+from sentence_lab.encoders import rnn
 from sentence_lab.encoders.bilstm import BiLSTMLastEncoder, BiLSTMMaxEncoder
 from sentence_lab.text.padding import pad_batch
 
@@ -45,3 +46,18 @@ def test_last_is_final_forward_and_first_backward_state(vocab) -> None:
             states = _unpadded_states(enc, s)
             torch.testing.assert_close(out[i, :4], states[-1, :4])
             torch.testing.assert_close(out[i, 4:], states[0, 4:])
+
+
+def test_packed_runs_the_batch_packed_on_any_device_with_the_same_vectors(vocab, monkeypatch) -> None:
+    calls = []
+    original = rnn._run_packed
+    monkeypatch.setattr(rnn, "_run_packed", lambda *a, **k: calls.append(1) or original(*a, **k))
+    torch.manual_seed(0)
+    enc = BiLSTMMaxEncoder(vocab, embed_dim=8, hidden_dim=4, num_layers=2).eval()
+    with torch.no_grad():
+        padded = enc(*pad_batch(SENTENCES))
+        assert not calls  # on the CPU the default runs padded
+        enc.packed = True
+        packed = enc(*pad_batch(SENTENCES))
+    assert calls
+    torch.testing.assert_close(packed, padded)

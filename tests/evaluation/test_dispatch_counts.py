@@ -14,7 +14,7 @@ import torch
 
 from sentence_lab.evaluation import classifier
 from sentence_lab.evaluation.classifier import Group, fit_members
-from sentence_lab.evaluation.dispatch_counts import CountedSteps, Dispatched, HostReads
+from sentence_lab.evaluation.dispatch_counts import CountedSteps, Dispatched, HostReads, RecurrentCallsAsOne
 from sentence_lab.evaluation.protocol import FULL, PROTOTYPE
 from sentence_lab.evaluation.regimes.regression import tai_target
 from tests.helpers.synthetic import linear_data
@@ -100,3 +100,29 @@ def test_an_mlp_probe_step_launches_its_two_layers_and_nothing_else(params, upda
     # forward: product, sigmoid, product; softmax, weighted residual; backward: three products and the sigmoid's
     # derivative (one pass); the update of both layers (RMSprop 6 each; Adam: the decay and the fused kernel each)
     assert 9 + update <= per_step <= 9 + update + 0.3, counter.step_names.most_common(20)
+
+
+def test_a_recurrent_call_counts_as_one_kernel_each_way_and_keeps_its_gradients():
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(5, 7, num_layers=2, bidirectional=True, batch_first=True)
+    x, lengths = torch.randn(3, 6, 5), torch.tensor([6, 4, 2])
+
+    def step():
+        packed = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, _ = lstm(packed)
+        lstm.zero_grad()
+        out.data.pow(2).sum().backward()
+        return [p.grad.clone() for p in lstm.parameters()]
+
+    plain, counter = Dispatched(), Dispatched()
+    with plain:
+        reference = step()
+    with counter, RecurrentCallsAsOne(counter):
+        counted = step()
+    for a, b in zip(reference, counted):
+        assert torch.equal(a, b)
+    assert counter.names["kernels: lstm forward (one call)"] == 1
+    assert counter.names["kernels: lstm backward (one call)"] == 1
+    # the CPU's loop over time steps is left out: what remains is the packing, the loss and the gradients' set-up
+    assert counter.kinds["kernels"] < 40 < 400 < plain.kinds["kernels"]
+    assert torch._VF.lstm is torch._C._VariableFunctions.lstm  # torch's own call is back
