@@ -28,7 +28,9 @@ The parts, each a subprocess with a time limit whose failure is recorded while t
    ``train_nli.py`` and ``objective=nli`` side by side, BiLSTM-max 2 x 2048 and 2 x 256, one epoch of SNLI's pairs.
 
 A short table is printed last; ``<out>/gpu_check.json`` holds everything, ``<out>/gpu_check_logs.tar.gz`` every
-part's log and files (``--out``, default ``$OUT``, else ``logs/gpu_check/<time>``).
+part's log and files (``--out``, default ``$OUT``, else ``logs/gpu_check/<time>``), and ``<out>/gpu_record.json`` the
+figures the repository keeps: commit it as ``docs/gpu/<date>-<card>.json`` and run ``python
+scripts/gpu_results_table.py`` (``sentence_lab.reporting.gpu_records``).
 """
 from __future__ import annotations
 
@@ -58,6 +60,7 @@ import torch
 
 from sentence_lab.benchmarking import INFERSENT_FILES
 from sentence_lab.evaluation.results import git_revision, percent_score
+from sentence_lab.reporting import gpu_records
 from sentence_lab.text.documents import list_documents, read_document
 from sentence_lab.text.glove import GLOVE_DIR_VARIABLE, INDEX_FILE, VECTORS_FILE, glove_words, load_glove
 from sentence_lab.text.tokenizer import Tokenizer
@@ -333,6 +336,8 @@ def default_run_summary(run_dir: Path, seconds: float) -> dict:
         doc = json.loads(path.read_text())
         epochs[int(path.stem.split("_")[1])] = {
             "eval_seconds": doc.get("eval_seconds"), "epoch_seconds": doc.get("epoch_train_seconds"),
+            "task_seconds": {t: r["seconds"] for t, r in doc["results"].items()
+                             if isinstance(r, dict) and isinstance(r.get("seconds"), (int, float))},
             "scores": {task: percent_score(doc["results"].get(task)) for task in TWELVE},
             "errors": sorted(doc.get("errors", {})),
             "probing": {t: percent_score(r) for t, r in doc["results"].items() if t not in TWELVE}}
@@ -372,10 +377,14 @@ def benchmark_part(name: str, script: str, keys: tuple[str, ...],
 # The InferSent part's runs (issue 47): 2 x 2048 past its start-up (200 batches; 20 were start-up-bound on the H200)
 # with our side under Lightning's SimpleProfiler (microseconds a hook, against ~30 ms steps); our side alone without
 # ``trainer.deterministic`` (a candidate for its 0.82x there); the default size.
-INFERSENT_RUNS = {"2048": ["--sizes=2048", "--pairs=12800", "--dev-pairs=2000", "--profile"],
+# InferSent's side in the configuration that learns as ours (docs/results.md, "Training against InferSent's own
+# loop": its paper's classifier, no sentence markers, padding out of the max), so the dev accuracies compare.
+INFERSENT_AS_OURS = ["--infersent-args=--nonlinear_fc 1", "--one-hidden-layer", "--without-markers",
+                     "--exclude-padding-from-max"]
+INFERSENT_RUNS = {"2048": ["--sizes=2048", "--pairs=12800", "--dev-pairs=2000", "--profile", *INFERSENT_AS_OURS],
                   "2048 ours nondeterministic": ["--sizes=2048", "--pairs=12800", "--dev-pairs=2000", "--sides=ours",
                                                  "--ours-args=trainer.deterministic=false"],
-                  "256": ["--sizes=256"]}
+                  "256": ["--sizes=256", *INFERSENT_AS_OURS]}
 
 
 def infersent_part(logs: Path, env: dict, dry: bool) -> dict:
@@ -494,6 +503,8 @@ def infersent_rows(p: dict) -> list[str]:
 def save(record: dict, logs: Path, out: Path) -> None:
     """The record and every part's log and files so far (checkpoints and large files left out) into ``out``."""
     (out / "gpu_check.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+    # what the repository keeps of a device run: committed as docs/gpu/<date>-<card>.json (gpu_records.file_name)
+    (out / "gpu_record.json").write_text(json.dumps(gpu_records.record_from_check(record), indent=1) + "\n")
     with tarfile.open(out / "gpu_check_logs.tar.gz", "w:gz") as tar:
         for path in sorted(logs.rglob("*")):
             if path.is_file() and path.suffix != ".ckpt" and path.stat().st_size < 8 << 20:
