@@ -210,11 +210,14 @@ class _OneCall(torch.autograd.Function):
                 args[i] = leaf
             outs, _ = tree_flatten(call(*tree_unflatten(args, spec)))
         ctx.counter, ctx.name, ctx.leaves, ctx.outs = counter, name, leaves, outs
+        ctx.set_materialize_grads(False)  # an unused output's gradient stays None: no zeros made for the count
         return tuple(o.detach() for o in outs)
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: torch.Tensor) -> Any:
         pairs = [(o, g) for o, g in zip(ctx.outs, grad_outputs) if g is not None and o.requires_grad]
+        if not pairs:
+            return (None,) * (6 + len(ctx.leaves))
         with ctx.counter.counted_as_one(f"{ctx.name} backward (one call)"):
             got = torch.autograd.grad([o for o, _ in pairs], ctx.leaves, [g for _, g in pairs], allow_unused=True)
         return (None,) * 6 + tuple(got)

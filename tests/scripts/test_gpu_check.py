@@ -112,3 +112,6 @@ def test_prepare_then_dry_run_end_to_end_on_the_cpu(tmp_path):
     assert doc["parts"]["gpu tests"]["tests"] == doc["parts"]["gpu tests"]["skipped"] > 0  # no CUDA here
     assert {row["precision"] for row in doc["parts"]["throughput"]["rows"]} == {"float32", "tf32", "bf16-mixed"}
     assert (out / "gpu_check_logs.tar.gz").is_file()
+    record = json.loads((out / "gpu_record.json").read_text())  # what docs/gpu/ keeps of a device run
+    assert record["suite_s_per_evaluation"] > 0 and record["suite_task_seconds"]
+    assert record["default_run_epoch0_mean_12"] is not None and record["revision"] == doc["environment"]["revision"]
