@@ -1,7 +1,10 @@
 """Run a torch RNN over right-padded sentences, exactly as over packed ones: on a GPU packed, elsewhere faster.
 
 On CUDA the batch is packed and cuDNN runs every layer and direction of it in one call over the layer's flattened
-weights (cuDNN's kernels take packed, mixed-length batches natively). The rest of this docstring is the CPU's path.
+weights (cuDNN's kernels take packed, mixed-length batches natively); the batch is packed and unpacked by one row
+gather each, not by torch's ``pack_padded_sequence``/``pad_packed_sequence``, which copy a slice a time step (a kernel
+launch each way per step on a GPU; the states and gradients are the same to the bit, ``tests/encoders/test_rnn.py``).
+The rest of this docstring is the CPU's path.
 
 Packed sequences force PyTorch's step-by-step RNN kernel. Here each direction runs on the padded
 batch instead (which takes oneDNN's fused RNN kernels on CPU): the forward direction reads the real
@@ -31,10 +34,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 
 def reversal_index(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
@@ -137,19 +140,53 @@ def _runner(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, bucket_rows: int | None, pac
 
 def _run_packed(rnn: Recurrent, x: torch.Tensor, lengths: torch.Tensor,
                 weights: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """``run_rnn`` on the batch packed: every layer and direction in one kernel call (padded states are zero)."""
+    """``run_rnn`` on the batch packed: every layer and direction in one kernel call (padded states are zero). The
+    batch is packed and unpacked by one row gather each (:class:`PackIndex`), where torch's ``pack_padded_sequence``
+    and ``pad_packed_sequence`` copy a slice a time step (on a GPU a kernel launch each way per step)."""
     is_lstm = rnn.mode == "LSTM"
     directions = 2 if rnn.bidirectional else 1
-    packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+    index = PackIndex.of(lengths, x.size(1), x.device)
+    data = x.reshape(-1, x.size(2)).index_select(0, index.pack)
     h0 = x.new_zeros(rnn.num_layers * directions, x.size(0), rnn.hidden_size)
     settings = (rnn.bias, rnn.num_layers, float(rnn.dropout), rnn.training, rnn.bidirectional)
-    out = (torch._VF.lstm(packed.data, packed.batch_sizes, (h0, h0), weights, *settings) if is_lstm else
-           torch._VF.gru(packed.data, packed.batch_sizes, h0, weights, *settings))
-    unsort = cast(torch.Tensor, packed.unsorted_indices)  # set: the batch was packed unsorted
-    states, _ = pad_packed_sequence(PackedSequence(out[0], packed.batch_sizes, packed.sorted_indices, unsort),
-                                    batch_first=True, total_length=x.size(1))
-    top = out[1][-directions:].index_select(1, unsort)  # final states of the top layer, in batch order
-    return states, torch.cat(list(top), dim=1)
+    out = (torch._VF.lstm(data, index.batch_sizes, (h0, h0), weights, *settings) if is_lstm else
+           torch._VF.gru(data, index.batch_sizes, h0, weights, *settings))
+    states = torch.cat([out[0], out[0].new_zeros(1, out[0].size(1))]).index_select(0, index.unpack)
+    top = out[1][-directions:].index_select(1, index.rank)  # final states of the top layer, in batch order
+    return states.view(x.size(0), x.size(1), -1), torch.cat(list(top), dim=1)
+
+
+@dataclass(frozen=True)
+class PackIndex:
+    """Where each row of a packed batch comes from and goes back to, worked out on the host from the lengths: the
+    sentences sorted longest first (stable), time-major. ``pack [N]``: the padded batch's row ``b * T + t`` of each
+    packed row; ``unpack [B * T]``: the packed row of each padded position (``N``, a zero row, for padding);
+    ``rank [B]``: each sentence's place in the sorted batch; ``batch_sizes``: on the host, as the kernel wants it."""
+
+    pack: torch.Tensor
+    unpack: torch.Tensor
+    rank: torch.Tensor
+    batch_sizes: torch.Tensor
+
+    @classmethod
+    def of(cls, lengths: torch.Tensor, total_length: int, device: torch.device) -> PackIndex:
+        lens = lengths.cpu().numpy().astype(np.int64)
+        if lens.min(initial=1) < 1 or lens.max(initial=0) > total_length:
+            raise ValueError(f"lengths must lie in 1..{total_length} to pack a batch, got {lens.tolist()}")
+        order = np.argsort(-lens, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        steps = np.arange(int(lens.max(initial=0)))
+        batch_sizes = (lens[None, :] > steps[:, None]).sum(1)
+        t, i = np.nonzero(lens[order][None, :] > steps[:, None])  # packed rows, time-major, sorted within a step
+        offsets = np.concatenate([[0], np.cumsum(batch_sizes)[:-1]]).astype(np.int64)
+        unpack = np.full((len(lens), total_length), len(t), dtype=np.int64)
+        b = order[i]
+        unpack[b, t] = offsets[t] + i
+        joined = torch.from_numpy(np.concatenate([order[i] * total_length + t, unpack.reshape(-1), rank]))
+        joined = joined.to(device, non_blocking=True)  # one copy to the device
+        n, m = len(t), unpack.size
+        return cls(joined[:n], joined[n : n + m], joined[n + m :], torch.from_numpy(batch_sizes))
 
 
 def _run_buckets(rnn: Recurrent, x: torch.Tensor, lengths: torch.Tensor, weights: list[torch.Tensor],

@@ -7,6 +7,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from sentence_lab.encoders.rnn import reversal_index, run_rnn
+from sentence_lab.evaluation.dispatch_counts import Dispatched, RecurrentCallsAsOne
 
 
 def test_reversal_index_reverses_within_each_length_only():
@@ -113,3 +114,44 @@ def test_under_bf16_autocast_the_kernel_runs_in_bfloat16_and_trains_the_float32_
     final.float().sum().backward()
     assert all(p.grad is not None and p.grad.dtype == torch.float32 and p.grad.abs().sum() > 0
                for p in rnn.parameters())
+
+
+@pytest.mark.parametrize("cell", [nn.LSTM, nn.GRU])
+def test_the_packed_path_equals_torchs_pack_and_pad_bit_for_bit_with_its_gradients(cell):
+    """One row gather each way instead of torch's copy a time step: the same states (zeros at padding), final states
+    and gradients, to the bit, with tied lengths in the batch."""
+    torch.manual_seed(0)
+    rnn = cell(6, 5, num_layers=2, bidirectional=True, batch_first=True)
+    lengths = torch.tensor([4, 7, 1, 4, 2, 7, 4])
+    x = torch.randn(7, 8, 6, requires_grad=True)  # wider than the longest sentence: states padded to x's width
+
+    states, final = run_rnn(rnn, x, lengths, packed=True)
+    (states.square().sum() + final.sum()).backward()
+    ours = [x.grad.clone()] + [p.grad.clone() for p in rnn.parameters()]
+    x.grad = None
+    rnn.zero_grad()
+
+    ref_out, ref_h = rnn(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
+    ref_states, _ = pad_packed_sequence(ref_out, batch_first=True, total_length=8)
+    ref_h = ref_h[0] if cell is nn.LSTM else ref_h
+    ref_final = torch.cat(list(ref_h[-2:]), dim=1)
+    (ref_states.square().sum() + ref_final.sum()).backward()
+    assert torch.equal(states, ref_states) and torch.equal(final, ref_final)
+    for a, b in zip(ours, [x.grad] + [p.grad for p in rnn.parameters()]):
+        assert torch.equal(a, b)
+
+
+def test_packing_dispatches_the_same_few_kernels_whatever_the_length():
+    """torch's pack and pad copy a slice a time step (a kernel launch each on a GPU); a gather does not grow."""
+    rnn = nn.LSTM(6, 5, bidirectional=True, batch_first=True)
+
+    def kernels(steps: int) -> int:
+        rnn.zero_grad(set_to_none=True)  # no gradient to accumulate into
+        x = torch.randn(3, steps, 6, requires_grad=True)
+        counter = Dispatched()
+        with counter, RecurrentCallsAsOne(counter):
+            states, _ = run_rnn(rnn, x, torch.tensor([steps, 2, steps - 1]), packed=True)
+            states.sum().backward()
+        return counter.kinds["kernels"]
+
+    assert kernels(40) == kernels(5) < 30
