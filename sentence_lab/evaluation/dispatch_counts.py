@@ -120,6 +120,7 @@ class CountedSteps:
 
     def __init__(self, counter: Dispatched) -> None:
         self.counter, self.steps, self.epochs = counter, 0, 0
+        self.full_epochs = self.full_epoch_steps = 0  # epochs whose groups all step at every step, and their steps
         self.optimiser: Counter[str] = Counter()
         self.originals = (MaskedOptimizer.step, StackedProbe.epoch_gradients, BatchPlan.epoch)
 
@@ -151,7 +152,11 @@ class CountedSteps:
 
         def epoch(plan, *args, **kwargs):
             counts.epochs += 1
-            return epoch_original(plan, *args, **kwargs)
+            steps = epoch_original(plan, *args, **kwargs)
+            if steps.active.all():  # every group steps at every step: on a GPU, one recorded graph (dropout aside)
+                counts.full_epochs += 1
+                counts.full_epoch_steps += len(steps.rows)
+            return steps
 
         MaskedOptimizer.step = step  # type: ignore[method-assign,assignment]
         StackedProbe.epoch_gradients = epoch_gradients  # type: ignore[method-assign,assignment]
