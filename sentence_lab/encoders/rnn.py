@@ -181,9 +181,9 @@ class PackIndex:
         t, i = np.nonzero(lens[order][None, :] > steps[:, None])  # packed rows, time-major, sorted within a step
         offsets = np.concatenate([[0], np.cumsum(batch_sizes)[:-1]]).astype(np.int64)
         unpack = np.full((len(lens), total_length), len(t), dtype=np.int64)
-        b = order[i]
+        b = order[i]  # the sentence of each packed row
         unpack[b, t] = offsets[t] + i
-        joined = torch.from_numpy(np.concatenate([order[i] * total_length + t, unpack.reshape(-1), rank]))
+        joined = torch.from_numpy(np.concatenate([b * total_length + t, unpack.reshape(-1), rank]))
         joined = joined.to(device, non_blocking=True)  # one copy to the device
         n, m = len(t), unpack.size
         return cls(joined[:n], joined[n : n + m], joined[n + m :], torch.from_numpy(batch_sizes))
