@@ -42,8 +42,10 @@ log = logging.getLogger(__name__)
 
 PRESET_NOTE = ("not SentEval's protocol: the scores of a fast curve preset (fewer examples and tasks: see `subsample` "
                "and `tasks`), to follow a run's curves cheaply; its agreement with the full protocol: docs/curves.md")
-SUBSAMPLE_NOTE = ("not SentEval's protocol: each split capped at max_examples_per_split examples (a seeded random "
+SUBSAMPLE_NOTE = ("not SentEval's protocol: splits capped at max_examples_per_split examples (a seeded random "
                   "subset, order kept); scores are not comparable with full-data results")
+# The splits a cap may name: a task's train/dev/test, or the one split of a task scored by cross-validation.
+SPLIT_NAMES = ("train", "dev", "test", "all")
 
 
 # TensorBoard family of each task family (the registry's ``TaskSpec.family``).
@@ -65,17 +67,44 @@ def layer_metrics(doc: Mapping, tag: Callable[[str], str]) -> dict[str, float]:
     return out
 
 
-def subsample(data: TaskData, max_examples: int, seed: int) -> TaskData:
-    """``data`` with every split longer than ``max_examples`` cut to a seeded random subset (order kept)."""
+SplitCaps = int | Mapping[str, int | None] | None
+
+
+def split_caps(max_examples: SplitCaps) -> int | dict[str, int | None] | None:
+    """``max_examples_per_split`` checked: ``None``, one cap for every split, or a cap per split name (``train``,
+    ``dev``, ``test``, ``all``; a split not named, or named with ``null``, stays whole)."""
+    if max_examples is None:
+        return None
+    caps = plain(max_examples)
+    if isinstance(caps, Mapping):
+        unknown = sorted(set(caps) - set(SPLIT_NAMES))
+        if unknown:
+            raise ValueError(f"max_examples_per_split: no split named {', '.join(map(str, unknown))}; the splits "
+                             f"are {', '.join(SPLIT_NAMES)} (one not named stays whole)")
+        checked = {str(k): None if v is None else int(v) for k, v in caps.items()}
+    else:
+        checked = {"every split": int(caps)}
+    bad = {k: v for k, v in checked.items() if v is not None and v < 1}
+    if bad:
+        raise ValueError(f"max_examples_per_split must be >= 1 or null, got {bad}")
+    return int(caps) if not isinstance(caps, Mapping) else checked
+
+
+def subsample(data: TaskData, max_examples: int | Mapping[str, int | None], seed: int) -> TaskData:
+    """``data`` with every split longer than its cap cut to a seeded random subset (order kept). ``max_examples``:
+    one cap for every split, or a cap per split name (a split not named stays whole). A split's subset depends on
+    the seed, its place among the task's splits and its cap only, so a split capped alike in two presets is cut
+    alike."""
     splits, cut = {}, {}
     for i, (name, split) in enumerate(data.splits.items()):
-        if len(split) <= max_examples:
+        cap = max_examples.get(name) if isinstance(max_examples, Mapping) else max_examples
+        if cap is None or len(split) <= cap:
             splits[name] = split
             continue
-        keep = np.sort(np.random.default_rng([seed, i]).choice(len(split), size=max_examples, replace=False))
+        keep = np.sort(np.random.default_rng([seed, i]).choice(len(split), size=cap, replace=False))
         splits[name] = Split(a=[split.a[j] for j in keep], y=split.y[keep],
                              b=None if split.b is None else [split.b[j] for j in keep])
-        cut[name] = f"{max_examples} of {len(split)}"
+        cut[name] = f"{cap} of {len(split)}"
     if not cut:
         return data
     return TaskData(splits=splits, nclasses=data.nclasses, info={**data.info, "subsampled": cut})
@@ -94,8 +123,9 @@ class EvalSuiteCallback(Callback):
         before_training: also evaluate the untrained model, before the first step (epoch 0); not on resume.
         time_budget_s: per evaluation, tasks that would start after this many seconds are skipped and the
             cut recorded in the JSON (``None``: no limit).
-        max_examples_per_split: ``None`` = SentEval's protocol on all the data; a number caps every split
-            (recorded in the JSON, per task and under ``protocol`` and ``subsample``).
+        max_examples_per_split: ``None`` = SentEval's protocol on all the data; a number caps every split, a
+            mapping caps the splits it names (``{train: 2000, dev: 500}``: the test sets whole); recorded in the
+            JSON, per task and under ``protocol`` and ``subsample``.
         log_prefix: ``None`` logs ``<family>/<Task>``; a string logs ``<log_prefix>/<Task>`` instead.
         probing: where the probing tasks come from (auto: SentEval's, else X-Probe's, else the set generated
             from the shipped books; senteval, xprobe, generated, generated:<dir>).
@@ -108,7 +138,7 @@ class EvalSuiteCallback(Callback):
 
     def __init__(self, tasks: Any = "probing", data_dir: str | Path = "data", params: Mapping | None = None,
                  output_dir: str | Path | None = None, every_n_epochs: int = 1,
-                 max_examples_per_split: int | None = None, subsample_seed: int = 1111,
+                 max_examples_per_split: SplitCaps = None, subsample_seed: int = 1111,
                  log_prefix: str | None = None, vocab_expansion: bool = True, before_training: bool = True,
                  time_budget_s: float | None = None, probing: str = "auto", preset: str | None = None) -> None:
         super().__init__()
@@ -130,9 +160,7 @@ class EvalSuiteCallback(Callback):
         if int(every_n_epochs) < 1:
             raise ValueError(f"every_n_epochs must be >= 1, got {every_n_epochs}")
         self.every_n_epochs = int(every_n_epochs)
-        if max_examples_per_split is not None and int(max_examples_per_split) < 1:
-            raise ValueError(f"max_examples_per_split must be >= 1 or null, got {max_examples_per_split}")
-        self.max_examples_per_split = None if max_examples_per_split is None else int(max_examples_per_split)
+        self.max_examples_per_split = split_caps(max_examples_per_split)
         self.subsample_seed = int(subsample_seed)
         self.log_prefix = log_prefix
         self._suite: EvaluationSuite | None = None  # the tasks, loaded at setup on rank 0 only
@@ -179,7 +207,7 @@ class EvalSuiteCallback(Callback):
             for task in self._loaded:
                 if task.data is not None:
                     task.data = subsample(task.data, self.max_examples_per_split, self.subsample_seed)
-            log.warning("evaluation suite: max_examples_per_split=%d: %s", self.max_examples_per_split,
+            log.warning("evaluation suite: max_examples_per_split=%s: %s", self.max_examples_per_split,
                         SUBSAMPLE_NOTE)
         ready = [t.spec.name for t in self._loaded if t.data is not None]
         log.info("evaluation suite: %d tasks loaded in %.1fs (%s); evaluating every %d epoch(s)", len(ready),

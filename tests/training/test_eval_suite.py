@@ -19,7 +19,7 @@ from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_t
 from sentence_lab.evaluation.tasks import UnknownTask
 from sentence_lab.text import Tokenizer, Vocab
 from sentence_lab.training import inference
-from sentence_lab.training.eval_suite import EvalSuiteCallback, task_tag
+from sentence_lab.training.eval_suite import EvalSuiteCallback, subsample, task_tag
 from sentence_lab.training.untrained import untrained_model
 from tests.helpers.train_config import compose_train_cfg
 
@@ -215,6 +215,29 @@ def test_subsampling_is_recorded(senteval_root, hash_encoder, tmp_path):
     assert doc["protocol"]["max_examples_per_split"] == 30 and "not SentEval's protocol" in doc["subsample"]["note"]
     assert doc["results"]["MR"]["n"] == 30 and doc["results"]["MR"]["subsampled"] == {"all": "30 of 80"}
     assert doc["results"]["Length"]["subsampled"]["train"].startswith("30 of ")
+
+
+def test_a_cap_per_split_leaves_the_splits_it_does_not_name_whole(senteval_root, hash_encoder, tmp_path):
+    cb = EvalSuiteCallback(tasks=["Length", "MR"], data_dir=senteval_root, params=FAST, output_dir=tmp_path,
+                          max_examples_per_split={"train": 30, "dev": None})
+    cb.on_train_epoch_end(_trainer(tmp_path), _Model(hash_encoder))
+    doc = json.loads((tmp_path / "epoch_001.json").read_text())
+    whole = load_tasks(["Length"], senteval_root)[0].data
+    assert doc["protocol"]["max_examples_per_split"] == {"train": 30, "dev": None}
+    assert doc["results"]["Length"]["subsampled"] == {"train": f"30 of {len(whole.splits['train'])}"}
+    assert doc["results"]["Length"]["ntest"] == len(whole.splits["test"])
+    assert "subsampled" not in doc["results"]["MR"]  # its one split is "all", not named
+    with pytest.raises(ValueError, match="no split named valid; the splits are train, dev, test, all"):
+        EvalSuiteCallback(max_examples_per_split={"valid": 10})
+    with pytest.raises(ValueError, match="must be >= 1"):
+        EvalSuiteCallback(max_examples_per_split={"train": 0})
+
+
+def test_a_split_capped_alike_is_cut_alike_whatever_the_other_caps(senteval_root):
+    data = load_tasks(["Length"], senteval_root)[0].data
+    one, per_split = subsample(data, 20, 1111), subsample(data, {"train": 20}, 1111)
+    assert one.splits["train"].a == per_split.splits["train"].a
+    assert len(one.splits["test"]) == 20 and per_split.splits["test"] is data.splits["test"]
 
 
 def test_epoch_zero_before_training_but_not_on_resume_nor_under_fast_dev_run(senteval_root, hash_encoder, tmp_path):
