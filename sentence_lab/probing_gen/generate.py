@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from .languages import language_of, parser_name, tokenizer, tokenizer_kind
 from .parser import Parsed, load_parser
 from .sampling import Reservoirs
 from .settings import ALL_TASKS, PARSED_TASKS, TAGGED_TASKS, GenSettings
@@ -35,6 +36,7 @@ def _check(settings: GenSettings) -> list[str]:
     unknown = [t for t in tasks if t not in ALL_TASKS]
     if unknown:
         raise ValueError(f"unknown task(s) {unknown}: choose from {list(ALL_TASKS)}")
+    language_of(settings)  # an unknown language fails here, before anything is read
     for name in ("train", "dev", "test"):
         if getattr(settings, name) < 2:
             raise ValueError(f"{name}={getattr(settings, name)}: each split needs at least 2 sentences")
@@ -70,21 +72,27 @@ class _Progress:
 
 def generate(settings: GenSettings) -> dict:
     """Run the generator; returns the meta document (also written to ``<out>/meta.json``)."""
-    tasks = _check(settings)
+    asked = _check(settings)
+    language = language_of(settings)
+    tasks = [t for t in asked if language.refusal(t) is None]
     started = time.perf_counter()
-    files = corpus_documents(settings.corpus, settings.max_documents)
+    files = corpus_documents(settings.corpus, settings.max_documents, settings.corpus_format, settings.files)
     out = Path(settings.out)
     out.mkdir(parents=True, exist_ok=True)
     wants_parse = [t for t in tasks if t in PARSED_TASKS + TAGGED_TASKS]
-    parser = load_parser(settings.parser) if wants_parse else None
+    parser = load_parser(parser_name(settings)) if wants_parse else None
     writer = ProbingWriter(out, {
         "generator": {"name": "tools.probing_gen", "version": GENERATOR_VERSION,
                       "paper": "Conneau et al. 2018, What you can cram into a single vector (section 2)"},
         "source": {"corpus": str(Path(settings.corpus).resolve()), "documents": len(files)},
+        "language": language.code,
         "settings": asdict(settings),
         "tagger_parser": parser.describe() if parser else None,
-        "tokenizer": settings.tokenizer().to_dict(),
+        "tokenizer": tokenizer(settings).to_dict(),
     })
+    for task in asked:
+        if language.refusal(task) is not None:
+            writer.skip(task, language.refusal(task))
     if wants_parse and parser is None:
         for task in wants_parse:
             if task == "CoordinationInversion":
@@ -111,9 +119,10 @@ def generate(settings: GenSettings) -> dict:
 
 def _run(settings: GenSettings, tasks: list[str], files: list[Path], parser, writer: ProbingWriter,
          rng: random.Random, prepared: Path, stages: dict[str, float], started: float) -> None:
-    tables: CorpusTables = prepare_tables(files, prepared, settings.tokenizer_kind, settings.lowercase,
+    tables: CorpusTables = prepare_tables(files, prepared, tokenizer_kind(settings), settings.lowercase,
                                           "OddManOut" in tasks and parser is not None, settings.min_tokens,
-                                          settings.max_tokens, settings.workers, settings.progress)
+                                          settings.max_tokens, settings.workers, settings.progress,
+                                          lang=language_of(settings).code, corpus_format=settings.corpus_format)
     stages["pass1_tokenise_count"] = time.perf_counter() - started
     with _Progress(settings.progress) as progress:
         writer.update_source(sentences=tables.sentences, tokens=tables.tokens, eligible_sentences=tables.eligible,

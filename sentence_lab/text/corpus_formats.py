@@ -11,6 +11,7 @@ single books. Within a folder the files are taken in sorted path order, which is
 """
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import lzma
@@ -65,15 +66,16 @@ def read_documents(path: Path, corpus_format: str = "documents", text_field: str
 
 
 def _open_text(path: Path) -> IO[str]:
-    """A text stream over the file (decompressed when it ends in ``.xz``); a file that is not text is refused in one
-    line, judged on its first characters."""
-    raw = lzma.open(path, "rb") if path.name.endswith(".xz") else open(path, "rb")
+    """A text stream over the file (decompressed when it ends in ``.xz`` or ``.gz``); a file that is not text is
+    refused in one line, judged on its first characters."""
+    raw = lzma.open(path, "rb") if path.name.endswith(".xz") else \
+        gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")
     stream = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
     try:
         head = stream.read(_SNIFF_CHARS)
-    except lzma.LZMAError as err:
+    except (lzma.LZMAError, gzip.BadGzipFile, EOFError) as err:
         stream.close()
-        raise ValueError(f"{path}: not a readable .xz file ({err}): re-compress it with xz or remove it from the "
+        raise ValueError(f"{path}: not a readable compressed file ({err}): re-compress it or remove it from the "
                          "corpus folder") from None
     share = not_text_share(head.replace("\r", ""))
     if share > MAX_NOT_TEXT:

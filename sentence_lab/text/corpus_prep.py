@@ -49,6 +49,7 @@ class TokenRules:
     max_tokens: int = 50
     corpus_format: str = "documents"
     text_field: str = "text"
+    lang: str = "en"  # the tokenizer's language rules (Moses)
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def tokenize_file(job: FileJob) -> FileTokens:
     """Tokenise one corpus file into ``<out>.ids`` / ``.lengths`` (per sentence) / ``.docs`` (sentences per
     document), raw int32, over the file's own word list."""
     rules = job.rules
-    tokenizer = Tokenizer(rules.tokenizer, rules.lowercase)
+    tokenizer = Tokenizer(rules.tokenizer, rules.lowercase, lang=rules.lang)
     index: dict[str, int] = {}
     counts: list[int] = []
     ids, lengths, docs = array("i"), array("i"), array("i")
