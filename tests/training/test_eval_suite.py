@@ -360,9 +360,26 @@ def test_the_full_suite_and_the_curve_preset_are_options_of_one_config_group(tmp
         off = compose("train", overrides=["~callbacks.eval_suite"]).callbacks
     assert full.preset is None and full.max_examples_per_split is None and full.params.name == "prototype"
     assert full.tasks == ["probing", "similarity", "CR", "TREC"]
-    assert curves.preset == "curves" and curves.max_examples_per_split == 5000 and curves.params == full.params
-    assert "WordContent" not in curves.tasks and "CR" not in curves.tasks
+    assert curves.preset == "curves" and curves.max_examples_per_split is None and curves.params == full.params
+    assert curves.tasks == ["Length", "Depth", "OddManOut", "similarity", "TREC"]
     assert listed.eval_suite.preset == "curves" and listed.eval_suite.params.name == "full"
     assert "epoch_checkpoint" in listed and "eval_suite" not in off
     made = instantiate(curves, data_dir=str(tmp_path), output_dir=str(tmp_path))
-    assert isinstance(made, EvalSuiteCallback) and made.preset == "curves" and made.max_examples_per_split == 5000
+    assert isinstance(made, EvalSuiteCallback) and made.preset == "curves" and made.max_examples_per_split is None
+
+
+def test_the_curve_preset_scores_each_task_it_keeps_as_the_full_suite_does(senteval_root, hash_encoder, tmp_path):
+    """Its agreement with the full protocol rests on this: a kept task's score is the full protocol's, bit for bit."""
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        configs = {name: compose("train", overrides=[f"callbacks/eval_suite={name}"]).callbacks.eval_suite
+                   for name in ("full", "curves")}
+    docs = {}
+    for name, cfg in configs.items():
+        cb = instantiate(cfg, data_dir=str(senteval_root), output_dir=str(tmp_path / name), params=FAST,
+                         vocab_expansion=False)
+        cb.on_train_epoch_end(_trainer(tmp_path / name), _Model(hash_encoder))
+        docs[name] = json.loads((tmp_path / name / "epoch_001.json").read_text())
+    kept = docs["curves"]["results"]
+    assert set(kept) == {"Length", "Depth", "OddManOut", "STS12", "STS13", "STS14", "STS15", "STS16", "TREC"}
+    assert {t: r["main_score"] for t, r in kept.items()} == {t: docs["full"]["results"][t]["main_score"] for t in kept}
+    assert len(docs["full"]["results"]) > len(kept) and docs["curves"]["preset"]["name"] == "curves"
