@@ -181,7 +181,7 @@ def _run(settings: GenSettings, tasks: list[str], files: list[Path], parser, wri
                                    if t != "CoordinationInversion"]:
             sample = parse_sample.items.get(0, [])
             collect = ParsedTasks([t for t in tasks if t in PARSED_TASKS and t != "CoordinationInversion"], settings,
-                                  rng)
+                                  rng, language_of(settings).rules)
             keep_tags = "OddManOut" in tasks
             tagged: list[Parsed] = []
             advance = progress.stage(f"parse ({parser.name})", len(sample))

