@@ -27,6 +27,7 @@ from sentence_lab.datamodules.resumable import ResumableBatches, SkippingDataLoa
 from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
 from sentence_lab.text import EOS_ID, Tokenizer, Vocab
 from sentence_lab.text.config_values import plain
+from sentence_lab.text.held_out import RETRIEVAL_SEED, hold_out
 from sentence_lab.text.padding import pad_batch
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,9 @@ class PairsDataModule(ResumableBatches):
     listed are dropped (SNLI's ``-``). Side a is tokenised by ``tokenizer``, side b by ``target_tokenizer``
     (default: the same). ``shared_vocab``: one vocabulary over both sides (NLI, paraphrases), else one per
     side (``source``, ``target``), each of the ``vocab_size`` most frequent training words.
-    Tokenised splits are cached in ``cache_dir``.
+    Tokenised splits are cached in ``cache_dir``. ``retrieval_held_out``: that many translation pairs are held out
+    for the suite's translation retrieval (``sentence_lab.text.held_out``, seed ``RETRIEVAL_SEED``, the suite's), and
+    every training pair sharing a sentence with them, on either side, is dropped.
     """
 
     def __init__(self, train: Mapping, cache_dir: str, valid: Mapping | None = None,
@@ -76,8 +79,10 @@ class PairsDataModule(ResumableBatches):
                  shared_vocab: bool = True, tokenizer: Mapping | None = None, target_tokenizer: Mapping | None = None,
                  vocab_size: int = 20000, target_vocab_size: int | None = None, min_count: int = 1,
                  max_tokens: int = 50, max_train_pairs: int | None = None, valid_size: int = 2000,
-                 batch_size: int = 64, seed: int = 1234, num_workers: int = 0) -> None:
+                 batch_size: int = 64, seed: int = 1234, num_workers: int = 0,
+                 retrieval_held_out: int | None = None) -> None:
         super().__init__()
+        self.retrieval_held_out = retrieval_held_out
         self.splits_cfg = {"train": plain(train), "valid": plain(valid)}
         self.test_cfg: dict[str, dict] = plain(test) or {}
         self.labels = list(labels) if labels else None
@@ -104,6 +109,8 @@ class PairsDataModule(ResumableBatches):
             f"test/{name}": cfg for name, cfg in self.test_cfg.items()}
         settings = {"v": CACHE_VERSION, "tok": {k: t.to_dict() for k, t in self.tokenizers.items()},
                     "max_tokens": self.max_tokens, "splits": wanted,
+                    **({"retrieval_held_out": [self.retrieval_held_out, RETRIEVAL_SEED]} if self.retrieval_held_out
+                       else {}),
                     "files": {name: file_fingerprint(_split_files(cfg)) for name, cfg in wanted.items()}}
         key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
         path = Path(self.cache_dir) / f"pairs-{key}.npz"
@@ -122,6 +129,12 @@ class PairsDataModule(ResumableBatches):
             pairs = read_pairs(cfg)
             if not pairs:
                 raise ValueError(f"the {name} split {cfg} holds no pairs: check its path and format")
+            if name == "train" and self.retrieval_held_out:
+                held = hold_out([(a, b) for a, b, _ in pairs], self.retrieval_held_out, RETRIEVAL_SEED)
+                kept = [pair for pair in pairs if not held.excludes((pair[0], pair[1]))]
+                log.info("Held out %d pairs for translation retrieval: %d training pairs of %d share a sentence with "
+                         "them and are dropped", len(held.pairs), len(pairs) - len(kept), len(pairs))
+                pairs = kept
             src, tgt = self.tokenizers["source"], self.tokenizers["target"]
             log.info("Tokenising %d %s pairs", len(pairs), name)
             out[name] = ([src(a)[: self.max_tokens] for a, _, _ in pairs],

@@ -18,6 +18,7 @@ from sentence_lab.datamodules.pairs import PairsDataModule
 from sentence_lab.datamodules.pairs_cache import read_pairs_cache, write_pairs_cache
 from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
 from sentence_lab.text import files as files_module
+from sentence_lab.text.held_out import RETRIEVAL_SEED, hold_out
 
 
 def test_readers_of_every_format(tmp_path, tiny_pairs):
@@ -87,6 +88,27 @@ def test_translation_pairs_get_a_vocabulary_per_side_and_a_held_out_validation(t
     batch = next(iter(dm.train_dataloader()))
     assert set(batch) == set(PAIRS.keys)
     assert sum(1 for _ in dm.val_dataloader()) == 1  # full batches only: in-batch negatives need them
+
+
+def test_pairs_held_out_for_retrieval_never_reach_training(tmp_path):
+    """The held-out pairs never reach training (nor validation); a pair whose sentence recurs is never held out."""
+    rows = [(f"the cat number {i} sleeps .", f"le chat numéro {i} dort .") for i in range(60)]
+    rows += [("the cat number 3 sleeps .", "un autre chat dort ."), ("a dog barks .", "le chat numéro 5 dort .")]
+    path = tmp_path / "en-fr.tsv"
+    path.write_text("".join(f"{a}\t{b}\n" for a, b in rows), encoding="utf-8")
+    dm = PairsDataModule(train={"format": "tsv", "path": str(path)}, valid=None, valid_size=4, shared_vocab=False,
+                         cache_dir=str(tmp_path / "cache"), batch_size=4, retrieval_held_out=20)
+    dm.setup()
+    held = hold_out(rows, 20, RETRIEVAL_SEED)
+    assert held.candidates == 58  # pairs 3 and 5 have a side in two pairs
+    itos = dm.vocabs["source"].itos
+    seen = [" ".join(itos[i] for i in a) for a in dm.datasets["train"].a + dm.datasets["valid"].a]
+    held_numbers = {a.split()[3] for a, _ in held.pairs}
+    assert len(seen) == 62 - 20 and not any(s.split()[3] in held_numbers for s in seen if "number" in s)
+    plain = PairsDataModule(train={"format": "tsv", "path": str(path)}, valid=None, valid_size=4, shared_vocab=False,
+                            cache_dir=str(tmp_path / "cache"), batch_size=4)
+    plain.setup()  # another cache entry: the held-out setting is part of its key
+    assert len(plain.datasets["train"]) + len(plain.datasets["valid"]) == 62
 
 
 def test_labels_that_match_nothing_name_the_setting(tiny_pairs, tmp_path):
