@@ -18,6 +18,7 @@ from .somo import odd_man_out
 from .stream import CorpusTables, corpus_documents, prepare_tables
 from .surface import BigramShiftTask, LengthTask, WordContentTask
 from .syntax import (
+    ENGLISH_RULES,
     PARSED_COORDINATION,
     ParsedTasks,
     coordination_candidate,
@@ -91,8 +92,9 @@ def generate(settings: GenSettings) -> dict:
         "tokenizer": tokenizer(settings).to_dict(),
     })
     for task in asked:
-        if language.refusal(task) is not None:
-            writer.skip(task, language.refusal(task))
+        refusal = language.refusal(task)
+        if refusal is not None:
+            writer.skip(task, refusal)
     if wants_parse and parser is None:
         for task in wants_parse:
             if task == "CoordinationInversion":
@@ -181,7 +183,7 @@ def _run(settings: GenSettings, tasks: list[str], files: list[Path], parser, wri
                                    if t != "CoordinationInversion"]:
             sample = parse_sample.items.get(0, [])
             collect = ParsedTasks([t for t in tasks if t in PARSED_TASKS and t != "CoordinationInversion"], settings,
-                                  rng, language_of(settings).rules)
+                                  rng, language_of(settings).rules or ENGLISH_RULES)
             keep_tags = "OddManOut" in tasks
             tagged: list[Parsed] = []
             advance = progress.stage(f"parse ({parser.name})", len(sample))
