@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .languages import language_of, parser_name, tokenizer, tokenizer_kind
+from .languages import Language, language_of, parser_name, tokenizer, tokenizer_kind
 from .parser import Parsed, load_parser
 from .sampling import Reservoirs
 from .settings import ALL_TASKS, PARSED_TASKS, TAGGED_TASKS, GenSettings
@@ -18,7 +18,6 @@ from .somo import odd_man_out
 from .stream import CorpusTables, corpus_documents, prepare_tables
 from .surface import BigramShiftTask, LengthTask, WordContentTask
 from .syntax import (
-    ENGLISH_RULES,
     PARSED_COORDINATION,
     ParsedTasks,
     coordination_candidate,
@@ -105,7 +104,7 @@ def generate(settings: GenSettings) -> dict:
     shutil.rmtree(prepared, ignore_errors=True)  # a crashed run's
     stages: dict[str, float] = {}
     try:
-        _run(settings, tasks, files, parser, writer, rng, prepared, stages, started)
+        _run(settings, language, tasks, files, parser, writer, rng, prepared, stages, started)
     finally:
         shutil.rmtree(prepared, ignore_errors=True)  # the prepared corpus never outlives the run, even a failed one
     stages["make_and_write_tasks"] = time.perf_counter() - started - sum(stages.values())
@@ -119,12 +118,12 @@ def generate(settings: GenSettings) -> dict:
     return meta
 
 
-def _run(settings: GenSettings, tasks: list[str], files: list[Path], parser, writer: ProbingWriter,
-         rng: random.Random, prepared: Path, stages: dict[str, float], started: float) -> None:
+def _run(settings: GenSettings, language: Language, tasks: list[str], files: list[Path], parser,
+         writer: ProbingWriter, rng: random.Random, prepared: Path, stages: dict[str, float], started: float) -> None:
     tables: CorpusTables = prepare_tables(files, prepared, tokenizer_kind(settings), settings.lowercase,
                                           "OddManOut" in tasks and parser is not None, settings.min_tokens,
                                           settings.max_tokens, settings.workers, settings.progress,
-                                          lang=language_of(settings).code, corpus_format=settings.corpus_format)
+                                          lang=language.code, corpus_format=settings.corpus_format)
     stages["pass1_tokenise_count"] = time.perf_counter() - started
     with _Progress(settings.progress) as progress:
         writer.update_source(sentences=tables.sentences, tokens=tables.tokens, eligible_sentences=tables.eligible,
@@ -182,8 +181,9 @@ def _run(settings: GenSettings, tasks: list[str], files: list[Path], parser, wri
         if parser is not None and [t for t in tasks if t in PARSED_TASKS + TAGGED_TASKS
                                    if t != "CoordinationInversion"]:
             sample = parse_sample.items.get(0, [])
+            assert language.rules is not None, "a language with parsed tasks has their rules"
             collect = ParsedTasks([t for t in tasks if t in PARSED_TASKS and t != "CoordinationInversion"], settings,
-                                  rng, language_of(settings).rules or ENGLISH_RULES)
+                                  rng, language.rules)
             keep_tags = "OddManOut" in tasks
             tagged: list[Parsed] = []
             advance = progress.stage(f"parse ({parser.name})", len(sample))
