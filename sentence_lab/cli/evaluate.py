@@ -8,9 +8,11 @@
     python evaluate.py encoder=minilm                            # all-MiniLM-L6-v2 (the sentence-transformers extra)
     python evaluate.py encoder=precomputed encoder.path=vectors.npz   # vectors computed elsewhere
     python evaluate.py encoder=callable encoder.function=mypkg.embed:encode   # any sentences -> array function
+    python evaluate.py ckpt_path=<J_bi run> side_probing=generated:<French set>   # both languages, and retrieval
 """
 import sys
 from pathlib import Path
+from typing import cast
 
 from sentence_lab.cli.project_root import set_project_root
 from sentence_lab.home import CONF
@@ -24,6 +26,7 @@ from rich.console import Console  # noqa: E402
 from sentence_lab.adapters.from_config import build_text_encoder  # noqa: E402
 from sentence_lab.evaluation.results import markdown_table, read_results  # noqa: E402
 from sentence_lab.evaluation.runner import params_from_config  # noqa: E402
+from sentence_lab.evaluation.sides import NoSuchSide  # noqa: E402
 from sentence_lab.evaluation.suite import EvaluationSuite, IncompatibleResultsFile, OnExisting  # noqa: E402
 from sentence_lab.evaluation.tasks import UnknownTask  # noqa: E402
 from sentence_lab.evaluation.text_encoders import EncoderOutputError  # noqa: E402
@@ -40,6 +43,13 @@ def _on_existing(cfg: DictConfig) -> OnExisting:
     if cfg.get("overwrite"):
         return "overwrite"
     return "resume" if cfg.get("resume") else "merge"
+
+
+def _sides(value) -> str | list[str]:
+    """``sides=``: auto, none, one code or a list of them."""
+    if OmegaConf.is_config(value):
+        return [str(code) for code in cast(list, OmegaConf.to_container(value))]
+    return "none" if value is None or value is False else str(value)
 
 
 def _tasks_written(results_file: Path) -> int:
@@ -67,7 +77,10 @@ def evaluate(cfg: DictConfig) -> int:
         suite = EvaluationSuite(tasks, data_dir, params_from_config(cfg.evaluation),
                                 probing=str(cfg.get("probing") or "auto"),
                                 encode_batch_size=int(cfg.evaluation.get("encode_batch_size", 128)),
-                                layers=bool(cfg.evaluation.get("layers", False)), console=console)
+                                layers=bool(cfg.evaluation.get("layers", False)),
+                                sides=_sides(cfg.get("sides", "auto")),
+                                side_probing=str(cfg.get("side_probing") or "auto"),
+                                retrieval_held_out=cfg.get("retrieval_held_out"), console=console)
     except (UnknownTask, TypeError, ValueError) as err:
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2
@@ -90,7 +103,7 @@ def evaluate(cfg: DictConfig) -> int:
         with stops_raise():  # Stopped is no Exception: no task records it as its own failure
             doc = suite.run(encoder, results_file, kind="evaluate", encoder_description=description,
                             on_existing=_on_existing(cfg), console=console)
-    except IncompatibleResultsFile as err:  # nothing written: the file stays as it was
+    except (IncompatibleResultsFile, NoSuchSide) as err:  # nothing written: the file stays as it was
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2
     except Stopped as stop:  # Ctrl-C, SLURM, a sweeper: one line, the shell's exit code for the signal

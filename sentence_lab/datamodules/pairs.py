@@ -15,7 +15,6 @@ from torch.utils.data import DataLoader, Dataset
 
 from sentence_lab.datamodules.contiguous import EpochShuffledSampler
 from sentence_lab.datamodules.corpus import file_fingerprint
-from sentence_lab.datamodules.pair_readers import read_pairs
 from sentence_lab.datamodules.pairs_cache import (
     CACHE_READ_ERRORS,
     CACHE_VERSION,
@@ -29,6 +28,7 @@ from sentence_lab.text import EOS_ID, Tokenizer, Vocab
 from sentence_lab.text.config_values import plain
 from sentence_lab.text.held_out import RETRIEVAL_SEED, hold_out
 from sentence_lab.text.padding import pad_batch
+from sentence_lab.text.pair_files import read_pairs
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def _split_files(split: Mapping[str, Any]) -> list[Path]:
 
 
 class PairsDataModule(ResumableBatches):
-    """``train`` / ``valid`` / ``test`` split descriptions (``sentence_lab.datamodules.pair_readers``); ``valid: null``
+    """``train`` / ``valid`` / ``test`` split descriptions (``sentence_lab.text.pair_files``); ``valid: null``
     holds out ``valid_size`` random training pairs (seeded) instead. ``labels``: the class names in
     index order (NLI), or null for unlabelled pairs (translations, paraphrases); pairs whose label is not
     listed are dropped (SNLI's ``-``). Side a is tokenised by ``tokenizer``, side b by ``target_tokenizer``

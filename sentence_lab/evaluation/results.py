@@ -238,9 +238,16 @@ def _fmt(value) -> str:
 def markdown_table(doc: dict) -> str:
     encoder = doc.get("encoder", {}).get("name", "?")
     protocol = doc.get("protocol", {}).get("name", "?")
-    lines = [f"SentEval results: encoder `{encoder}`, protocol `{protocol}`", "",
-             "| task | main score | metric | extra | n | seconds (encode + classifier) |",
-             "|---|---|---|---|---|---|"]
+    lines = [f"SentEval results: encoder `{encoder}`, protocol `{protocol}`", "", *_task_rows(doc)]
+    for name, side in (doc.get("sides") or {}).items():
+        language = (side.get("encoder") or {}).get("language", name)
+        lines += ["", f"Side `{name}` (language {language})", "", *_task_rows(side)]
+    return "\n".join(lines) + "\n"
+
+
+def _task_rows(doc: dict) -> list[str]:
+    """The Markdown table of one section's results, skipped tasks and errors."""
+    lines = ["| task | main score | metric | extra | n | seconds (encode + classifier) |", "|---|---|---|---|---|---|"]
     for task, r in doc.get("results", {}).items():
         extra = ""
         if "f1" in r:
@@ -249,6 +256,9 @@ def markdown_table(doc: dict) -> str:
             extra = f"spearman {_fmt(r['spearman'])}"
         elif isinstance(r.get("all"), dict) and isinstance(r["all"].get("spearman"), dict):
             extra = f"spearman mean {_fmt(r['all']['spearman'].get('mean'))}"
+        elif isinstance(r.get("error"), dict):  # translation retrieval: error rates, each direction
+            extra = "; ".join(f"{score} " + " ".join(f"{d} {_fmt(v)}" for d, v in rates.items())
+                              for score, rates in r["error"].items())
         secs = f"{r.get('seconds', 0):.1f} ({r.get('encode_seconds', 0):.1f} + {r.get('classifier_seconds', 0):.1f})"
         score = _fmt(r.get("main_score")) + (f" ± {_fmt(r['main_score_sd'])}" if "main_score_sd" in r else "")
         lines.append(f"| {task} | {score} | {r.get('main_metric', '')} | {extra} | "
@@ -257,7 +267,7 @@ def markdown_table(doc: dict) -> str:
         lines.append(f"| {task} | skipped | | {message.split(':', 1)[-1].strip()[:80]} | | |")
     for task, message in doc.get("errors", {}).items():
         lines.append(f"| {task} | error | | {message[:80]} | | |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def items_path(results_file: Path | str) -> Path:
@@ -330,6 +340,10 @@ class ResultsWriter:
         self.doc.update(fields)
         self.flush()
 
+    def side(self, name: str, encoder: dict[str, Any]) -> SideWriter:
+        """The writer of ``sides[name]`` (a fresh entry: a side is scored whole on every run)."""
+        return SideWriter(self, name, encoder)
+
     def flush(self) -> None:
         if not self.merge_with_file:  # the one writer of its file (each write is whole, never interleaved)
             self._write()
@@ -374,6 +388,39 @@ class ResultsWriter:
             if task in on_disk:
                 self.items[task] = on_disk[task]
                 self.doc["items_file"] = self.items_path.name
+
+
+class SideWriter:
+    """One side's section of a results document (``sides[NAME]``, a :class:`SideResults`) with the writer interface
+    ``runner.run_tasks`` uses; every change is written through the document's :class:`ResultsWriter`, its per-item
+    arrays under ``<NAME>:<task>`` in the items file."""
+
+    def __init__(self, parent: ResultsWriter, name: str, encoder: dict[str, Any]) -> None:
+        self.parent, self.name = parent, name
+        self.doc: dict = {"encoder": dict(encoder), "results": {}, "skipped": {}, "errors": {}}
+        parent.doc.setdefault("sides", {})[name] = self.doc
+        self.claimed: set[str] = set()
+
+    def add_result(self, task: str, result: dict) -> None:
+        self._set("results", task, result)
+
+    def add_items(self, task: str, items: dict[str, np.ndarray]) -> None:
+        self.parent.add_items(f"{self.name}:{task}", items)
+
+    def add_skipped(self, task: str, message: str) -> None:
+        self._set("skipped", task, message)
+
+    def add_error(self, task: str, message: str) -> None:
+        self._set("errors", task, message)
+
+    def _set(self, section: str, task: str, value: Any) -> None:
+        self.claimed.add(task)
+        self.doc[section][task] = value
+        self.parent.flush()
+
+    def update(self, **fields) -> None:
+        self.doc.update(fields)
+        self.parent.flush()
 
 
 SECTIONS = ("results", "skipped", "errors")

@@ -33,14 +33,18 @@ class LoadedTask:
     missing: bool = False
 
 
-def load_tasks(names, data_dir: Path | str, console=None, probing: str = "auto") -> list[LoadedTask]:
+def load_tasks(names, data_dir: Path | str, console=None, probing: str = "auto",
+               language: str = "en") -> list[LoadedTask]:
     """Resolve names (raises ``UnknownTask``) and load each task; data problems become one-line errors.
     ``probing``: where the probing tasks come from (``sentence_lab.evaluation.tasks.probing``: auto, senteval, xprobe,
-    generated, generated:<dir>)."""
+    generated, generated:<dir>); ``language``: the probing tasks' language (another than English: a model's second
+    side, ``sentence_lab.evaluation.sides``)."""
     out = []
     for name in resolve_tasks(names):
         spec = TASKS[name]
-        kwargs = {"source": probing} if spec.family == "probing" else {}
+        kwargs: dict[str, str] = {"source": probing} if spec.family == "probing" else {}
+        if spec.family == "probing" and language != "en":
+            kwargs["language"] = language
         try:
             out.append(LoadedTask(spec, data=check_splits(name, spec.loader(Path(data_dir), **kwargs))))
         except MissingTaskData as err:

@@ -28,6 +28,8 @@ from .results import (
     resume_from,
 )
 from .runner import LoadedTask, all_sentences, load_tasks, run_tasks
+from .sides import SideTasks, load_retrieval, run_side, side_languages
+from .tasks.tatoeba import RETRIEVAL_SIZE
 from .text_encoders import TextEncoder
 
 __all__ = ["EvaluationSuite", "IncompatibleResultsFile", "OnExisting"]
@@ -58,6 +60,15 @@ class EvaluationSuite:
         encode_batch_size: sentences per ``encode`` call; recorded in the protocol header.
         layers: score every layer of an encoder that exposes them (``text_encoders.EncodesLayers``) too, under each
             task's ``layers`` (``runner.score_layers``); the task's own score stays the encoder's output.
+        sides: the further languages of a model with several (``text_encoders.HasLanguages``: J_bi's) to score, each
+            on its language's probing tasks (those of ``tasks``) and on translation retrieval against the first, into
+            the results' ``sides[LANG]`` (``sentence_lab.evaluation.sides``): ``auto`` (every one), ``none``, or a
+            list of codes (one the encoder lacks is refused in one line when the run starts).
+        side_probing: where a side's probing tasks come from (``tasks.probing``: auto reads
+            ``probing/xprobe-<lang>`` or ``probing/generated-<lang>``; xprobe, generated, generated:<dir>).
+        retrieval_held_out: held-out Tatoeba pairs per language: the training data's ``retrieval_held_out`` (the
+            same draw: a model never saw them), 1,000 for ``data=tatoeba_*``.
+        retrieval_path: the pair file to hold them out of (default ``parallel/tatoeba/en-<lang>.tsv``).
         console: a ``rich`` console for the loading problems (one line per task), or None for silence.
 
     A task whose data is missing or broken stays in ``tasks`` with its one-line ``error``: every run records it
@@ -65,8 +76,16 @@ class EvaluationSuite:
     """
 
     def __init__(self, tasks: str | Iterable[str], data_dir: Path | str, params: ProtocolParams = PROTOTYPE, *,
-                 probing: str = "auto", encode_batch_size: int = 128, layers: bool = False, console=None) -> None:
+                 probing: str = "auto", encode_batch_size: int = 128, layers: bool = False,
+                 sides: str | Iterable[str] = "auto", side_probing: str = "auto",
+                 retrieval_held_out: int | None = None, retrieval_path: Path | str | None = None,
+                 console=None) -> None:
         self.data_dir = Path(data_dir)
+        self.sides = sides if isinstance(sides, str) else [str(code) for code in sides]
+        self.side_probing = str(side_probing or "auto")
+        self.retrieval_held_out = int(retrieval_held_out or RETRIEVAL_SIZE)
+        self.retrieval_path = retrieval_path
+        self._side_tasks: dict[str, SideTasks] = {}  # language -> its tasks, loaded the first time a side is run
         self.params = params
         self.probing = str(probing or "auto")
         self.encode_batch_size = int(encode_batch_size)
@@ -92,7 +111,9 @@ class EvaluationSuite:
 
         An encoder output of the wrong shape, width or dtype stops the run with ``text_encoders.EncoderOutputError``
         after writing what was done; any other failure (NaN vectors included) fails its task alone, recorded.
-        ``budget_seconds``: tasks that would start later are skipped, the cut recorded."""
+        ``budget_seconds``: tasks that would start later are skipped, the cut recorded. A side asked of an
+        encoder without it is refused (``sides.NoSuchSide``, one line) before anything is written."""
+        side_languages(encoder, self.sides)
         writer = self.open_results(results_file, kind=kind, encoder_description=self._description(encoder,
                                    encoder_description), on_existing=on_existing, protocol_fields=protocol_fields,
                                    console=console, **fields)
@@ -136,8 +157,28 @@ class EvaluationSuite:
         finished ones) for ``encoder``, each result written as it ends; returns ``writer``'s document."""
         tasks = [dataclasses.replace(task) if task.spec.name in writer.claimed else  # run_tasks drops its copy's data
                  dataclasses.replace(task, data=None, error=None) for task in self.tasks]
-        return run_tasks(tasks, encoder, self.params, writer, console=console,
-                         encode_batch_size=self.encode_batch_size, budget_seconds=budget_seconds, layers=self.layers)
+        doc = run_tasks(tasks, encoder, self.params, writer, console=console,
+                        encode_batch_size=self.encode_batch_size, budget_seconds=budget_seconds, layers=self.layers)
+        for language in side_languages(encoder, self.sides):
+            side = encoder.in_language(language)
+            description = side.describe() if isinstance(side, TextEncoder) else {}
+            name = f"{(writer.doc.get('encoder') or {}).get('name', '?')}[{language}]"  # the model's, in a language
+            side_writer = writer.side(language, {**description, "name": name, "language": language})
+            run_side(encoder, language, self.side_tasks(language), self.params, side_writer, console=console,
+                     encode_batch_size=self.encode_batch_size)
+        return doc
+
+    def side_tasks(self, language: str) -> SideTasks:
+        """``language``'s probing tasks (those of the suite's tasks, from ``side_probing``) and retrieval pairs,
+        loaded once."""
+        if language not in self._side_tasks:
+            probing = [task.spec.name for task in self.tasks if task.spec.family == "probing"]
+            loaded = (load_tasks(probing, self.data_dir, probing=self.side_probing, language=language)
+                      if probing else [])
+            pairs, error, missing = load_retrieval(self.data_dir, language, self.retrieval_held_out,
+                                                   self.retrieval_path)
+            self._side_tasks[language] = SideTasks(loaded, pairs, error, missing)
+        return self._side_tasks[language]
 
     @staticmethod
     def _description(encoder, given: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -21,7 +21,8 @@ class TextEncoder(Protocol):
     * :class:`ChecksCoverage`: says which of a task's sentences it cannot encode (precomputed vectors);
     * :class:`ReportsOOV`: the share of a task's tokens outside its vocabulary (trained models);
     * :class:`ExpandsVocabulary`: vocabulary expansion, fitted on demand and undone (trained models);
-    * :class:`EncodesLayers`: every layer's vectors, for the per-layer view (trained models, sentence-transformers).
+    * :class:`EncodesLayers`: every layer's vectors, for the per-layer view (trained models, sentence-transformers);
+    * :class:`HasLanguages`: an encoder per language (a J_bi model), each side scored in its own language.
     """
 
     def encode(self, sentences: list[str]) -> np.ndarray: ...
@@ -81,6 +82,19 @@ class EncodesLayers(Protocol):
     layers_end_with_output: bool
 
     def encode_layers(self, sentences: list[str]) -> list[np.ndarray]: ...
+
+
+@runtime_checkable
+class HasLanguages(Protocol):
+    """A model with an encoder per language: ``languages`` names them (ISO 639-1 codes), ``encode``'s own first;
+    ``in_language(code)`` is the text encoder of that language's side (its own tokenizer, vocabulary and weights). The
+    suite scores each further language on its probing tasks and retrieves translations between the first and it
+    (``sentence_lab.evaluation.sides``). A model of one language has ``languages`` of length one."""
+
+    @property
+    def languages(self) -> tuple[str, ...]: ...
+
+    def in_language(self, language: str) -> TextEncoder: ...
 
 
 class EncoderOutputError(RuntimeError):

@@ -119,3 +119,12 @@ class CollectsCorpusMetrics(Protocol):
     ``val/<name>`` (``test/<set>/<name>``), and the objective forgets what it collected."""
 
     def corpus_metrics(self) -> dict[str, float]: ...
+
+
+@runtime_checkable
+class EmbedsTargetSide(Protocol):
+    """An objective with a second sentence encoder over the ``target`` vocabulary, for the other language of its
+    pairs (J_bi's ``g``): ``embed_target(tokens, lengths)`` is that side's test-time vector, as ``embed`` is the source
+    side's. ``SentenceModel`` offers it to the evaluation as the model's second language (``in_language``)."""
+
+    def embed_target(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor: ...

@@ -147,8 +147,10 @@ class PairHinge(nn.Module):
         """``embed`` per layer of f, bottom first (a BoW has one)."""
         return [self._at_test(vectors, lengths) for vectors in layers_of(self.f, tokens, lengths)]
 
-    def _at_test(self, vectors: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """A summing BoW's vectors as means when ``test_embedding=mean``; any other vectors as they are."""
-        if self.test_embedding == "mean" and isinstance(self.f, BagOfWordsEncoder) and self.f.pooling == "sum":
+    def _at_test(self, vectors: torch.Tensor, lengths: torch.Tensor, encoder: nn.Module | None = None) -> torch.Tensor:
+        """A summing BoW's vectors (``encoder``'s, ``f`` by default) as means when ``test_embedding=mean``; any other
+        vectors as they are."""
+        encoder = self.f if encoder is None else encoder
+        if self.test_embedding == "mean" and isinstance(encoder, BagOfWordsEncoder) and encoder.pooling == "sum":
             return vectors / lengths.clamp(min=1).unsqueeze(-1).to(device=vectors.device, dtype=vectors.dtype)
         return vectors

@@ -4,6 +4,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import ClassVar
 
+import torch
+
 from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.objectives.contract import PAIRS, ObjectiveSpec
 from sentence_lab.objectives.hinge import PairHinge
@@ -23,3 +25,9 @@ class JBi(PairHinge):
                  seed: int = 1234, test_embedding: str = "mean") -> None:
         super().__init__(encoder_factory, False, "random", k, margin, distance, l2, seed, pool="opposite",
                          test_embedding=test_embedding)
+
+    def embed_target(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """The other language's vector: ``g``'s, averaged as ``embed`` averages ``f``'s (section 3.2), so both
+        languages' vectors live where the hinge put them: the suite scores that side on its language's probing
+        tasks and retrieves translations across the two (``sentence_lab.objectives.contract.EmbedsTargetSide``)."""
+        return self._at_test(self.g(tokens, lengths), lengths, self.g)

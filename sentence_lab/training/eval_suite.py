@@ -32,6 +32,7 @@ from lightning.pytorch.loggers import TensorBoardLogger
 
 from sentence_lab.evaluation.results import ResultsWriter
 from sentence_lab.evaluation.runner import LoadedTask, params_from_config
+from sentence_lab.evaluation.sides import side_languages
 from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.evaluation.tasks.base import Split, TaskData
 from sentence_lab.evaluation.tasks.registry import TASKS, resolve_tasks
@@ -64,6 +65,24 @@ def layer_metrics(doc: Mapping, tag: Callable[[str], str]) -> dict[str, float]:
             score = layer.get("main_score")
             if isinstance(score, (int, float)) and np.isfinite(score):
                 out[f"{tag(task)}/layer_{k}"] = float(score)
+    return out
+
+
+def side_metrics(doc: Mapping, tag: Callable[[str], str]) -> dict[str, float]:
+    """Each further language's scores (``sides[LANG]``) under the language's name: ``fr/probing/Length``,
+    ``fr/retrieval/Tatoeba`` (the margin's mean error) and each retrieval error rate
+    (``fr/retrieval/Tatoeba/margin_en-fr``)."""
+    out = {}
+    for language, side in (doc.get("sides") or {}).items():
+        for task, result in (side.get("results") or {}).items():
+            name = f"{language}/{tag(task) if task in TASKS else f'retrieval/{task}'}"
+            score = result.get("main_score")
+            if isinstance(score, (int, float)) and np.isfinite(score):
+                out[name] = float(score)
+            for kind, rates in (result.get("error") or {}).items():
+                for direction, value in rates.items():
+                    if isinstance(value, (int, float)):
+                        out[f"{name}/{kind}_{direction.replace('->', '-')}"] = float(value)
     return out
 
 
@@ -134,14 +153,28 @@ class EvalSuiteCallback(Callback):
             scores logged as ``<family>_<preset>/<Task>`` (``probing_curves/Length``), never as the full protocol's.
         vocab_expansion: evaluate with vocabulary expansion, as ``evaluate.py`` does a checkpoint (fit anew
             for each evaluation, removed afterwards); skipped, with the reason in the JSON, when impossible.
+        sides, side_probing: a two-language model's second language (J_bi's), scored each evaluation on its probing
+            tasks and on translation retrieval (``sentence_lab.evaluation.sides``; auto, none or [codes]), logged as
+            ``<lang>/probing/<Task>`` and ``<lang>/retrieval/Tatoeba``; where its probing tasks come from.
+        retrieval_held_out, retrieval_path: the pairs the training data held out for retrieval
+            (``data.retrieval_held_out`` of ``data.train.path``: the same draw); ``None``: 1,000 pairs of the data
+            root's ``parallel/tatoeba/en-<lang>.tsv``.
     """
 
     def __init__(self, tasks: Any = "probing", data_dir: str | Path = "data", params: Mapping | None = None,
                  output_dir: str | Path | None = None, every_n_epochs: int = 1,
                  max_examples_per_split: SplitCaps = None, subsample_seed: int = 1111,
                  log_prefix: str | None = None, vocab_expansion: bool = True, before_training: bool = True,
-                 time_budget_s: float | None = None, probing: str = "auto", preset: str | None = None) -> None:
+                 time_budget_s: float | None = None, probing: str = "auto", preset: str | None = None,
+                 sides: Any = "auto", side_probing: str = "auto", retrieval_held_out: int | None = None,
+                 retrieval_path: str | Path | None = None) -> None:
         super().__init__()
+        sides = plain(sides)
+        self.sides = sides if isinstance(sides, str) else "none" if sides is None else [str(c) for c in sides]
+        self.side_probing = str(side_probing or "auto")
+        self.retrieval_held_out = None if retrieval_held_out is None else int(retrieval_held_out)
+        # the training file is the one to hold pairs out of only when the training data held some out of it
+        self.retrieval_path = retrieval_path if self.retrieval_held_out else None
         if preset is not None and not str(preset).isidentifier():
             raise ValueError(f"preset={preset!r}: a preset's name is a word (letters, digits, _), e.g. curves")
         self.preset = None if preset is None else str(preset)
@@ -179,6 +212,7 @@ class EvalSuiteCallback(Callback):
         ranks take the same path to the barrier after each evaluation."""
         if stage != "fit" or self._has_data is not None:
             return
+        side_languages(pl_module, self.sides)  # a language the model lacks: refused before training, in one line
         if trainer.is_global_zero and self._suite is None:
             self._load()
         has_data = self._suite is not None and self._suite.has_data
@@ -192,7 +226,9 @@ class EvalSuiteCallback(Callback):
     def _load(self) -> None:
         t0 = time.perf_counter()
         self._suite = EvaluationSuite(self.task_names, self.data_dir, self.params, probing=self.probing,
-                                      encode_batch_size=self.encode_batch_size, layers=self.layers)
+                                      encode_batch_size=self.encode_batch_size, layers=self.layers, sides=self.sides,
+                                      side_probing=self.side_probing, retrieval_held_out=self.retrieval_held_out,
+                                      retrieval_path=self.retrieval_path)
         missing = [t for t in self._loaded if t.missing]
         if len(missing) == len(self._loaded):
             log.warning("evaluation suite: no task data under %s (set paths.data_dir or SENTENCE_DATA): training goes "
@@ -377,6 +413,7 @@ class EvalSuiteCallback(Callback):
         self.history[epoch] = scores
         metrics = {self._tag(name): float(s) for name, s in scores.items() if s is not None and np.isfinite(s)}
         metrics.update(layer_metrics(doc, self._tag))
+        metrics.update(side_metrics(doc, self._tag))
         if metrics:
             for logger in trainer.loggers:
                 try:

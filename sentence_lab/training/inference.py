@@ -1,5 +1,6 @@
 """What a trained ``SentenceModel`` does for its users: load from a checkpoint, map sentences to vectors
-(``encode``), widen the vocabulary (``expand_vocabulary``) and describe itself. A mixin of ``SentenceModel``
+(``encode``), widen the vocabulary (``expand_vocabulary``), hand its second language's encoder to the evaluation
+(``in_language``) and describe itself. A mixin of ``SentenceModel``
 (``sentence_lab.training.module``), which holds the training."""
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from torch import nn
 from sentence_lab.encoders.base import NoLayers, SentenceEncoder
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.encoders.expansion import expand_embeddings
+from sentence_lab.objectives.contract import EmbedsTargetSide
 from sentence_lab.text import UNK_ID, Tokenizer, Vocab
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.training.legacy_checkpoints import namespaced_targets, saved_vocabs
@@ -39,6 +41,8 @@ class SentenceInference(nn.Module):
     encode_vocab: Vocab
     expansion: dict | None
     tokenizer: Tokenizer
+    vocabs: dict[str, Vocab]
+    tokenizers: dict[str, Tokenizer]
     objective: nn.Module
     _source_encoders: list[SentenceEncoder]
     hparams: Any
@@ -63,6 +67,26 @@ class SentenceInference(nn.Module):
         model.load_state_dict(ckpt["state_dict"])
         device = map_location or ("cuda" if torch.cuda.is_available() else "cpu")
         return model.to(device).eval()
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages the model encodes, ``encode``'s first (its tokenizer's); a second when the objective embeds
+        its target side in another language (J_bi: ``EmbedsTargetSide``)."""
+        first = self.tokenizer.lang
+        target = self.tokenizers.get("target")
+        if isinstance(self.objective, EmbedsTargetSide) and target is not None and target.lang != first:
+            return first, target.lang
+        return (first,)
+
+    def in_language(self, language: str) -> SentenceInference | LanguageSide:
+        """The text encoder of ``language``'s side: the model itself for its first language, a ``LanguageSide`` for
+        the second; a language the model lacks is refused in one line."""
+        if language == self.languages[0]:
+            return self
+        if language not in self.languages:
+            raise ValueError(f"the model encodes {', '.join(self.languages)}, not {language!r}: a second language "
+                             "needs a two-language objective (objective=jbi with a target tokenizer of that language)")
+        return LanguageSide(self, "target")
 
     def expand_vocabulary(self) -> dict:
         """Vocabulary expansion (Kiros et al. 2015): every word GloVe knows and the training vocabulary
@@ -142,9 +166,11 @@ class SentenceInference(nn.Module):
         return self._encode_batches(sentences, batch_size, layers)
 
     def _encode_batches(self, sentences: list[str], batch_size: int,
-                        embed: Callable[[torch.Tensor, torch.Tensor], list[torch.Tensor]]) -> list[np.ndarray]:
-        """``embed``'s outputs for ``sentences`` in length-sorted batches of ``batch_size``, each output a float32
-        ``[n, d]`` array in the order given (the model in eval mode meanwhile)."""
+                        embed: Callable[[torch.Tensor, torch.Tensor], list[torch.Tensor]],
+                        token_ids: Callable[[str], list[int]] | None = None) -> list[np.ndarray]:
+        """``embed``'s outputs for ``sentences`` (ids from ``token_ids``, the source side's ``token_ids`` by default)
+        in length-sorted batches of ``batch_size``, each output a float32 ``[n, d]`` array in the order given (the
+        model in eval mode meanwhile)."""
         sentences = list(sentences)
         wrong = next((s for s in sentences if not isinstance(s, str)), None)
         if wrong is not None:
@@ -153,7 +179,7 @@ class SentenceInference(nn.Module):
         was_training = self.training
         self.eval()
         try:
-            ids = [self.token_ids(s) for s in sentences]
+            ids = [(token_ids or self.token_ids)(s) for s in sentences]
             order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
             out: list[np.ndarray] = []
             for start in range(0, len(order), batch_size):
@@ -171,6 +197,45 @@ class SentenceInference(nn.Module):
 
     def describe(self) -> dict:
         hp = self.hparams
+        languages = self.languages
         return {"encoder": hp.encoder, "objective": hp.objective, "tokenizer": self.tokenizer.to_dict(),
                 "vocab_size": len(self.vocab), "output_dim": self.output_dim,
-                "vocabulary_expansion": self.expansion}
+                "vocabulary_expansion": self.expansion,
+                **({"languages": list(languages)} if len(languages) > 1 else {})}
+
+
+class LanguageSide:
+    """A two-language model's second language as a text encoder: that side's tokenizer, vocabulary and encoder
+    (``objective.embed_target``: J_bi's ``g``), the model's batching. No vocabulary expansion: it maps GloVe's English
+    words, and this side is not English."""
+
+    def __init__(self, model: SentenceInference, side: str = "target") -> None:
+        self.model, self.side = model, side
+        self.tokenizer, self.vocab = model.tokenizers[side], model.vocabs[side]
+        self.language = self.tokenizer.lang
+
+    @property
+    def output_dim(self) -> int:
+        return self.model.output_dim
+
+    def token_ids(self, sentence: str) -> list[int]:
+        return self.vocab.encode(_cached_tokens(self.tokenizer, sentence))
+
+    @torch.no_grad()
+    def encode(self, sentences: list[str], batch_size: int = 128) -> np.ndarray:
+        """Raw sentences of this side's language -> float32 ``[n, output_dim]``, in the order given."""
+        objective = cast(EmbedsTargetSide, self.model.objective)
+        device = cast(torch.device, self.model.device)
+
+        def embed(tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+            return [objective.embed_target(tokens.to(device), lengths.to(device))]
+        return self.model._encode_batches(sentences, batch_size, embed, self.token_ids)[0]
+
+    def oov_rate(self, sentences: list[str]) -> float:
+        """Share of the tokens of ``sentences`` this side maps to ``<unk>``."""
+        ids = [i for s in sentences for i in self.token_ids(s)]
+        return sum(1 for i in ids if i == UNK_ID) / max(len(ids), 1)
+
+    def describe(self) -> dict:
+        return {**self.model.describe(), "language": self.language, "side": self.side,
+                "tokenizer": self.tokenizer.to_dict(), "vocab_size": len(self.vocab), "vocabulary_expansion": None}

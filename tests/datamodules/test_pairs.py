@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from sentence_lab.datamodules import pairs as pairs_module
-from sentence_lab.datamodules.pair_readers import read_pairs
 from sentence_lab.datamodules.pairs import PairsDataModule
 from sentence_lab.datamodules.pairs_cache import read_pairs_cache, write_pairs_cache
+from sentence_lab.evaluation.tasks.tatoeba import load_retrieval_pairs
 from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
 from sentence_lab.text import files as files_module
 from sentence_lab.text.held_out import RETRIEVAL_SEED, hold_out
+from sentence_lab.text.pair_files import read_pairs
 
 
 def test_readers_of_every_format(tmp_path, tiny_pairs):
@@ -105,6 +106,9 @@ def test_pairs_held_out_for_retrieval_never_reach_training(tmp_path):
     seen = [" ".join(itos[i] for i in a) for a in dm.datasets["train"].a + dm.datasets["valid"].a]
     held_numbers = {a.split()[3] for a, _ in held.pairs}
     assert len(seen) == 62 - 20 and not any(s.split()[3] in held_numbers for s in seen if "number" in s)
+    # the suite's translation retrieval reads the same file and draws the same pairs: the ones training never saw
+    retrieval = load_retrieval_pairs(tmp_path, "fr", 20, path=path)
+    assert list(zip(retrieval.first, retrieval.other)) == held.pairs
     plain = PairsDataModule(train={"format": "tsv", "path": str(path)}, valid=None, valid_size=4, shared_vocab=False,
                             cache_dir=str(tmp_path / "cache"), batch_size=4)
     plain.setup()  # another cache entry: the held-out setting is part of its key

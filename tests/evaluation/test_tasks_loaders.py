@@ -4,7 +4,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sentence_lab.evaluation.tasks import TASKS, MalformedData, MissingTaskData, UnknownTask, resolve_tasks
+from sentence_lab.evaluation.tasks import (
+    TASKS,
+    MalformedData,
+    MissingTaskData,
+    TaskDataError,
+    UnknownTask,
+    resolve_tasks,
+)
 from sentence_lab.evaluation.tasks.base import ntokens
 from sentence_lab.evaluation.tasks.probing import XPROBE_SPLIT_NOTE
 
@@ -132,3 +139,29 @@ def test_resolve_tasks_groups_and_unknown():
     with pytest.raises(UnknownTask) as err:
         resolve_tasks(["MR", "Nope"])
     assert "'Nope'" in str(err.value) and "CoordinationInversion" in str(err.value) and "probing" in str(err.value)
+
+
+def test_another_languages_probing_tasks_come_from_its_own_folders(tmp_path):
+    """French: X-Probe's probing/xprobe-fr first, else probing/generated-fr; never SentEval's English files; a
+    generated set of another language refused in one line."""
+    probing = tmp_path / "probing"
+    (probing / "generated-fr").mkdir(parents=True)
+    lines = ["tr\tPRES\telle marche", "tr\tPAST\til a marché", "va\tPAST\til pleuvait", "te\tPRES\tnous allons"]
+    for folder in (probing, probing / "generated-fr"):  # English (SentEval's layout) and French, side by side
+        (folder / "past_present.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (probing / "generated-fr" / "meta.json").write_text('{"language": "fr"}', encoding="utf-8")
+    french = TASKS["Tense"].loader(tmp_path, language="fr")
+    assert french.info["layout"] == "generated" and french.info["probing_set"] == str(probing / "generated-fr")
+    for split in ("va", "te"):
+        xprobe = probing / "xprobe-fr" / "past_present"
+        xprobe.mkdir(parents=True, exist_ok=True)
+        (xprobe / f"{split}.txt").write_text("".join(f"phrase numéro {i} .\t{'PAST' if i % 2 else 'PRES'}\n"
+                                                     for i in range(20)), encoding="utf-8")
+    assert TASKS["Tense"].loader(tmp_path, language="fr").info["layout"] == "xprobe"
+    assert TASKS["Tense"].loader(tmp_path, source="generated", language="fr").info["layout"] == "generated"
+    with pytest.raises(MissingTaskData, match="SentEval's probing data is English only"):
+        TASKS["Tense"].loader(tmp_path, source="senteval", language="fr")
+    with pytest.raises(TaskDataError, match="holds 'fr' probing tasks, not 'de'"):
+        TASKS["Tense"].loader(tmp_path, source=f"generated:{probing / 'generated-fr'}", language="de")
+    with pytest.raises(MissingTaskData, match="probing_gen language=de"):
+        TASKS["Tense"].loader(tmp_path, language="de")

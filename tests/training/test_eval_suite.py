@@ -19,7 +19,7 @@ from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_t
 from sentence_lab.evaluation.tasks import UnknownTask
 from sentence_lab.text import Tokenizer, Vocab
 from sentence_lab.training import inference
-from sentence_lab.training.eval_suite import EvalSuiteCallback, subsample, task_tag
+from sentence_lab.training.eval_suite import EvalSuiteCallback, side_metrics, subsample, task_tag
 from sentence_lab.training.untrained import untrained_model
 from tests.helpers.train_config import compose_train_cfg
 
@@ -383,3 +383,45 @@ def test_the_curve_preset_scores_each_task_it_keeps_as_the_full_suite_does(sente
     assert set(kept) == {"Length", "Depth", "OddManOut", "STS12", "STS13", "STS14", "STS15", "STS16", "TREC"}
     assert {t: r["main_score"] for t, r in kept.items()} == {t: docs["full"]["results"][t]["main_score"] for t in kept}
     assert len(docs["full"]["results"]) > len(kept) and docs["curves"]["preset"]["name"] == "curves"
+
+
+def test_a_second_languages_scores_are_logged_under_its_name():
+    doc = {"results": {"Length": {"main_score": 50.0}},
+           "sides": {"fr": {"results": {"Length": {"main_score": 40.0}, "Tatoeba": {
+               "main_score": 12.5, "error": {"cosine": {"en->fr": 20.0, "fr->en": 30.0},
+                                             "margin": {"en->fr": 10.0, "fr->en": 15.0}}}}}}}
+    assert side_metrics(doc, task_tag) == {
+        "fr/probing/Length": 40.0, "fr/retrieval/Tatoeba": 12.5, "fr/retrieval/Tatoeba/cosine_en-fr": 20.0,
+        "fr/retrieval/Tatoeba/cosine_fr-en": 30.0, "fr/retrieval/Tatoeba/margin_en-fr": 10.0,
+        "fr/retrieval/Tatoeba/margin_fr-en": 15.0}
+
+
+@pytest.mark.slow
+def test_a_jbi_run_curves_both_languages_and_retrieves_the_pairs_it_held_out(tiny_corpus, tiny_pairs, senteval_root,
+                                                                            tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from sentence_lab.runs.run import fit
+    from tests.helpers.train_config import compose_objective_cfg
+
+    cfg = compose_objective_cfg("jbi", tiny_corpus, tiny_pairs, tmp_path / "run", [
+        "data.target_tokenizer.lang=fr", "objective.k=3", "encoder.embed_dim=16", "trainer.max_epochs=1", "logger=tensorboard",
+        "~callbacks.rich_progress_bar", "~callbacks.model_summary", "callbacks.eval_suite.tasks=[Length]",
+        f"callbacks.eval_suite.data_dir={senteval_root}", "callbacks.eval_suite.params.l2_grid=[1e-3]",
+        "callbacks.eval_suite.params.max_epoch=6"])
+    trainer, model = fit(cfg)
+    assert trainer.state.finished and model.languages == ("en", "fr")
+    docs = [read_results(tmp_path / "run" / "eval" / f"epoch_{e:03d}.json") for e in (0, 1)]
+    for doc in docs:
+        side = doc["sides"]["fr"]
+        assert set(doc["results"]) == {"Length"} and side["encoder"]["language"] == "fr"
+        assert "Length" in side["skipped"]  # no French probing set under the fixture root: said, not fatal
+        retrieval = side["results"]["Tatoeba"]  # the 8 pairs this run's data held out of its own training file
+        assert retrieval["n"] == 8 and retrieval["file"] == str(tiny_pairs["parallel"])
+    events = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
+    events.Reload()
+    scalars = events.Scalars("fr/retrieval/Tatoeba")
+    assert [s.step for s in scalars] == [0, 1]
+    assert [s.value for s in scalars] == pytest.approx([d["sides"]["fr"]["results"]["Tatoeba"]["main_score"]
+                                                        for d in docs])
+    assert "fr/retrieval/Tatoeba/margin_en-fr" in events.Tags()["scalars"]

@@ -6,7 +6,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sentence_lab.evaluation.text_encoders import EncodesLayers, RemembersTokens
+from sentence_lab.evaluation.text_encoders import EncodesLayers, HasLanguages, RemembersTokens, TextEncoder
 from sentence_lab.text import Tokenizer, Vocab
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.training.module import SentenceModel
@@ -65,3 +65,40 @@ def test_quick_thoughts_layers_join_f_and_g_as_its_embedding_does():
     np.testing.assert_array_equal(layers[-1], model.encode(SENTENCES))
     f_only = model.objective.f.layer_vectors(*pad_batch([model.token_ids(SENTENCES[0])]))
     np.testing.assert_array_equal(layers[1][0, :3], f_only[1][0].detach().numpy())
+
+
+def jbi_model(target_lang: str) -> SentenceModel:
+    english = Vocab.build(Counter({"the": 3, "man": 2, "river": 1, ".": 3}), max_size=100)
+    french = Vocab.build(Counter({"le": 3, "homme": 2, "fleuve": 1, ".": 3}), max_size=100)
+    encoder = {"_target_": "sentence_lab.encoders.bow.BagOfWordsEncoder", "embed_dim": 4, "pooling": "sum"}
+    return SentenceModel(encoder=encoder, objective={"_target_": "sentence_lab.objectives.jbi.JBi"},
+                         vocabs={"source": english, "target": french},
+                         tokenizers={"source": Tokenizer("treebank", True).to_dict(),
+                                     "target": Tokenizer("moses", True, target_lang).to_dict()}).eval()
+
+
+def test_a_jbi_model_offers_its_second_language_through_g():
+    model = jbi_model("fr")
+    assert isinstance(model, HasLanguages) and model.languages == ("en", "fr")
+    assert model.in_language("en") is model and model.describe()["languages"] == ["en", "fr"]
+    french = model.in_language("fr")
+    assert isinstance(french, TextEncoder) and french.describe()["language"] == "fr"
+    got = french.encode(["Le fleuve .", "l' homme ."])
+    # g's word vectors averaged (J_bi's test-time vector, Elgohary & Carpuat 2016, section 3.2), with g's vocabulary
+    table, stoi = model.objective.g.embedding.weight.detach().numpy(), model.vocabs["target"].stoi
+    want = [table[[stoi["le"], stoi["fleuve"], stoi["."]]].mean(0),
+            table[[stoi["<unk>"], stoi["<unk>"], stoi["homme"], stoi["."]]].mean(0)]  # Moses: l ' homme .
+    np.testing.assert_allclose(got, np.stack(want), rtol=1e-6)
+    assert french.oov_rate(["l' homme ."]) == pytest.approx(2 / 4)
+    assert not np.allclose(got, model.encode(["Le fleuve .", "l' homme ."]))  # f and its vocabulary are not used
+    with pytest.raises(ValueError, match="encodes en, fr, not 'de'.*objective=jbi"):
+        model.in_language("de")
+
+
+def test_one_language_models_have_one_language():
+    assert jbi_model("en").languages == ("en",)  # a second encoder of the same language is no second language
+    vocab = Vocab.build(Counter({"the": 3, ".": 3}), max_size=100)
+    qt = SentenceModel(encoder={"_target_": "sentence_lab.encoders.gru.GRUEncoder", "embed_dim": 4, "hidden_dim": 3},
+                       objective={"_target_": "sentence_lab.objectives.qt.QuickThoughts"}, vocabs={"source": vocab},
+                       tokenizers={"source": Tokenizer("moses", True).to_dict()})
+    assert qt.languages == ("en",) and "languages" not in qt.describe()

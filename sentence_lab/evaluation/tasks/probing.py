@@ -6,6 +6,11 @@ probing data at all the set generated from the shipped books (``assets/probing/b
 ``sentence_lab.probing_gen``); ``senteval``, ``xprobe``
 and ``generated`` pick one; ``generated:<dir>`` (or a folder path) reads a set made by the generator.
 
+Another language's tasks (a bilingual model's second side, ``language=fr``): ``auto`` reads
+``probing/xprobe-<language>/`` (X-Probe's layout), else ``probing/generated-<language>/`` (a set the generator made
+with ``language=<language>``); ``xprobe`` and ``generated`` pick one; ``generated:<dir>`` reads that folder, refused
+when its ``meta.json`` names another language. SentEval's probing data is English only.
+
 SentEval: ``probing/<file>.txt`` with ``tr|va|te<TAB>label<TAB>sentence`` (also ``.txt.xz``).
 X-Probe: ``probing/xprobe-en/<file>/{va,te}.txt`` with ``sentence<TAB>label`` and no training split:
 the probe trains on a fixed, stratified 90% of ``va`` (seed 1111), early-stops on the other 10% and
@@ -22,7 +27,16 @@ from sklearn.model_selection import train_test_split
 
 from sentence_lab.home import ASSETS
 
-from .base import GET_DATA_HINT, MalformedData, MissingTaskData, TaskData, int_split, iter_lines, join_tokens
+from .base import (
+    GET_DATA_HINT,
+    MalformedData,
+    MissingTaskData,
+    TaskData,
+    TaskDataError,
+    int_split,
+    iter_lines,
+    join_tokens,
+)
 
 PROBING_FILES = {
     "Length": "sentence_length",
@@ -157,9 +171,45 @@ def _has_probing_data(root: Path) -> bool:
                for name in PROBING_FILES.values())
 
 
-def load_probing(task: str, data_dir: Path, source: str = "auto") -> TaskData:
+def _generated_language(folder: Path) -> str | None:
+    """The language a generated set's ``meta.json`` records (``None``: no meta, or a set made before languages)."""
+    try:
+        return json.loads((folder / "meta.json").read_text(encoding="utf-8")).get("language")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def load_probing_in(task: str, data_dir: Path, source: str, language: str) -> TaskData:
+    """``task`` in a language other than English (see the module docstring for where it is read)."""
+    name = PROBING_FILES[task]
+    root = Path(data_dir) / "probing"
+    if source == "senteval":
+        raise MissingTaskData(task, root / f"xprobe-{language}", f"SentEval's probing data is English only: "
+                              f"give probing=xprobe, generated or generated:<dir> for {language!r}")
+    if source.startswith("generated:") or source not in SOURCES:
+        folder = Path(source.split(":", 1)[1] if source.startswith("generated:") else source).expanduser()
+        if not folder.is_dir():
+            raise MissingTaskData(task, folder, f"no such folder: {SOURCE_HINT}")
+        written_in = _generated_language(folder)
+        if written_in is not None and written_in != language:
+            raise TaskDataError(f"{folder} holds {written_in!r} probing tasks, not {language!r}: give the set "
+                                f"generated with language={language}")
+        return _load_generated(task, folder)
+    xprobe, generated = root / f"xprobe-{language}" / name, root / f"generated-{language}"
+    if source in ("auto", "xprobe") and (xprobe / "va.txt").is_file() and (xprobe / "te.txt").is_file():
+        return _load_xprobe_layout(task, xprobe / "va.txt", xprobe / "te.txt")
+    if source in ("auto", "generated") and generated.is_dir():
+        return _load_generated(task, generated)
+    raise MissingTaskData(task, f"{xprobe}/{{va,te}}.txt (X-Probe layout) or {generated}/",
+                          f"generate it with python -m sentence_lab.probing_gen language={language} corpus=<text> "
+                          f"out={generated}")
+
+
+def load_probing(task: str, data_dir: Path, source: str = "auto", language: str = "en") -> TaskData:
     name = PROBING_FILES[task]
     source = str(source or "auto")
+    if language != "en":
+        return load_probing_in(task, data_dir, source, language)
     root = Path(data_dir) / "probing"
     senteval_path = _senteval_file(root, name)
     va_path, te_path = root / "xprobe-en" / name / "va.txt", root / "xprobe-en" / name / "te.txt"
