@@ -190,14 +190,15 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
             for parsed in parser.parse(sample, workers=settings.workers):
                 collect.offer(parsed)
                 if keep_tags:
-                    tagged.append(Parsed(parsed.tokens, parsed.tags, [], []))
+                    tagged.append(Parsed(parsed.tokens, language.rules.odd_tags(parsed), [], []))
                 advance()
             writer.update_source(parsed_sentences=len(sample))
             stages["parse_sample"] = time.perf_counter() - started - sum(stages.values())
             for output in collect.finish():
                 writer.write(output)
             if keep_tags:
-                writer.write(odd_man_out(tagged, tables.ids, tables.bigrams, settings, rng))
+                writer.write(odd_man_out(tagged, tables.ids, tables.bigrams, settings, rng,
+                                         language.rules.replaceable, language.rules.odd_words))
 
 
 def _case_test(tokens: list[str], unigrams):

@@ -1,10 +1,15 @@
 """SOMO / OddManOut (paper 003, section 2): a random noun or verb replaced by another of the same tag whose
-bigrams with both neighbours have corpus frequencies comparable, on a log scale, to the original's."""
+bigrams with both neighbours have corpus frequencies comparable, on a log scale, to the original's.
+
+"The same tag" is the language's (``syntax.ParsedRules.odd_tags``): English's Penn tags (NN, NNS, VB*), which carry
+number and verb form; in French the universal POS with the features that inflect (a plural feminine noun for a
+plural feminine noun, a third-person singular imparfait for another), so a replacement agrees as the original did."""
 from __future__ import annotations
 
 import math
 import random
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -16,24 +21,30 @@ from .surface import modified_half
 from .task_output import TaskOutput, rows_from_splits
 
 NOUN_VERB_TAGS = ("NN", "NNS", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ")
+ENGLISH_METHOD = "a random noun or verb (Penn tag NN/NNS/VB*)"
+
+
+def is_english_noun_or_verb(tag: str) -> bool:
+    return tag in NOUN_VERB_TAGS
 
 
 class Replacer:
-    """Finds replacements: same (majority) tag, both bigrams within ``tolerance`` of the original in log10."""
+    """Finds replacements: same (majority) tag, both bigrams within ``tolerance`` of the original in log10; only
+    words whose tag is ``replaceable`` (nouns and verbs) are replaced."""
 
     def __init__(self, ids: dict[str, int], bigrams: BigramCounter, word_tags: dict[str, Counter],
-                 tolerance: float, rng: random.Random) -> None:
+                 tolerance: float, rng: random.Random,
+                 replaceable: Callable[[str], bool] = is_english_noun_or_verb) -> None:
         self.ids, self.bigrams, self.tolerance, self.rng = ids, bigrams, tolerance, rng
+        self.replaceable = replaceable
         self.words = [None] * len(ids)
         for word, i in ids.items():
             self.words[i] = word
-        self.by_tag: dict[str, np.ndarray] = {}
-        for tag in NOUN_VERB_TAGS:
-            mask = np.zeros(len(ids), dtype=bool)
-            for word, tags in word_tags.items():
-                if word in ids and word.isalpha() and tags.most_common(1)[0][0] == tag:
-                    mask[ids[word]] = True
-            self.by_tag[tag] = mask
+        self.by_tag: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(len(ids), dtype=bool))
+        for word, tags in word_tags.items():
+            majority = tags.most_common(1)[0][0]
+            if word in ids and word.isalpha() and replaceable(majority):
+                self.by_tag[majority][ids[word]] = True
         self.used: dict[str, str] = {}  # replacement word -> the split it was used in
 
     def _close(self, counts: np.ndarray, original: int) -> np.ndarray:
@@ -41,7 +52,8 @@ class Replacer:
 
     def replace(self, tokens: list[str], tags: list[str], split: str) -> tuple[str, int, str] | None:
         """(modified sentence, position, original word), or None when no position has a replacement."""
-        spots = [i for i in range(1, len(tokens) - 1) if tags[i] in NOUN_VERB_TAGS and tokens[i].isalpha()]
+        spots = [i for i in range(1, len(tokens) - 1) if self.replaceable(tags[i]) and tokens[i].isalpha()
+                 and tags[i] in self.by_tag]
         self.rng.shuffle(spots)
         for i in spots:
             left, word, right = (self.ids.get(t) for t in tokens[i - 1:i + 2])
@@ -76,9 +88,11 @@ def word_tag_table(parsed: list[Parsed]) -> dict[str, Counter]:
 
 
 def odd_man_out(parsed: list[Parsed], ids: dict[str, int], bigrams: BigramCounter, settings: GenSettings,
-                rng: random.Random) -> TaskOutput:
-    """Each split from its own share of the sentences; a replacement word is never used in two splits."""
-    replacer = Replacer(ids, bigrams, word_tag_table(parsed), settings.somo_log_tolerance, rng)
+                rng: random.Random, replaceable: Callable[[str], bool] = is_english_noun_or_verb,
+                what: str = ENGLISH_METHOD) -> TaskOutput:
+    """Each split from its own share of the sentences; a replacement word is never used in two splits. ``parsed``
+    carry the tags replacements must share (``syntax.ParsedRules.odd_tags``); ``what`` names the words replaced."""
+    replacer = Replacer(ids, bigrams, word_tag_table(parsed), settings.somo_log_tolerance, rng, replaceable)
     order = list(range(len(parsed)))
     rng.shuffle(order)
     total = settings.total
@@ -97,7 +111,7 @@ def odd_man_out(parsed: list[Parsed], ids: dict[str, int], bigrams: BigramCounte
         rows[split] = modified_half(pool, modify, lambda p: " ".join(p.tokens), {split: share}, rng,
                                     ("O", "C"))[split]
     return TaskOutput("OddManOut", rows_from_splits(rows),
-                      method="C: a random noun or verb (Penn tag NN/NNS/VB*) replaced by a word of the same majority "
+                      method=f"C: {what} replaced by a word of the same majority "
                              f"tag whose bigrams with both neighbours have log10 corpus counts within "
                              f"{settings.somo_log_tolerance} of the original's; O: intact; no sentence in both forms; "
                              "no replacement word in two splits",

