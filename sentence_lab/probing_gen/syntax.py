@@ -129,46 +129,75 @@ def _balanced(len1: int, len2: int, ratio: float) -> bool:
     return min(len1, len2) >= 2 and max(len1, len2) <= ratio * min(len1, len2)
 
 
-def coordination_parsed(p: Parsed, ratio: float) -> tuple[bool, int, int] | None:
+SUBJECT_LIKE = {"i", "you", "he", "she", "it", "we", "they", "there", "this", "that", "these", "those", "the", "a",
+                "an", "his", "her", "my", "our", "their", "its", "your", "no", "one", "some", "all", "every", "each"}
+
+
+@dataclass(frozen=True)
+class Coordination:
+    """What two coordinate clauses look like in a language (CoordInv, paper 003, section 2): its coordinators, the
+    relations of a clause's subject, the words a clause starts with (the pre-filter before parsing and the heuristic
+    without a parser), its verbal and proper-noun tags, and its main clause's verb."""
+
+    coordinators: frozenset[str]
+    subject_deps: tuple[str, ...]
+    subject_like: frozenset[str]
+    is_verb: Callable[[str], bool]
+    keeps_capital: Callable[[str, str], bool]  # (token, tag): a word that stays capitalised when its clause moves
+    main_verb: Callable[[Parsed], int | None]
+    # Universal Dependencies hang the coordinator (and a comma before it) from the second clause's verb; ClearNLP,
+    # English's, from the first's
+    cc_on_conjunct: bool = False
+
+
+ENGLISH_COORDINATION = Coordination(frozenset(COORDINATORS), SUBJECT_DEPS + ("expl",), frozenset(SUBJECT_LIKE),
+                                    lambda tag: tag.startswith(("VB", "MD")),
+                                    lambda token, tag: tag.startswith("NNP") or token == "I", main_verb)
+
+
+def coordination_parsed(p: Parsed, ratio: float,
+                        rules: Coordination = ENGLISH_COORDINATION) -> tuple[bool, int, int] | None:
     """(comma before cc, cc index, end of clause 2) when the sentence is two coordinate clauses: the root
     verb has one ``cc`` and one verbal ``conj`` with its own subject, and that conj's subtree is exactly
     the second clause."""
-    root = main_verb(p)
+    root = rules.main_verb(p)
     if root is None:
         return None
     kids = p.children(root)
-    ccs = [j for j in kids if p.deps[j] == "cc"]
     conjs = [j for j in kids if p.deps[j] == "conj"]
-    if len(ccs) != 1 or len(conjs) != 1:
+    if len(conjs) != 1:
         return None
-    cc, conj = ccs[0], conjs[0]
-    if not (root < cc < conj) or not p.tags[conj].startswith(("VB", "MD")) or p.tokens[cc].lower() not in COORDINATORS:
+    conj = conjs[0]
+    ccs = [j for j in (p.children(conj) if rules.cc_on_conjunct else kids) if p.deps[j] == "cc"]
+    if len(ccs) != 1:
         return None
-    if not any(p.deps[j] in SUBJECT_DEPS + ("expl",) for j in p.children(conj)):
+    cc = ccs[0]
+    if not (root < cc < conj) or not rules.is_verb(p.tags[conj]) or p.tokens[cc].lower() not in rules.coordinators:
+        return None
+    if not any(p.deps[j] in rules.subject_deps for j in p.children(conj)):
         return None
     end = len(p.tokens) - 1 if p.tokens[-1] in FINAL_PUNCT else len(p.tokens)
-    span = [j for j in p.subtree(conj) if j < end]  # the final . may hang from either verb
+    comma = p.tokens[cc - 1] in SEPARATORS
+    attached = {cc, cc - 1} if rules.cc_on_conjunct and comma else {cc}  # under the conjunct in UD: not clause 2
+    # the final . may hang from either verb
+    span = [j for j in p.subtree(conj) if j < end and not (rules.cc_on_conjunct and j in attached)]
     if min(span) != cc + 1 or max(span) != end - 1:
         return None
-    comma = p.tokens[cc - 1] in SEPARATORS
     len1 = cc - 1 if comma else cc
     if not _balanced(len1, end - cc - 1, ratio):
         return None
     return comma, cc, end
 
 
-SUBJECT_LIKE = {"i", "you", "he", "she", "it", "we", "they", "there", "this", "that", "these", "those", "the", "a",
-                "an", "his", "her", "my", "our", "their", "its", "your", "no", "one", "some", "all", "every", "each"}
-
-
-def coordination_heuristic(tokens: list[str], ratio: float) -> tuple[bool, int, int] | None:
+def coordination_heuristic(tokens: list[str], ratio: float,
+                           rules: Coordination = ENGLISH_COORDINATION) -> tuple[bool, int, int] | None:
     """Without a parser: exactly one ``, <coordinator>`` followed by a pronoun or determiner, and a final
     ``.``/``!``/``?``; clause lengths balanced. An approximation of "two coordinate clauses"."""
-    spots = [k for k in range(1, len(tokens) - 2) if tokens[k] == "," and tokens[k + 1].lower() in COORDINATORS]
+    spots = [k for k in range(1, len(tokens) - 2) if tokens[k] == "," and tokens[k + 1].lower() in rules.coordinators]
     if len(spots) != 1 or tokens[-1] not in FINAL_PUNCT or any(t in QUOTES for t in tokens):
         return None
     k = spots[0]
-    if tokens[k + 2].lower() not in SUBJECT_LIKE:
+    if tokens[k + 2].lower() not in rules.subject_like:
         return None
     end = len(tokens) - 1
     if not _balanced(k, end - k - 2, ratio):
@@ -176,12 +205,12 @@ def coordination_heuristic(tokens: list[str], ratio: float) -> tuple[bool, int, 
     return True, k + 1, end
 
 
-def coordination_candidate(tokens: list[str]) -> bool:
+def coordination_candidate(tokens: list[str], rules: Coordination = ENGLISH_COORDINATION) -> bool:
     """A cheap superset of what ``coordination_parsed`` accepts, so only these sentences are parsed for CoordInv."""
     if tokens[-1] not in FINAL_PUNCT or any(t in QUOTES for t in tokens):
         return False  # quoted speech: moving a clause would unbalance its quotes
-    return any(tokens[k].lower() in COORDINATORS
-               and (tokens[k - 1] in SEPARATORS or tokens[k + 1].lower() in SUBJECT_LIKE)
+    return any(tokens[k].lower() in rules.coordinators
+               and (tokens[k - 1] in SEPARATORS or tokens[k + 1].lower() in rules.subject_like)
                for k in range(1, len(tokens) - 2))
 
 
@@ -189,8 +218,9 @@ PARSED_COORDINATION = ("spaCy dependency parse: the root verb has one cc and one
                        "whose subtree is the whole second clause")
 
 
-def proper_noun_test(tokens: list[str], tags: list[str]) -> Callable[[int], bool]:
-    return lambda i: tags[i].startswith("NNP") or tokens[i] == "I"
+def proper_noun_test(tokens: list[str], tags: list[str],
+                     rules: Coordination = ENGLISH_COORDINATION) -> Callable[[int], bool]:
+    return lambda i: rules.keeps_capital(tokens[i], tags[i])
 
 
 @dataclass(frozen=True)
@@ -206,6 +236,7 @@ class ParsedRules:
     odd_tags: Callable[[Parsed], list[str]] = lambda p: list(p.tags)
     replaceable: Callable[[str], bool] = is_english_noun_or_verb
     odd_words: str = ENGLISH_METHOD
+    coordination: Coordination = ENGLISH_COORDINATION  # CoordinationInversion
 
 
 ENGLISH_RULES = ParsedRules(

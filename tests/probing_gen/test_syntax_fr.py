@@ -9,7 +9,13 @@ import pytest
 from sentence_lab.probing_gen.parser import Parsed, ParserUnavailable, load_parser
 from sentence_lab.probing_gen.somo import Replacer
 from sentence_lab.probing_gen.stream import BigramCounter
-from sentence_lab.probing_gen.syntax_fr import FRENCH_RULES
+from sentence_lab.probing_gen.syntax import (
+    coordination_candidate,
+    coordination_parsed,
+    invert_clauses,
+    proper_noun_test,
+)
+from sentence_lab.probing_gen.syntax_fr import FRENCH_COORDINATION, FRENCH_RULES
 from tests.helpers.extras import needs_extra
 
 FIN = "Mood=Ind|Number=Sing|Person=3|VerbForm=Fin"
@@ -152,3 +158,34 @@ def test_a_french_odd_word_agrees_with_the_one_it_replaces():
         tokens = "les filles mangent".split()
         found = replacer.replace(tokens, [table[w].most_common(1)[0][0] for w in tokens], "train")
         assert found == ("les poires mangent", 1, "filles")
+
+
+# "Le chat dort et le chien mange ." / "Marie dort , mais Paul mange ." : two coordinate clauses
+CLAUSES = parse("Le chat dort et le chien mange .", "DET NOUN VERB CCONJ DET NOUN VERB PUNCT",
+                [1, 2, 2, 6, 5, 6, 2, 2], "det nsubj ROOT cc det nsubj conj punct", [""] * 8)
+NAMES = parse("Marie dort , mais Paul mange .", "PROPN VERB PUNCT CCONJ PROPN VERB PUNCT",
+              [1, 1, 5, 5, 5, 1, 1], "nsubj ROOT punct cc nsubj conj punct", [""] * 7)
+
+
+def invert(p: Parsed) -> str | None:
+    found = coordination_parsed(p, 1.5, FRENCH_COORDINATION)
+    if found is None:
+        return None
+    return invert_clauses(p.tokens, *found, proper_noun_test(p.tokens, p.tags, FRENCH_COORDINATION))
+
+
+def test_french_coordinate_clauses_are_found_and_swapped():
+    assert coordination_parsed(CLAUSES, 1.5, FRENCH_COORDINATION) == (False, 3, 7)
+    assert invert(CLAUSES) == "Le chien mange et le chat dort ."
+    assert invert(NAMES) == "Paul mange , mais Marie dort ."  # proper nouns keep their capital
+    assert coordination_parsed(CLAUSES, 1.5) is None  # English rules: "et" is no English coordinator
+    # a second verb without its own subject is one clause with two verbs: "Le chat dort et mange ."
+    shared = parse("Le chat dort et mange .", "DET NOUN VERB CCONJ VERB PUNCT", [1, 2, 2, 4, 2, 2],
+                   "det nsubj ROOT cc conj punct", [""] * 6)
+    assert invert(shared) is None
+    # "donc" is an adverb in French, not a coordinator of clauses here
+    donc = parse("Le chat dort donc le chien mange .", "DET NOUN VERB ADV DET NOUN VERB PUNCT",
+                 [1, 2, 2, 6, 5, 6, 2, 2], "det nsubj ROOT cc det nsubj conj punct", [""] * 8)
+    assert invert(donc) is None
+    assert coordination_candidate("Le chat dort et le chien mange .".split(), FRENCH_COORDINATION)
+    assert not coordination_candidate("Le chat dort et mange bien .".split(), FRENCH_COORDINATION)
