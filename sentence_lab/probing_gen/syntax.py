@@ -148,6 +148,7 @@ class Coordination:
     # Universal Dependencies hang the coordinator (and a comma before it) from the second clause's verb; ClearNLP,
     # English's, from the first's
     cc_on_conjunct: bool = False
+    quotes: frozenset[str] = frozenset(QUOTES)  # a sentence with one is left out: moving a clause would unbalance it
 
 
 ENGLISH_COORDINATION = Coordination(frozenset(COORDINATORS), SUBJECT_DEPS + ("expl",), frozenset(SUBJECT_LIKE),
@@ -194,7 +195,7 @@ def coordination_heuristic(tokens: list[str], ratio: float,
     """Without a parser: exactly one ``, <coordinator>`` followed by a pronoun or determiner, and a final
     ``.``/``!``/``?``; clause lengths balanced. An approximation of "two coordinate clauses"."""
     spots = [k for k in range(1, len(tokens) - 2) if tokens[k] == "," and tokens[k + 1].lower() in rules.coordinators]
-    if len(spots) != 1 or tokens[-1] not in FINAL_PUNCT or any(t in QUOTES for t in tokens):
+    if len(spots) != 1 or tokens[-1] not in FINAL_PUNCT or any(t in rules.quotes for t in tokens):
         return None
     k = spots[0]
     if tokens[k + 2].lower() not in rules.subject_like:
@@ -207,7 +208,7 @@ def coordination_heuristic(tokens: list[str], ratio: float,
 
 def coordination_candidate(tokens: list[str], rules: Coordination = ENGLISH_COORDINATION) -> bool:
     """A cheap superset of what ``coordination_parsed`` accepts, so only these sentences are parsed for CoordInv."""
-    if tokens[-1] not in FINAL_PUNCT or any(t in QUOTES for t in tokens):
+    if tokens[-1] not in FINAL_PUNCT or any(t in rules.quotes for t in tokens):
         return False  # quoted speech: moving a clause would unbalance its quotes
     return any(tokens[k].lower() in rules.coordinators
                and (tokens[k - 1] in SEPARATORS or tokens[k + 1].lower() in rules.subject_like)

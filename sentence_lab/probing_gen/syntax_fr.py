@@ -35,7 +35,7 @@ The main predicate is the one root, a verb or a word with a copula (``Les chiens
 from __future__ import annotations
 
 from .parser import Parsed
-from .syntax import Coordination, ParsedRules
+from .syntax import QUOTES, Coordination, ParsedRules
 
 SUBJECT_DEPS = ("nsubj", "nsubj:pass")
 OBJECT_DEPS = ("obj",)
@@ -77,7 +77,7 @@ def main_verb(p: Parsed) -> int | None:
 
 FRENCH_COORDINATION = Coordination(frozenset({"et", "mais", "ou", "car"}), ("nsubj", "nsubj:pass", "expl:subj"),
                                    SUBJECT_LIKE, lambda tag: tag == "VERB", lambda token, tag: tag == "PROPN",
-                                   main_verb, cc_on_conjunct=True)
+                                   main_verb, cc_on_conjunct=True, quotes=frozenset(QUOTES | {"«", "»"}))
 
 
 def odd_tags(p: Parsed) -> list[str]:

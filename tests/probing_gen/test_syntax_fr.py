@@ -1,6 +1,7 @@
 """The French rules on hand-made Universal Dependencies parses whose labels a French grammar gives (no pipeline
 needed): which forms are past, which are present, which are left out, the arguments' number, and OddManOut's
 replacements agreeing with the word they replace."""
+import dataclasses
 import random
 from collections import Counter
 
@@ -189,3 +190,6 @@ def test_french_coordinate_clauses_are_found_and_swapped():
     assert invert(donc) is None
     assert coordination_candidate("Le chat dort et le chien mange .".split(), FRENCH_COORDINATION)
     assert not coordination_candidate("Le chat dort et mange bien .".split(), FRENCH_COORDINATION)
+    quoted = "La Commission était motivée , et « nous étions là » .".split()  # a moved clause would split the quote
+    assert coordination_candidate(quoted, dataclasses.replace(FRENCH_COORDINATION, quotes=frozenset()))
+    assert not coordination_candidate(quoted, FRENCH_COORDINATION)
