@@ -292,7 +292,36 @@ def read_items(path: Path | str) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
-class ResultsWriter:
+class SectionsWriter:
+    """What both writers share: a document's ``results``/``skipped``/``errors`` set task by task, each change written
+    (``flush``), and the tasks this writer produced (``claimed``)."""
+
+    doc: dict
+    claimed: set[str]
+
+    def add_result(self, task: str, result: dict) -> None:
+        self._set("results", task, result)
+
+    def add_skipped(self, task: str, message: str) -> None:
+        self._set("skipped", task, message)
+
+    def add_error(self, task: str, message: str) -> None:
+        self._set("errors", task, message)
+
+    def _set(self, section: str, task: str, value: Any) -> None:
+        self.claimed.add(task)
+        self.doc[section][task] = value
+        self.flush()
+
+    def update(self, **fields) -> None:
+        self.doc.update(fields)
+        self.flush()
+
+    def flush(self) -> None:
+        raise NotImplementedError
+
+
+class ResultsWriter(SectionsWriter):
     """Holds the results document and rewrites the JSON and Markdown files (each written whole, atomically) after
     every change; the tasks' per-item predictions (:meth:`add_items`) go to ``<name>.items.npz`` beside them, named
     in the JSON's ``items_file``.
@@ -316,29 +345,11 @@ class ResultsWriter:
         """Tasks this writer runs: their entries in the file are this writer's to replace."""
         self.claimed.update(tasks)
 
-    def add_result(self, task: str, result: dict) -> None:
-        self._set("results", task, result)
-
     def add_items(self, task: str, items: dict[str, np.ndarray]) -> None:
         """A task's per-item arrays (``ids``, ``gold``, ``pred``, ...; ``layer_<k>/pred`` per layer)."""
         self.items[task] = dict(items)
         self.doc["items_file"] = self.items_path.name
         self.claimed.add(task)
-
-    def add_skipped(self, task: str, message: str) -> None:
-        self._set("skipped", task, message)
-
-    def add_error(self, task: str, message: str) -> None:
-        self._set("errors", task, message)
-
-    def _set(self, section: str, task: str, value: Any) -> None:
-        self.claimed.add(task)
-        self.doc[section][task] = value
-        self.flush()
-
-    def update(self, **fields) -> None:
-        self.doc.update(fields)
-        self.flush()
 
     def side(self, name: str, encoder: dict[str, Any]) -> SideWriter:
         """The writer of ``sides[name]`` (a fresh entry: a side is scored whole on every run)."""
@@ -390,7 +401,7 @@ class ResultsWriter:
                 self.doc["items_file"] = self.items_path.name
 
 
-class SideWriter:
+class SideWriter(SectionsWriter):
     """One side's section of a results document (``sides[NAME]``, a :class:`SideResults`) with the writer interface
     ``runner.run_tasks`` uses; every change is written through the document's :class:`ResultsWriter`, its per-item
     arrays under ``<NAME>:<task>`` in the items file."""
@@ -401,25 +412,10 @@ class SideWriter:
         parent.doc.setdefault("sides", {})[name] = self.doc
         self.claimed: set[str] = set()
 
-    def add_result(self, task: str, result: dict) -> None:
-        self._set("results", task, result)
-
     def add_items(self, task: str, items: dict[str, np.ndarray]) -> None:
         self.parent.add_items(f"{self.name}:{task}", items)
 
-    def add_skipped(self, task: str, message: str) -> None:
-        self._set("skipped", task, message)
-
-    def add_error(self, task: str, message: str) -> None:
-        self._set("errors", task, message)
-
-    def _set(self, section: str, task: str, value: Any) -> None:
-        self.claimed.add(task)
-        self.doc[section][task] = value
-        self.parent.flush()
-
-    def update(self, **fields) -> None:
-        self.doc.update(fields)
+    def flush(self) -> None:
         self.parent.flush()
 
 
