@@ -15,6 +15,8 @@ test-set scores (``test_results.json``). Written into the directory:
   explain (``sentence_lab.reporting.seeds``);
 - ``probing_layers.png`` and a table per run in ``report.md`` (runs evaluated with ``layers=true``): each task's
   score per layer and epoch, and where in the depth it peaks;
+- a table per run with a second language (a J_bi model's ``sides.<lang>``): its tasks at epoch 0 and at the last
+  epoch, translation retrieval's error beside its baselines;
 - ``correlations.png``: Spearman correlations across runs between probing and downstream scores, cells with
   p >= 0.05 marked (their Figure 2; needs at least 3 runs with both kinds of scores);
 - ``training_loss.png``: the training loss of each run;

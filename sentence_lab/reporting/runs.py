@@ -41,6 +41,9 @@ class Run:
     reference: bool = False  # a results file of a fixed encoder (bow_glove, minilm), not a training run
     last_results: dict = field(default_factory=dict)  # the results document of the last epoch evaluated
     preset: str | None = None  # the per-epoch suite's preset (callbacks/eval_suite=curves): not SentEval's protocol
+    # a two-language model's other sides (results' sides.<lang>): language -> task -> epoch -> main score
+    sides: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)
+    side_baselines: dict[str, dict[str, float]] = field(default_factory=dict)  # language -> baseline -> margin error
 
     def final(self, task: str) -> float | None:
         scores = self.curves.get(task)
@@ -120,6 +123,8 @@ def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
         epoch = int(doc.get("epoch", path.stem.split("_")[-1]))
         for task, result in doc.get("results", {}).items():
             add_result(run, task, result, epoch)
+        for language, side in (doc.get("sides") or {}).items():
+            add_side(run, language, side, epoch)
         run.last_results, run.last_path = doc, path
         preset = doc.get("preset")
         if isinstance(preset, dict) and preset.get("name"):
@@ -162,6 +167,18 @@ def add_result(run: Run, task: str, result: dict, epoch: int) -> None:
         run.measures.setdefault("selectivity", {}).setdefault(task, {})[epoch] = float(result["selectivity"])
     if isinstance(result.get("mdl"), dict) and isinstance(result["mdl"].get("online_kbits"), (int, float)):
         run.measures.setdefault("mdl_kbits", {}).setdefault(task, {})[epoch] = float(result["mdl"]["online_kbits"])
+
+
+def add_side(run: Run, language: str, side: dict, epoch: int) -> None:
+    """One epoch of a second language's results: each task's main score, and retrieval's baselines (the mean of the
+    margin's two error rates, as the task's own main score)."""
+    for task, result in (side.get("results") or {}).items():
+        if isinstance(result, dict) and isinstance(result.get("main_score"), (int, float)):
+            run.sides.setdefault(language, {}).setdefault(task, {})[epoch] = float(result["main_score"])
+        for name, rates in ((result or {}).get("baselines") or {}).items():
+            margin = list((rates.get("margin") or {}).values())
+            if margin:
+                run.side_baselines.setdefault(language, {})[name] = sum(margin) / len(margin)
 
 
 def find_runs(root: Path) -> list[Run]:

@@ -79,6 +79,9 @@ def write_table(runs: list[Run], out: Path) -> None:
     layered = layer_table(runs)
     if layered:
         lines += ["", layered]
+    sides = side_table(runs)
+    if sides:
+        lines += ["", sides]
     figures = [p.name for p in (out / "probing_curves.png", out / "seed_curves.png", out / "probing_layers.png",
                                 out / "probing_measures.png", out / "correlations.png", out / "training_loss.png")
                if p.is_file()]
@@ -114,6 +117,24 @@ def layer_table(runs: list[Run]) -> str:
                      for k in range(depth + 1)]
             lines.append(f"| {task} | " + " | ".join(cells) + f" | {share:.2f} |")
         parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def side_table(runs: list[Run]) -> str:
+    """Per run with a second language (J_bi's), per language: each task's score at epoch 0 and at the last epoch
+    evaluated; translation retrieval's is an error rate (lower is better), beside what its baselines miss."""
+    parts = []
+    for run in [r for r in runs if r.sides]:
+        for language, tasks in run.sides.items():
+            lines = [f"Second language `{language}`, {run.name}: each task at epoch 0 and at the last epoch evaluated "
+                     "(Tatoeba: retrieval's margin error, both directions' mean, lower is better).", "",
+                     "| task | epoch 0 | last | epoch |", "|---|---|---|---|"]
+            for task, scores in tasks.items():
+                last = max(scores)
+                lines.append(f"| {task} | {_cell(scores.get(0))} | {_cell(scores[last])} | {last} |")
+            for name, error in run.side_baselines.get(language, {}).items():
+                lines.append(f"| Tatoeba baseline: {name.replace('_', ' ')} | {_cell(error)} | | |")
+            parts.append("\n".join(lines))
     return "\n\n".join(parts)
 
 

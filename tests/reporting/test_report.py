@@ -209,3 +209,25 @@ def test_layers_per_epoch_reach_a_table_with_each_tasks_peak_and_a_heatmap(tmp_p
     assert "| MR | 55.00 | **72.00** | 70.00 | 0.50 |" in report  # peak in the middle of the depth
     assert "Scores per layer, b" not in report
     assert (tmp_path / "probing_layers.png").stat().st_size > 1000
+
+
+def test_a_second_language_reaches_the_report_with_retrievals_baselines(tmp_path):
+    run = fake_run(tmp_path, "jbi", {0: {"STS12": 0.38}, 1: {"STS12": 0.41}, 2: {"STS12": 0.43}}, objective="jbi")
+    errors = {0: 99.85, 1: 7.25, 2: 5.5}
+    for epoch, error in errors.items():
+        path = run / "eval" / f"epoch_{epoch:03d}.json"
+        doc = json.loads(path.read_text())
+        doc["sides"] = {"fr": {"results": {
+            "Length": {"main_score": 30.0 + epoch},
+            "Tatoeba": {"main_score": error, "baselines": {"random": {"margin": {"en->fr": 99.8, "fr->en": 100.0}},
+                                                           "char_ngram": {"margin": {"en->fr": 74.0, "fr->en": 73.0}}}}},
+            "skipped": {}, "errors": {}}}
+        path.write_text(json.dumps(doc))
+    fake_run(tmp_path, "qt", {0: {"STS12": 0.3}})
+    runs = build_report(tmp_path)
+    assert runs[0].sides == {"fr": {"Length": {0: 30.0, 1: 31.0, 2: 32.0}, "Tatoeba": errors}}
+    report = (tmp_path / "report.md").read_text()
+    assert "Second language `fr`, jbi" in report and "Second language `fr`, qt" not in report
+    assert "| Tatoeba | 99.85 | 5.50 | 2 |" in report and "| Length | 30.00 | 32.00 | 2 |" in report
+    assert "| Tatoeba baseline: char ngram | 73.50 | | |" in report
+    assert "| Tatoeba baseline: random | 99.90 | | |" in report
