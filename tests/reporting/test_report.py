@@ -219,8 +219,9 @@ def test_a_second_language_reaches_the_report_with_retrievals_baselines(tmp_path
         doc = json.loads(path.read_text())
         doc["sides"] = {"fr": {"results": {
             "Length": {"main_score": 30.0 + epoch},
-            "Tatoeba": {"main_score": error, "baselines": {"random": {"margin": {"en->fr": 99.8, "fr->en": 100.0}},
-                                                           "char_ngram": {"margin": {"en->fr": 74.0, "fr->en": 73.0}}}}},
+            "Tatoeba": {"main_score": error, "baselines": {
+                "random": {"margin": {"en->fr": 99.8, "fr->en": 100.0}},
+                "char_ngram": {"margin": {"en->fr": 74.0, "fr->en": 73.0}}}}},
             "skipped": {}, "errors": {}}}
         path.write_text(json.dumps(doc))
     fake_run(tmp_path, "qt", {0: {"STS12": 0.3}})

@@ -405,7 +405,8 @@ def test_a_jbi_run_curves_both_languages_and_retrieves_the_pairs_it_held_out(tin
     from tests.helpers.train_config import compose_objective_cfg
 
     cfg = compose_objective_cfg("jbi", tiny_corpus, tiny_pairs, tmp_path / "run", [
-        "data.target_tokenizer.lang=fr", "objective.k=3", "encoder.embed_dim=16", "trainer.max_epochs=1", "logger=tensorboard",
+        "data.target_tokenizer.lang=fr", "objective.k=3", "encoder.embed_dim=16", "trainer.max_epochs=1",
+        "logger=tensorboard",
         "~callbacks.rich_progress_bar", "~callbacks.model_summary", "callbacks.eval_suite.tasks=[Length]",
         f"callbacks.eval_suite.data_dir={senteval_root}", "callbacks.eval_suite.params.l2_grid=[1e-3]",
         "callbacks.eval_suite.params.max_epoch=6"])
