@@ -231,3 +231,13 @@ def test_a_full_disk_under_the_results_file_is_one_line_and_exit_4(senteval_root
     assert "Traceback" not in done.stderr and "HYDRA_FULL_ERROR" not in done.stderr
     first_log, second_log = sorted((tmp_path / "logs").rglob("evaluate.log"))
     assert "Traceback" in second_log.read_text() and "Traceback" not in first_log.read_text()  # it went to the log
+
+
+def test_cli_a_second_language_asked_of_a_one_language_encoder_is_one_line_before_anything_runs(senteval_root,
+                                                                                                tmp_path):
+    out = tmp_path / "r.json"
+    proc = _evaluate(senteval_root, "encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random",
+                     "tasks=[STS13]", "sides=[fr]", f"results_file={out}", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "sides=fr: the encoder encodes en alone" in proc.stderr
+    assert not out.exists()
