@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,7 +170,7 @@ def add_result(run: Run, task: str, result: dict, epoch: int) -> None:
         run.measures.setdefault("mdl_kbits", {}).setdefault(task, {})[epoch] = float(result["mdl"]["online_kbits"])
 
 
-def add_side(run: Run, language: str, side: dict, epoch: int) -> None:
+def add_side(run: Run, language: str, side: Mapping, epoch: int) -> None:
     """One epoch of a second language's results: each task's main score, and retrieval's baselines (the mean of the
     margin's two error rates, as the task's own main score)."""
     for task, result in (side.get("results") or {}).items():
