@@ -34,6 +34,16 @@ def _cached_tokens(tokenizer: Tokenizer, sentence: str) -> tuple[str, ...]:
     return tuple(tokenizer(sentence))
 
 
+def unknown_share(token_ids: Callable[[str], list[int]], sentences: list[str]) -> float:
+    """Share of the tokens of ``sentences`` that ``token_ids`` maps to ``<unk>``."""
+    total = unknown = 0
+    for s in sentences:
+        ids = token_ids(s)
+        total += len(ids)
+        unknown += sum(1 for i in ids if i == UNK_ID)
+    return unknown / max(total, 1)
+
+
 class SentenceInference(nn.Module):
     """The inference half of ``SentenceModel``: everything here reads the model, none of it trains."""
 
@@ -130,12 +140,7 @@ class SentenceInference(nn.Module):
 
     def oov_rate(self, sentences: list[str]) -> float:
         """Share of the tokens of ``sentences`` that ``encode`` maps to ``<unk>``."""
-        total = unknown = 0
-        for s in sentences:
-            ids = self.token_ids(s)
-            total += len(ids)
-            unknown += sum(1 for i in ids if i == UNK_ID)
-        return unknown / max(total, 1)
+        return unknown_share(self.token_ids, sentences)
 
     @torch.no_grad()
     def embed_ids(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -233,8 +238,7 @@ class LanguageSide:
 
     def oov_rate(self, sentences: list[str]) -> float:
         """Share of the tokens of ``sentences`` this side maps to ``<unk>``."""
-        ids = [i for s in sentences for i in self.token_ids(s)]
-        return sum(1 for i in ids if i == UNK_ID) / max(len(ids), 1)
+        return unknown_share(self.token_ids, sentences)
 
     def describe(self) -> dict:
         return {**self.model.describe(), "language": self.language, "side": self.side,

@@ -171,6 +171,16 @@ def _has_probing_data(root: Path) -> bool:
                for name in PROBING_FILES.values())
 
 
+def _named_folder(task: str, source: str) -> Path | None:
+    """The folder ``generated:<dir>`` (or a bare path) names; ``None`` for a named source (auto, xprobe, ...)."""
+    if not (source.startswith("generated:") or source not in SOURCES):
+        return None
+    folder = Path(source.split(":", 1)[1] if source.startswith("generated:") else source).expanduser()
+    if not folder.is_dir():
+        raise MissingTaskData(task, folder, f"no such folder: {SOURCE_HINT}")
+    return folder
+
+
 def _generated_language(folder: Path) -> str | None:
     """The language a generated set's ``meta.json`` records (``None``: no meta, or a set made before languages)."""
     try:
@@ -186,10 +196,7 @@ def load_probing_in(task: str, data_dir: Path, source: str, language: str) -> Ta
     if source == "senteval":
         raise MissingTaskData(task, root / f"xprobe-{language}", f"SentEval's probing data is English only: "
                               f"give probing=xprobe, generated or generated:<dir> for {language!r}")
-    if source.startswith("generated:") or source not in SOURCES:
-        folder = Path(source.split(":", 1)[1] if source.startswith("generated:") else source).expanduser()
-        if not folder.is_dir():
-            raise MissingTaskData(task, folder, f"no such folder: {SOURCE_HINT}")
+    if (folder := _named_folder(task, source)) is not None:
         written_in = _generated_language(folder)
         if written_in is not None and written_in != language:
             raise TaskDataError(f"{folder} holds {written_in!r} probing tasks, not {language!r}: give the set "
@@ -213,10 +220,7 @@ def load_probing(task: str, data_dir: Path, source: str = "auto", language: str 
     root = Path(data_dir) / "probing"
     senteval_path = _senteval_file(root, name)
     va_path, te_path = root / "xprobe-en" / name / "va.txt", root / "xprobe-en" / name / "te.txt"
-    if source.startswith("generated:") or source not in SOURCES:
-        folder = Path(source.split(":", 1)[1] if source.startswith("generated:") else source).expanduser()
-        if not folder.is_dir():
-            raise MissingTaskData(task, folder, f"no such folder: {SOURCE_HINT}")
+    if (folder := _named_folder(task, source)) is not None:
         return _load_generated(task, folder)
     if source in ("auto", "senteval") and senteval_path is not None:
         return _load_senteval_layout(task, senteval_path)

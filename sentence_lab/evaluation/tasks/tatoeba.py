@@ -18,7 +18,6 @@ from .base import MissingTaskData, TaskDataError
 
 RETRIEVAL_TASK = "Tatoeba"
 RETRIEVAL_SIZE = 1000  # what data=tatoeba_* hold out (their retrieval_held_out)
-LANGUAGES = ("fr", "de", "es", "fi")  # the Tatoeba files the data root ships with English
 NOT_COMPARABLE = ("pairs held out of the training file (seed 1111), not LASER's Tatoeba test set: not comparable with "
                   "LASER's figures")
 
