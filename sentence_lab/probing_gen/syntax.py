@@ -105,10 +105,13 @@ def top_constituents(p: Parsed) -> str | None:
             label = phrase_label(p, i)
         if not (label == "VP" and labels and labels[-1] == "VP"):
             labels.append(label)
+    return "_".join(labels + final_punctuation(p, root, lambda i: p.tags[i]))
+
+
+def final_punctuation(p: Parsed, root: int, label: Callable[[int], str]) -> list[str]:
+    """The final punctuation's label when the parser hangs it below the root: it belongs under S all the same."""
     last = len(p.tokens) - 1
-    if p.deps[last] == "punct" and p.heads[last] != root:
-        labels.append(p.tags[last])  # the final . belongs under S even when the parser hangs it lower
-    return "_".join(labels)
+    return [label(last)] if p.deps[last] == "punct" and p.heads[last] != root else []
 
 
 SEPARATORS = {",", ";", ":"}
@@ -238,6 +241,11 @@ class ParsedRules:
     replaceable: Callable[[str], bool] = is_english_noun_or_verb
     odd_words: str = ENGLISH_METHOD
     coordination: Coordination = ENGLISH_COORDINATION  # CoordinationInversion
+    top_constituents: Callable[[Parsed], str | None] = top_constituents
+    top_how: tuple[str, str] = (  # TopConstituents' method and approximation in meta.json
+        "label = sequence of the root's dependents as phrase types",
+        "dependency-based: phrase types from the dependents' tags, the verb with its auxiliaries and right-hand "
+        "complements as one VP; the paper reads the constituents under S from a constituency parse")
 
 
 ENGLISH_RULES = ParsedRules(
@@ -272,7 +280,7 @@ class ParsedTasks:
             width = self.edges[0][1] - self.edges[0][0] + 1
             self.depth[(p.depth(), (len(p.tokens) - self.settings.min_tokens) // width)].append(sentence)
         if "TopConstituents" in self.tasks:
-            seq = top_constituents(p)
+            seq = self.rules.top_constituents(p)
             if seq is not None:
                 self.top.append((seq, sentence))
 
@@ -339,13 +347,11 @@ class ParsedTasks:
             by_class[seq if seq in keep else "OTHER"].append(sentence)
         classes = kept + ["OTHER"]
         splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=classes)
+        method, approximation = self.rules.top_how
         return TaskOutput("TopConstituents", rows_from_splits(splits),
-                          method=f"label = sequence of the root's dependents as phrase types; the {k - 1} most "
-                                 "frequent sequences and OTHER",
-                          approximation="dependency-based: phrase types from the dependents' tags, the verb with its "
-                                        "auxiliaries and right-hand complements as one VP; the paper reads the "
-                                        "constituents under S from a constituency parse",
-                          extra={"sequences": kept})
+                          method=f"{method}; the {k - 1} most frequent sequences and OTHER",
+                          approximation=approximation,
+                          extra={"sequences": kept, "sentences_per_class": {c: len(by_class[c]) for c in classes}})
 
 
 def coordination_task(items: list[tuple[list[str], tuple, Callable[[int], bool]]], settings: GenSettings,

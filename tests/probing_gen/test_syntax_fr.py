@@ -193,3 +193,83 @@ def test_french_coordinate_clauses_are_found_and_swapped():
     quoted = "La Commission était motivée , et « nous étions là » .".split()  # a moved clause would split the quote
     assert coordination_candidate(quoted, dataclasses.replace(FRENCH_COORDINATION, quotes=frozenset()))
     assert not coordination_candidate(quoted, FRENCH_COORDINATION)
+
+
+def tree(words: str, tags: str, heads: list[int], deps: str, morph: dict[int, str] | None = None) -> Parsed:
+    """A hand-made parse; ``morph``: features of a few tokens by index."""
+    n = len(words.split())
+    return parse(words, tags, heads, deps, [(morph or {}).get(i, "") for i in range(n)])
+
+
+PARTICIPLE = "Tense=Pres|VerbForm=Part"
+
+
+@pytest.mark.parametrize("parsed, label", [
+    (COMPOSE, "NP_VP_."),  # Le chien a mangé la viande .
+    (CLAUSES, "NP_VP_CC_S_."),  # Le chat dort et le chien mange .
+    (NAMES, "NP_VP_,_CC_S_."),  # Marie dort , mais Paul mange .
+    # the negation and a clitic object before the verb are in its group
+    (tree("Il ne la regarde pas .", "PRON ADV PRON VERB ADV PUNCT", [3, 3, 3, 3, 3, 3],
+          "nsubj advmod obj ROOT advmod punct"), "NP_VP_."),
+    # the copula's predicate is UD's root: the copula opens the VP
+    (tree("Les chiens sont noirs .", "DET NOUN AUX ADJ PUNCT", [1, 3, 3, 3, 3], "det nsubj cop ROOT punct"), "NP_VP_."),
+    (tree("Le chien est dans la maison .", "DET NOUN AUX ADP DET NOUN PUNCT", [1, 5, 5, 5, 5, 5, 5],
+          "det nsubj cop case det ROOT punct"), "NP_VP_."),
+    # a fronted prepositional phrase (a case dependent first) and a subordinate clause (a mark)
+    (tree("Dans la rue , un homme marche .", "ADP DET NOUN PUNCT DET NOUN VERB PUNCT", [2, 2, 6, 6, 5, 6, 6, 6],
+          "case det obl punct det nsubj ROOT punct"), "PP_,_NP_VP_."),
+    (tree("Quand il pleut , le chat dort .", "SCONJ PRON VERB PUNCT DET NOUN VERB PUNCT", [2, 2, 6, 6, 5, 6, 6, 6],
+          "mark nsubj advcl punct det nsubj ROOT punct"), "SBAR_,_NP_VP_."),
+    (tree("Hier , elle dormait .", "ADV PUNCT PRON VERB PUNCT", [3, 3, 3, 3, 3], "advmod punct nsubj ROOT punct"),
+     "ADVP_,_NP_VP_."),
+    # a coordinated subject hung as two subjects is one NP
+    (tree("Un garçon et une fille marchent .", "DET NOUN CCONJ DET NOUN VERB PUNCT", [1, 5, 4, 4, 5, 5, 5],
+          "det nsubj cc det nsubj ROOT punct"), "NP_VP_."),
+    # a comma inside the VP is the VP's
+    (tree("Il manquait 30 % , rendant l' année difficile .", "PRON VERB NUM NOUN PUNCT VERB DET NOUN ADJ PUNCT",
+          [1, 1, 3, 1, 5, 1, 7, 5, 5, 1], "nsubj ROOT nummod obj punct advcl det obj xcomp punct",
+          {5: PARTICIPLE}), "NP_VP_."),
+    # fragments: a noun's phrase, a participle without auxiliary (a caption), a preposition's
+    (tree("Un homme en chemise bleue .", "DET NOUN ADP NOUN ADJ PUNCT", [1, 1, 3, 1, 3, 1],
+          "det ROOT case nmod amod punct"), "NP_."),
+    (tree("Un homme marchant dans la rue .", "DET NOUN VERB ADP DET NOUN PUNCT", [1, 2, 2, 5, 5, 2, 2],
+          "det nsubj ROOT case det obl punct", {2: PARTICIPLE}), "NP_."),
+    (tree("Dans la rue .", "ADP DET NOUN PUNCT", [2, 2, 2, 2], "case det ROOT punct"), "PP_."),
+    # a verb coordinated without a subject of its own is in the VP; with one, a second clause
+    (tree("Elle joue et chante .", "PRON VERB CCONJ VERB PUNCT", [1, 1, 3, 1, 1], "nsubj ROOT cc conj punct"),
+     "NP_VP_."),
+    (tree("Il pleut et elle chante .", "PRON VERB CCONJ PRON VERB PUNCT", [1, 1, 4, 4, 1, 1],
+          "expl:subj ROOT cc nsubj conj punct"), "NP_VP_CC_S_."),
+    # the comma closing an aside in the subject is the subject's; a dislocated phrase keeps its comma
+    (tree("Le projet , coûteux , divise la ville .", "DET NOUN PUNCT ADJ PUNCT VERB DET NOUN PUNCT",
+          [1, 5, 3, 1, 5, 5, 7, 5, 5], "det nsubj punct amod punct ROOT det obj punct"), "NP_VP_."),
+    (tree("Le chat , il dort .", "DET NOUN PUNCT PRON VERB PUNCT", [1, 4, 4, 4, 4, 4],
+          "det dislocated punct nsubj ROOT punct"), "NP_,_NP_VP_."),
+    # no main clause: a subordinator on the root (its subordinate verb taken for the main one), two subjects
+    (tree("Des chiens tandis qu' une foule regarde .", "DET NOUN ADV SCONJ DET NOUN VERB PUNCT",
+          [1, 6, 6, 2, 5, 6, 6, 6], "det nsubj mark fixed det nsubj ROOT punct"), None),
+    # the final full stop hung below the root is under the sentence all the same
+    (tree("Elle dort bien .", "PRON VERB ADV PUNCT", [1, 1, 1, 2], "nsubj ROOT advmod punct"), "NP_VP_."),
+    (tree("Elle dort . Il mange .", "PRON VERB PUNCT PRON VERB PUNCT", [1, 1, 1, 4, 4, 4],
+          "nsubj ROOT punct nsubj ROOT punct"), None),  # two roots: no label
+])
+def test_top_constituents_of_french_parses(parsed, label):
+    assert FRENCH_RULES.top_constituents(parsed) == label
+
+
+@(needs_extra("probing") if FRENCH_PARSER is None else lambda test: test)
+def test_the_pinned_french_pipeline_gives_the_top_constituents_a_grammar_gives():
+    known = {"Le chien a mangé la viande .": "NP_VP_.",
+             "Il ne la regarde pas .": "NP_VP_.",
+             "Les chiens sont noirs .": "NP_VP_.",
+             "Dans le parc , les enfants jouent .": "PP_,_NP_VP_.",
+             "Hier , elle dormait .": "ADVP_,_NP_VP_.",
+             "Un garçon et une fille mangent des pommes .": "NP_VP_.",
+             "Un homme en chemise bleue .": "NP_.",
+             "Une femme marchant dans la rue .": "NP_.",
+             "Il pleut , mais les enfants jouent dehors .": "NP_VP_,_CC_S_.",
+             "La femme joue de la guitare et chante dans un micro .": "NP_VP_.",
+             "Le projet , très coûteux , divise la ville .": "NP_VP_.",
+             "Des chiens rassemblés tandis qu' une foule regarde .": None}
+    for parsed, (sentence, label) in zip(FRENCH_PARSER.parse([s.split() for s in known]), known.items()):
+        assert FRENCH_RULES.top_constituents(parsed) == label, sentence
