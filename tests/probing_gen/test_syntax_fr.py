@@ -258,6 +258,14 @@ PARTICIPLE = "Tense=Pres|VerbForm=Part"
           "case fixed fixed nummod ROOT punct"), "NP_VP_."),
     (tree("Dans la rue , il y a un chien .", "ADP DET NOUN PUNCT PRON PRON VERB DET NOUN PUNCT",
           [2, 2, 8, 8, 8, 4, 4, 8, 8, 8], "case det obl punct case fixed fixed det ROOT punct"), "PP_,_NP_VP_."),
+    (tree("D' autres élus ont voté .", "ADP DET NOUN AUX VERB PUNCT", [2, 2, 4, 4, 4, 4],
+          "case det nsubj aux:tense ROOT punct"), "NP_VP_."),
+    # a juxtaposed clause is S; a caption's purpose clause is inside its phrase
+    (tree("Il pleut , il neige .", "PRON VERB PUNCT PRON VERB PUNCT", [1, 1, 4, 4, 1, 1],
+          "expl:subj ROOT punct expl:subj parataxis punct"), "NP_VP_,_S_."),
+    (tree("Deux personnes penchées pour regarder le paysage .", "NUM NOUN VERB ADP VERB DET NOUN PUNCT",
+          [1, 1, 1, 4, 1, 6, 4, 1], "nummod ROOT acl mark advcl det obj punct", {2: "Tense=Past|VerbForm=Part"}),
+     "NP_."),
     # the final full stop hung below the root is under the sentence all the same
     (tree("Elle dort bien .", "PRON VERB ADV PUNCT", [1, 1, 1, 2], "nsubj ROOT advmod punct"), "NP_VP_."),
     (tree("Elle dort . Il mange .", "PRON VERB PUNCT PRON VERB PUNCT", [1, 1, 1, 4, 4, 4],
