@@ -351,7 +351,7 @@ class ParsedTasks:
         return TaskOutput("TopConstituents", rows_from_splits(splits),
                           method=f"{method}; the {k - 1} most frequent sequences and OTHER",
                           approximation=approximation,
-                          extra={"sequences": kept, "sentences_per_class": {c: len(by_class[c]) for c in classes}})
+                          extra={"sequences": kept, "sentences_per_class": {c: len(set(by_class[c])) for c in classes}})
 
 
 def coordination_task(items: list[tuple[list[str], tuple, Callable[[int], bool]]], settings: GenSettings,

