@@ -10,8 +10,10 @@
    no download); once with ``hydra/sweeper/pruner=none`` and once with the median pruner. Printed: wall time,
    trials pruned (and after which epoch), the best trial's score and parameters, and each trial's reports.
 2. **resume**: a pruned sweep of ``--resume-trials`` trials killed with SIGKILL (the whole process group, as a lost
-   node) once its second trial has started, then the same command again: no finished trial is repeated, the
-   killed trial is re-run with its parameters once its heartbeat is stale, and the study ends with the budget.
+   node) ``--kill-after-s`` seconds after its second trial's run wrote ``init.ckpt`` (its training has begun: the
+   kill waits for that file, not for a time a busy machine moves; 0 in the smoke run), then the same command
+   again: no finished trial is repeated, the killed trial is re-run with its parameters once its heartbeat is
+   stale, and the study ends with the budget.
 3. **ddp**: one trial under ``trainer=ddp_cpu`` (2 processes) with a threshold no score reaches, so the pruner stops
    it after epoch 1: both ranks stop, exit 0, ``jobs.jsonl`` says pruned and ``failed_jobs.jsonl`` is absent.
 
@@ -36,6 +38,7 @@ from optuna.trial import TrialState
 
 from sentence_lab import benchmarking as benchmark
 from sentence_lab.optuna_storage import PRUNED_AT, RETRY_OF, load_recorded_study
+from sentence_lab.runs.checkpoint_choice import INIT_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = ("unpruned", "pruned", "resume", "ddp")
@@ -118,15 +121,17 @@ def compare(args: argparse.Namespace, results: dict[str, Any]) -> None:
         print(f"pruned / unpruned wall time: {ratio:.3f}", flush=True)
 
 
-def wait_for_job(sweep_dir: Path, job: int, timeout_s: float) -> None:
+def wait_for_training(sweep_dir: Path, job: int, proc: subprocess.Popen, timeout_s: float) -> None:
+    """Return once job ``job``'s run has written ``init.ckpt`` (its trial is created, its heartbeat recorded and
+    its training begun), polling every 20 ms; exit if the sweep ends first or ``timeout_s`` passes."""
     deadline = time.monotonic() + timeout_s
-    jobs = sweep_dir / "jobs.jsonl"
-    while time.monotonic() < deadline:
-        events = [json.loads(line) for line in jobs.read_text().splitlines() if line.strip()] if jobs.is_file() else []
-        if any(e["job"] == job and e["event"] == "started" for e in events):
-            return
-        time.sleep(0.5)
-    raise SystemExit(f"job {job} did not start within {timeout_s:.0f} s: see {sweep_dir}")
+    marker = sweep_dir / str(job) / "checkpoints" / INIT_NAME
+    while not marker.is_file():
+        if proc.poll() is not None:
+            raise SystemExit(f"the sweep ended (exit {proc.returncode}) before job {job} trained: see {sweep_dir}")
+        if time.monotonic() > deadline:
+            raise SystemExit(f"job {job} did not start training within {timeout_s:.0f} s: see {sweep_dir}")
+        time.sleep(0.02)
 
 
 def resume(args: argparse.Namespace, results: dict[str, Any]) -> None:
@@ -135,8 +140,8 @@ def resume(args: argparse.Namespace, results: dict[str, Any]) -> None:
                         f"{args.heartbeat_s}", f"hydra.sweeper.grace_period={args.grace_s}")
     with open(args.out / "resume_killed.log", "w") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env(), start_new_session=True)
-        wait_for_job(sweep_dir, 1, 1800)
-        time.sleep(args.kill_after_s)  # inside the second trial's training
+        wait_for_training(sweep_dir, 1, proc, 1800)
+        time.sleep(args.kill_after_s)  # further into the second trial's training (0: at once)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     study = load_recorded_study(sweep_dir)
@@ -190,7 +195,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=12)
     parser.add_argument("--resume-trials", type=int, default=4)
     parser.add_argument("--max-train-sentences", type=int, default=10000)
-    parser.add_argument("--kill-after-s", type=float, default=20.0, help="seconds into the second trial")
+    parser.add_argument("--kill-after-s", type=float, default=20.0,
+                        help="seconds after the second trial's run wrote init.ckpt")
     parser.add_argument("--heartbeat-s", type=int, default=5, help="resume: the trials' heartbeat interval")
     parser.add_argument("--grace-s", type=int, default=20, help="resume: a heartbeat older than this is a lost trial")
     parser.add_argument("--out", type=Path, default=None)
@@ -201,7 +207,7 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"--parts: unknown {sorted(unknown)}; choose from {', '.join(PARTS)}")
     if args.smoke:
-        args.trials, args.resume_trials, args.kill_after_s = 4, 3, 2.0
+        args.trials, args.resume_trials, args.kill_after_s = 4, 3, 0.0
         args.heartbeat_s, args.grace_s = 1, 3  # the second command's start-up outlasts the grace: no waiting
     stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     args.out = (args.out or ROOT / "logs" / "benchmarks" / "pruned_sweep" / stamp).resolve()

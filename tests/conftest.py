@@ -12,7 +12,7 @@ from sentence_lab.runs.run_dir import register_resolvers
 from tests.helpers.senteval_tree import HashEncoder, make_senteval_tree
 
 # SENTENCE_LAB_SKIPPED_TESTS=<file>: the skipped tests' ids go there (.ci/run runs them again with the extras and data)
-pytest_plugins = ["tests.helpers.skipped_tests"]
+pytest_plugins = ["tests.helpers.skipped_tests", "tests.helpers.processes", "tests.helpers.longest_first"]
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("PROJECT_ROOT", str(ROOT))

@@ -6,13 +6,14 @@ from __future__ import annotations
 import importlib.util
 import re
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
+
+from tests.helpers import processes
 
 ROOT = Path(__file__).resolve().parents[1]
 # The recipe pages' commands name the config the reader writes by following them: their own tests compose them
@@ -103,7 +104,7 @@ def paragraphs(page: Path) -> list[str]:
 
 def held_by(commit: str, path: str) -> bool:
     """Whether ``commit`` of this checkout holds ``path`` (a one-off script cited where it lived)."""
-    done = subprocess.run(["git", "cat-file", "-e", f"{commit}:{path}"], cwd=ROOT, capture_output=True)
+    done = processes.run(["git", "cat-file", "-e", f"{commit}:{path}"], cwd=ROOT, capture_output=True)
     return done.returncode == 0
 
 

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import processes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -14,6 +15,6 @@ def test_import_contracts_are_kept():
     exe = shutil.which("lint-imports")
     if exe is None:
         pytest.skip("import-linter is not installed (pip install -e .[test])")
-    out = subprocess.run([exe, "--config", str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True, text=True)
+    out = processes.run([exe, "--config", str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-3000:]
     assert "0 broken" in out.stdout

@@ -4,12 +4,13 @@ a test is the project's SentEval API, never the ``tests/senteval`` folder."""
 from __future__ import annotations
 
 import ast
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.helpers import processes
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ROOT / "sentence_lab"
@@ -69,11 +70,11 @@ def test_tests_import_their_helpers_and_siblings_by_their_full_names():
 @pytest.mark.slow
 def test_a_test_using_helpers_and_senteval_runs_from_another_working_directory(tmp_path):
     """From a folder outside the checkout, pytest runs a senteval test (helpers, fixtures, ``import senteval``)."""
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    done = processes.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            str(ROOT / "tests" / "senteval" / "test_engine.py"), "-k", "params"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
-    probe = subprocess.run([sys.executable, "-c", "import senteval, tests.helpers.senteval_tree as t; "
+    probe = processes.run([sys.executable, "-c", "import senteval, tests.helpers.senteval_tree as t; "
                             "print(senteval.__file__); print(t.__file__)"],
                            cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": ""}, capture_output=True, text=True)
     assert probe.returncode == 0, probe.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -16,6 +15,7 @@ import tomllib
 
 from sentence_lab.benchmarking import CLONE_VARIABLES, files_under, fresh_environment_with
 from sentence_lab.cli.project_root import MARKER, clone_root
+from tests.helpers import processes
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
@@ -31,7 +31,7 @@ def wheel(tmp_path_factory) -> Path:
     tree = tmp / "src"
     shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(".git", ".venv", "logs", "build", "*.egg-info",
                                                                "__pycache__", "tests", "benchmarks", "docs", ".cache"))
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", ".", "--no-deps", "--no-build-isolation",
+    proc = processes.run([sys.executable, "-m", "pip", "wheel", "-q", ".", "--no-deps", "--no-build-isolation",
                            "-w", str(tmp / "dist")], cwd=tree, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     (found,) = (tmp / "dist").glob("*.whl")
@@ -69,7 +69,7 @@ def test_the_installed_wheel_sits_beside_packages_named_evaluate_and_adapters(wh
     """Hugging Face's ``evaluate`` and AdapterHub's ``adapters`` (stand-ins of the same names here: no network)
     installed beside ours: each side imports its own."""
     site = tmp_path / "site"
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
+    proc = processes.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
                            str(wheel)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     for name in ("evaluate", "adapters", "train", "tools", "text"):
@@ -82,7 +82,7 @@ def test_the_installed_wheel_sits_beside_packages_named_evaluate_and_adapters(wh
             f"assert sentence_lab.evaluation.tasks.__file__.startswith({str(site)!r})\n"
             "print('ok')")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(site)!r}); {code}"],
+    done = processes.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(site)!r}); {code}"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.stdout.strip() == "ok", done.stderr[-2000:]
 
@@ -124,7 +124,7 @@ def test_the_wheel_beside_the_real_evaluate_and_adapters(senteval_root, tmp_path
     script = tmp_path / "both_sides.py"
     script.write_text(BOTH_SIDES)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([NEIGHBOURS, "-I", str(script), str(task_path)], cwd=tmp_path, env=env,
+    done = processes.run([NEIGHBOURS, "-I", str(script), str(task_path)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1].startswith("MR ")
@@ -167,7 +167,7 @@ def test_a_client_named_evaluation_py_beside_text_py_and_tools_gets_our_senteval
     (task_path / "downstream").mkdir(parents=True)
     (task_path / "downstream" / "MR").symlink_to(senteval_root / "senteval" / "MR")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "evaluation.py", str(task_path)], cwd=client, env=env,
+    done = processes.run([sys.executable, "evaluation.py", str(task_path)], cwd=client, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1].startswith("MR ")
@@ -181,12 +181,12 @@ def test_installed_commands_write_where_they_are_run_not_into_site_packages(whee
     env = {k: v for k, v in os.environ.items() if k not in CLONE_VARIABLES}
     env["OMP_NUM_THREADS"] = "1"
     before = files_under(site)
-    train = subprocess.run([str(bin_dir / "sentence-lab-train"), "encoder=bow", "encoder.embed_dim=16",
+    train = processes.run([str(bin_dir / "sentence-lab-train"), "encoder=bow", "encoder.embed_dim=16",
                             "encoder.embedding_init=random", "trainer.max_steps=2", "~callbacks.eval_suite",
                             "logger=none", "print_config=false", "test_after_fit=false"],
                            cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert train.returncode == 0, train.stderr[-3000:]
-    evaluate = subprocess.run([str(bin_dir / "sentence-lab-eval"), "encoder=bow_glove", "tasks=[Length]"],
+    evaluate = processes.run([str(bin_dir / "sentence-lab-eval"), "encoder=bow_glove", "tasks=[Length]"],
                               cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert evaluate.returncode == 0, evaluate.stderr[-3000:]
     assert files_under(site) == before  # nothing written inside the environment

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from sentence_lab.adapters.trained import load_checkpoint_encoder
 from sentence_lab.runs.run import fit
 from sentence_lab.text.refused_files import EXPORT_MODULE_CLASS, RefusedFile
 from sentence_lab.training.non_finite import NonFiniteWeights
+from tests.helpers import processes
 from tests.helpers.train_config import compose_objective_cfg
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
@@ -117,7 +117,7 @@ def test_round_trip_through_the_suite_gives_the_checkpoints_scores(tiny_corpus, 
                          ("exported", ["encoder=sentence_transformers", f"encoder.model={out}",
                                        "encoder.trust_remote_code=true"])):
         results = tmp_path / f"{name}.json"
-        proc = subprocess.run([sys.executable, str(ROOT / "evaluate.py"), *source, "tasks=[MR,STS14,SICKRelatedness]",
+        proc = processes.run([sys.executable, str(ROOT / "evaluate.py"), *source, "tasks=[MR,STS14,SICKRelatedness]",
                                "evaluation.kfold=2", "evaluation.max_epoch=4", "evaluation.l2_grid=[1e-3]",
                                f"results_file={results}"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                               env={**os.environ, **env_root})

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sentence_lab.benchmarking import RECORD_KEYS
+from tests.helpers import processes
 from tests.helpers.extras import missing_extra
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +61,7 @@ def _case(name, options, keys, extras):
 def run_smoke(name: str, options: list[str], output: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "SENTENCE_DATA"}
     cmd = [sys.executable, f"benchmarks/{name}.py", "--smoke", *options, "--output", str(output)]
-    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    return processes.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT)
 
 
 @pytest.mark.slow

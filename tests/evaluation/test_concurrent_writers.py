@@ -12,6 +12,7 @@ import pytest
 
 from sentence_lab.evaluation.results import ResultsWriter
 from sentence_lab.runs.sweeps import FAILED_JOBS
+from tests.helpers import processes
 
 ROOT = Path(__file__).resolve().parents[2]
 META = {"protocol": {"name": "p"}, "encoder": {"name": "e"}, "probing_source": "auto"}
@@ -52,8 +53,8 @@ def test_two_evaluate_runs_started_together_on_one_results_file_keep_all_tasks(s
     env = {**os.environ, "SENTENCE_DATA": str(senteval_root), "PROJECT_ROOT": str(tmp_path), "OMP_NUM_THREADS": "1"}
     common = ["encoder=bow_glove", "evaluation.kfold=2", "evaluation.max_epoch=4", "evaluation.l2_grid=[1e-3]",
               f"results_file={out}"]
-    runs = [subprocess.Popen([sys.executable, str(ROOT / "evaluate.py"), tasks, *common], cwd=tmp_path, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    runs = [processes.start([sys.executable, str(ROOT / "evaluate.py"), tasks, *common], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for tasks in ("tasks=[MR,CR]", "tasks=[SUBJ,MPQA]")]
     for run in runs:
         _, err = run.communicate(timeout=300)
@@ -64,7 +65,7 @@ def test_two_evaluate_runs_started_together_on_one_results_file_keep_all_tasks(s
 def test_processes_appending_to_failed_jobs_at_once_lose_no_line(tmp_path):
     code = f"import sys; sys.path[:0] = {[str(ROOT)]!r}; " \
            "from tests.helpers.worker_jobs import append_failures; append_failures(sys.argv[1], int(sys.argv[2]))"
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(w)]) for w in (1, 2, 3)]
+    procs = [processes.start([sys.executable, "-c", code, str(tmp_path), str(w)]) for w in (1, 2, 3)]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     lines = (tmp_path / FAILED_JOBS).read_text().splitlines()
     assert len(lines) == 600 and len({(json.loads(line)["overrides"][0], json.loads(line)["job"])

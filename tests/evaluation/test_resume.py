@@ -11,6 +11,8 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from tests.helpers import processes
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -24,7 +26,7 @@ def _train(tiny_corpus: Path, senteval_root: Path, run: Path, cache: Path, *extr
            f"paths.cache_dir={cache}", f"hydra.run.dir={run}", f"callbacks.eval_suite.data_dir={senteval_root}",
            "callbacks.eval_suite.tasks=[Length,STS13]", "callbacks.eval_suite.params.l2_grid=[1e-3]",
            "callbacks.eval_suite.params.max_epoch=4", *extra]
-    return subprocess.run(cmd, cwd=run.parent, env=env, capture_output=True, text=True, timeout=600)
+    return processes.run(cmd, cwd=run.parent, env=env, capture_output=True, text=True, timeout=600)
 
 
 def _losses(run: Path) -> dict[int, float]:

@@ -4,7 +4,6 @@ encoders train."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from torch._dynamo.utils import counters
 from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.runs.run import fit
 from sentence_lab.training.module import SentenceModel
+from tests.helpers import processes
 from tests.helpers.device_probe import DeviceProbe
 from tests.helpers.train_config import compose_train_cfg
 
@@ -95,7 +95,7 @@ def test_ddp_trains_on_the_gpu_with_nccl(tiny_corpus, tmp_path):
            "print_config=false", "test_after_fit=false", "~callbacks.eval_suite",
            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
            f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={tmp_path / 'logs'}"]
-    done = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+    done = processes.run(cmd, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = (tmp_path / "logs" / "train" / "runs").iterdir()

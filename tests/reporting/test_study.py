@@ -18,6 +18,7 @@ from optuna.trial import TrialState
 from sentence_lab.optuna_storage import PRUNED_AT, RETRY_OF, open_storage, storage_url, write_study_record
 from sentence_lab.reporting.report import build_report
 from sentence_lab.reporting.study import study_report
+from tests.helpers import processes
 from tests.helpers.extras import needs_extra
 from tests.reporting.test_report import fake_run
 
@@ -98,8 +99,8 @@ def test_optuna_dashboard_serves_the_sweeps_study_offline(tmp_path):
     study = sweep_study(tmp_path, ["maximize"])
     command = shutil.which("optuna-dashboard", path=os.path.dirname(sys.executable)) or "optuna-dashboard"
     port = free_port()
-    server = subprocess.Popen([command, storage_url(None, tmp_path), "--host", "127.0.0.1", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = processes.start([command, storage_url(None, tmp_path), "--host", "127.0.0.1", "--port", str(port)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         studies = get_json(f"http://127.0.0.1:{port}/api/studies")["study_summaries"]
         (listed,) = studies

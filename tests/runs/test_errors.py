@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import processes
+
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +34,7 @@ def _env() -> dict:
 
 
 def _train(tiny_corpus: Path, tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess:
-    return subprocess.run(_command(tiny_corpus, tmp_path, *overrides), cwd=tmp_path, env=_env(), capture_output=True,
+    return processes.run(_command(tiny_corpus, tmp_path, *overrides), cwd=tmp_path, env=_env(), capture_output=True,
                           text=True, timeout=300)
 
 
@@ -67,7 +69,7 @@ def test_a_text_file_as_checkpoint_is_refused_and_leaves_no_checkpoint(tiny_corp
 def _start_and_signal(cmd: list[str], cwd: Path, wait_for: Path) -> subprocess.CompletedProcess:
     """Start ``cmd``, wait until a file matches ``wait_for`` (a pattern: ``*`` may stand for a folder), then send
     SIGTERM."""
-    proc = subprocess.Popen(cmd, cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = processes.start(cmd, cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while not glob.glob(str(wait_for)) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.2)

@@ -30,6 +30,7 @@ from sentence_lab.runs.optuna_sweep import (
 )
 from sentence_lab.runs.stop_signals import Stopped
 from sentence_lab.runs.sweeps import FAILED_JOBS, job_events
+from tests.helpers import processes
 from tests.helpers.extras import needs_extra
 from tests.helpers.train_config import sweep_command
 
@@ -132,7 +133,7 @@ def sweep(tiny_corpus: Path, senteval_root: Path, tmp_path: Path, *overrides: st
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
                         "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=2",
                         "logger=none", *overrides)
-    done = subprocess.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=900)
+    done = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=900)
     assert done.returncode == expect, done.stderr[-3000:]
     return done
 
@@ -211,8 +212,8 @@ def test_ctrl_c_fails_the_running_trial_and_the_next_command_runs_it_again(tiny_
                         "encoder=bow", "trainer.max_epochs=1000", "logger=none", "hydra.sweeper.n_trials=1")
     # Ctrl-C as a terminal sends it: SIGINT handled by Python even when this test runs in a background job, whose
     # children inherit SIGINT ignored (a non-interactive shell's `&`).
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = processes.start(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while not (tmp_path / "sweep" / "0" / "eval" / "epoch_001.json").is_file():  # inside the trial's training
         assert proc.poll() is None and time.monotonic() < deadline, "the trial did not get to its first epoch"
@@ -226,7 +227,7 @@ def test_ctrl_c_fails_the_running_trial_and_the_next_command_runs_it_again(tiny_
     assert (tmp_path / "sweep" / FAILED_JOBS).is_file()
     # The next command runs the queued trial; the interrupted job is set aside, so the sweep ends well.
     again = [a.replace("trainer.max_epochs=1000", "trainer.max_epochs=1") for a in cmd]
-    done = subprocess.run(again, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=600)
+    done = processes.run(again, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     trials = load(tmp_path).trials
     assert [t.state for t in trials] == [TrialState.FAIL, TrialState.COMPLETE] and trials[1].params == cut.params
@@ -240,7 +241,7 @@ def test_two_objectives_end_with_the_pareto_front(tiny_corpus, senteval_root, tm
                         "hparams_search=qt_optuna_pareto", "encoder=bow", "trainer.max_epochs=1", "logger=none",
                         "hydra.sweeper.n_trials=2",
                         "optimized_metric=[probing/mean,transfer/mean]", "hydra.sweeper.study_name=qt_probing")
-    done = subprocess.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=900)
+    done = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     trials = load(tmp_path).trials
     assert [t.state for t in trials] == [TrialState.COMPLETE] * 2 and all(len(t.values) == 2 for t in trials)
@@ -261,7 +262,7 @@ def test_trials_in_other_processes_report_to_the_study(launcher, tiny_corpus, se
                         "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=2",
                         "logger=none", "hydra.sweeper.n_trials=2", "hydra/sweeper/pruner=threshold",
                         "hydra.sweeper.pruner.lower=101", *launcher)
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = processes.start(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     _, stderr = proc.communicate(timeout=900)
     assert proc.returncode == 0, stderr[-3000:]
     trials = load(tmp_path).trials
@@ -276,8 +277,8 @@ def test_two_sweeps_on_one_storage_share_the_study(tiny_corpus, senteval_root, t
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
                         "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=1",
                         "logger=none", "hydra.sweeper.n_trials=4")
-    sweeps = [subprocess.Popen([*cmd, f"hydra.sweeper.sampler.seed={seed}"], cwd=tmp_path, env=env(),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for seed in (1, 2)]
+    sweeps = [processes.start([*cmd, f"hydra.sweeper.sampler.seed={seed}"], cwd=tmp_path, env=env(),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for seed in (1, 2)]
     for proc in sweeps:
         _, stderr = proc.communicate(timeout=900)
         assert proc.returncode == 0, stderr[-3000:]

@@ -14,6 +14,7 @@ from sentence_lab.runs.checkpoint_choice import resolve_checkpoint
 from sentence_lab.runs.run import fit
 from sentence_lab.runs.weights_hash import weights_hash
 from sentence_lab.text.refused_files import RefusedFile
+from tests.helpers import processes
 from tests.helpers.hostile_files import copy_run, with_payload
 from tests.helpers.train_config import compose_train_cfg
 
@@ -35,7 +36,7 @@ def run(tiny_corpus, tmp_path_factory) -> Path:
 def _command(script: str, *overrides: str, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, OMP_NUM_THREADS="1", PROJECT_ROOT=str(ROOT))
     env.pop("SENTENCE_DATA", None)
-    return subprocess.run([sys.executable, str(ROOT / script), *overrides], cwd=cwd, env=env, capture_output=True,
+    return processes.run([sys.executable, str(ROOT / script), *overrides], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=300)
 
 

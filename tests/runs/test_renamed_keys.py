@@ -1,13 +1,13 @@
 """The old ``callbacks.senteval`` key still works, with a warning naming ``callbacks.eval_suite``."""
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
 from omegaconf import OmegaConf
 
 from sentence_lab.runs.renamed_keys import move_renamed_nodes, renamed_overrides
+from tests.helpers import processes
 from tests.helpers.train_config import ROOT
 
 
@@ -40,7 +40,7 @@ def test_an_old_node_from_a_config_file_is_merged_into_the_new_key():
 
 @pytest.mark.slow
 def test_train_py_takes_the_old_key_on_its_command_line():
-    done = subprocess.run([sys.executable, str(ROOT / "train.py"), "callbacks.senteval.tasks=[Length]",
+    done = processes.run([sys.executable, str(ROOT / "train.py"), "callbacks.senteval.tasks=[Length]",
                            "--cfg", "job"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 from sentence_lab.runs.run import check_encoder_config, fit
 from sentence_lab.text import Vocab
 from sentence_lab.training.module import SentenceModel
+from tests.helpers import processes
 from tests.helpers.extras import skip_when_an_extra_is_missing
 from tests.helpers.train_config import compose_any_cfg, compose_train_cfg, is_text_encoder_config
 
@@ -124,7 +124,7 @@ def test_train_py_runs_from_the_command_line(tiny_corpus, tmp_path):
     cmd = [sys.executable, str(ROOT / "train.py"), "++trainer.fast_dev_run=true", "encoder=bow",
            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
            f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={tmp_path / 'logs'}", "data.batch_size=8"]
-    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    done = processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert list((tmp_path / "logs" / "train" / "runs").iterdir())
 

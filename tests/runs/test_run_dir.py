@@ -12,6 +12,7 @@ import torch
 
 from sentence_lab.runs import run_dir
 from sentence_lab.runs.run_dir import RunDirTaken, claim_run_dir, move_into_run, unique_dir
+from tests.helpers import processes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_processes_started_with_the_same_time_stamp_get_their_own_directories(tmp_path):
     base = tmp_path / "runs" / "2026-01-01_00-00-00"
     code = "import sys; from sentence_lab.runs.run_dir import unique_dir; print(unique_dir(sys.argv[1]))"
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(base)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    procs = [processes.start([sys.executable, "-c", code, str(base)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
              for _ in range(4)]
     dirs = [p.communicate(timeout=60)[0].strip() for p in procs]
     assert len(set(dirs)) == 4 and all(Path(d).is_dir() for d in dirs)
@@ -110,7 +111,7 @@ def test_train_py_never_writes_a_new_run_into_another_runs_directory(tiny_corpus
                f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
                f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={logs}", "trainer.num_sanity_val_steps=0",
                *overrides]
-        return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        return processes.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300,
                               env=dict(os.environ, OMP_NUM_THREADS="1"))
 
     assert train("trainer.max_steps=2", f"hydra.run.dir={run}").returncode == 0

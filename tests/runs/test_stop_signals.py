@@ -19,6 +19,7 @@ from sentence_lab.optuna_storage import INTERRUPTED_BY, RETRY_OF, storage_url
 from sentence_lab.runs.checkpoint_io import CheckpointWriteError, atomic_torch_save
 from sentence_lab.runs.stop_signals import Stopped, signals_held, stops_raise
 from sentence_lab.runs.sweeps import FAILED_JOBS
+from tests.helpers import processes
 from tests.helpers.train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,7 +108,7 @@ def _at(phase: str, tmp_path: Path, *extra: str) -> list[str]:
 
 def _timed(cmd: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess, float | None]:
     """The finished command, and the seconds from the signal to its end (None when no signal was sent)."""
-    done = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=600,
+    done = processes.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=600,
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     ended = time.time()
     stamp = cwd / "signalled"

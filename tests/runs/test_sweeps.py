@@ -12,6 +12,7 @@ import torch
 import yaml
 
 from sentence_lab.text.glove import load_glove
+from tests.helpers import processes
 from tests.helpers.extras import needs_extra
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
@@ -26,7 +27,7 @@ def test_a_failed_job_is_recorded_and_the_others_finish(tiny_corpus, tmp_path):
            "++trainer.fast_dev_run=true", "logger=none", "~callbacks.eval_suite",
            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
            f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}", "print_config=false"]
-    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    done = processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode != 0
     assert "1 job(s) of the multirun failed" in done.stderr and "data.batch_size=1" in done.stderr
     failed = [json.loads(line) for line in (sweep / "failed_jobs.jsonl").read_text().splitlines()]
@@ -47,7 +48,7 @@ def _concatenation_sweep(experiment: str, tiny_corpus: Path, tmp_path: Path,
            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
            f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}", "print_config=false",
            "hydra.callbacks.evaluate_concatenation.tasks=[Length]"]
-    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900), sweep
+    return processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900), sweep
 
 
 def test_mcqt_trains_two_models_separately_then_evaluates_their_concatenation(tiny_corpus, tmp_path):
@@ -119,7 +120,7 @@ def _joblib_sweep(tiny_corpus: Path, tmp_path: Path, *overrides: str) -> tuple[s
            "test_after_fit=false", "data.preprocess_workers=2", f"data.train_dir={tiny_corpus / 'train'}",
            f"data.valid_dir={tiny_corpus / 'valid'}", f"paths.cache_dir={tmp_path / 'cache'}",
            f"hydra.sweep.dir={sweep}", "print_config=false", *overrides]
-    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600), sweep
+    return processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600), sweep
 
 
 @needs_extra("sweeps-joblib")

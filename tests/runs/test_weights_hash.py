@@ -2,13 +2,13 @@
 records; other weights, another hash."""
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
 import torch
 
 from sentence_lab.runs.weights_hash import main, weights_hash
+from tests.helpers import processes
 
 
 def _checkpoint(target, weight: float, **other) -> str:
@@ -29,6 +29,6 @@ def test_the_hash_reads_the_weights_alone(tmp_path, capsys):
 @pytest.mark.slow
 def test_it_runs_as_a_module(tmp_path):
     a = _checkpoint(tmp_path / "a.ckpt", 1.0)
-    done = subprocess.run([sys.executable, "-m", "sentence_lab.runs.weights_hash", a], capture_output=True, text=True,
+    done = processes.run([sys.executable, "-m", "sentence_lab.runs.weights_hash", a], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout.startswith(weights_hash(a))

@@ -7,13 +7,13 @@ import importlib.util
 import json
 import os
 import re
-import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from sentence_lab.text.tokenizer import Tokenizer
+from tests.helpers import processes
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = importlib.util.spec_from_file_location("gpu_check", ROOT / "scripts" / "gpu_check.py")
@@ -89,7 +89,7 @@ def test_prepare_then_dry_run_end_to_end_on_the_cpu(tmp_path):
         pytest.skip("SENTENCE_DATA not set")
     env = {**os.environ, "GPU_CHECK_DIR": str(tmp_path / "prepared"), "SENTENCE_DATA": data}
     env.pop(gpu_check.GLOVE_DIR_VARIABLE, None)
-    prepared = subprocess.run(["bash", "scripts/gpu_check.sh", "--prepare"], cwd=ROOT, env=env, capture_output=True,
+    prepared = processes.run(["bash", "scripts/gpu_check.sh", "--prepare"], cwd=ROOT, env=env, capture_output=True,
                               text=True)
     assert prepared.returncode == 0, prepared.stderr[-2000:]
     carried = float(re.search(r"carries ([\d.]+) MiB", prepared.stdout).group(1))
@@ -99,7 +99,7 @@ def test_prepare_then_dry_run_end_to_end_on_the_cpu(tmp_path):
         "blingfire"}
 
     out = tmp_path / "out"
-    dry = subprocess.run(["bash", "scripts/gpu_check.sh", "--dry-run", "--out", str(out)], cwd=ROOT, env=env,
+    dry = processes.run(["bash", "scripts/gpu_check.sh", "--dry-run", "--out", str(out)], cwd=ROOT, env=env,
                          capture_output=True, text=True)
     assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-2000:]
     assert "carries" in dry.stdout and "| whole check |" in dry.stdout

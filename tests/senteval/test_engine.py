@@ -6,7 +6,6 @@ The expected batches come from transcriptions of SentEval's task modules (``bina
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from sentence_lab.evaluation.tasks.base import MissingTaskData, Split, TaskData
 from sentence_lab.evaluation.tasks.registry import TASKS
 from senteval.engine import TaskNotAvailable, load
 from senteval.params import ParamsError
+from tests.helpers import processes
 
 PROTOTYPE = {"nhid": 0, "optim": "rmsprop", "batch_size": 128, "tenacity": 3, "epoch_size": 2}
 
@@ -250,7 +250,7 @@ def test_defaults_are_sentevals(task_path, client):
 def test_import_pays_for_no_training_stack():
     code = ("import sys, senteval; bad = [m for m in sys.modules if m.split('.')[0] in "
             "('lightning', 'hydra', 'omegaconf', 'training', 'objectives', 'datamodules', 'encoders')]; print(bad)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+    out = processes.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(senteval.__file__).parents[1])
     assert out.stdout.strip() == "[]"
 

@@ -4,7 +4,6 @@ id 1, validation words unseen in training at 0, documents numbered in file order
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -22,6 +21,7 @@ from sentence_lab.text.corpus_prep import (
     prepare_corpus,
 )
 from sentence_lab.text.documents import read_document, split_sentences
+from tests.helpers import processes
 
 TEXTS = {
     "train/a.txt": "The cat sat on the mat. It was happy!\n\nA dog barked at the cat, twice.",
@@ -123,5 +123,5 @@ def test_the_train_split_comes_first(tmp_path):
 
 def test_the_preparation_workers_import_no_torch():
     code = "import sys, sentence_lab.text.corpus_prep; print('torch' in sys.modules, 'lightning' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = processes.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]

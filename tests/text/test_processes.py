@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from sentence_lab.text.processes import WorkersFailed, ordered_map
+from tests.helpers import processes
 from tests.helpers.worker_jobs import die, square
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -31,6 +31,6 @@ def test_workers_start_inside_a_joblib_loky_worker():
     script = ("import joblib\nfrom tests.helpers.worker_jobs import squares_in_workers\n"
               "print(joblib.Parallel(n_jobs=2, backend='loky')(joblib.delayed(squares_in_workers)(n) for n in (3, 4)))")
     env = dict(os.environ, PYTHONPATH=str(TESTS.parent))
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=240)
+    done = processes.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[[0, 1, 4], [0, 1, 4, 9]]"

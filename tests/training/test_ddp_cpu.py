@@ -12,6 +12,7 @@ import pytest
 from lightning.fabric.utilities.distributed import DistributedSamplerWrapper
 
 from sentence_lab.datamodules.contiguous import EpochShuffledGroups, EpochShuffledSampler
+from tests.helpers import processes
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
@@ -54,7 +55,7 @@ FAULTS = ROOT / "tests" / "helpers" / "rank_faults.py"
 
 
 def run_ddp(cmd: list[str], tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess, Path]:
-    done = subprocess.run(cmd, cwd=tmp_path, env=ddp_env(**env), capture_output=True, text=True, timeout=600)
+    done = processes.run(cmd, cwd=tmp_path, env=ddp_env(**env), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = (tmp_path / "logs" / "train" / "runs").iterdir()  # rank 1 writes into rank 0's directory
     log = (run / "train.log").read_text() + done.stderr
@@ -93,8 +94,8 @@ def test_a_late_rank_with_the_per_epoch_suite_on_rank_zero(with_data, tiny_corpu
 def test_a_rank_that_hangs_ends_the_run_after_the_process_group_timeout(tiny_corpus, tmp_path):
     """Rank 1 stops (SIGSTOP) at step 3: rank 0 ends with a one-line error after the 20 s timeout, not never."""
     cmd = ddp_command(FAULTS, tiny_corpus, tmp_path, "~callbacks.eval_suite", "trainer.strategy.timeout.seconds=20")
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=ddp_env(STOP_RANK_AT_STEP="3"), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = processes.start(cmd, cwd=tmp_path, env=ddp_env(STOP_RANK_AT_STEP="3"), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
     started = time.monotonic()
     try:
         _, err = proc.communicate(timeout=240)

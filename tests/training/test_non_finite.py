@@ -21,6 +21,7 @@ from sentence_lab.training.non_finite import (
     NonFiniteWeights,
     non_finite_tensors,
 )
+from tests.helpers import processes
 from tests.helpers.train_config import compose_train_cfg
 from tests.helpers.weight_snapshots import AllWeightSnapshots
 
@@ -127,7 +128,7 @@ def test_train_py_stops_in_one_line_with_exit_1(tiny_corpus, tmp_path):
            "callbacks.non_finite_steps.max_in_a_row=3", f"data.train_dir={tiny_corpus / 'train'}",
            f"data.valid_dir={tiny_corpus / 'valid'}", "data.batch_size=8", f"paths.cache_dir={tmp_path / 'cache'}",
            f"hydra.run.dir={run}"]
-    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    done = processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr[-2000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "stopped at step 5: 4 steps in a row had a non-finite loss" in errors[0]
@@ -166,7 +167,7 @@ def _ddp(tiny_corpus: Path, tmp_path: Path, *overrides: str) -> tuple[subprocess
            "~callbacks.eval_suite", "print_config=false", INJECT, f"data.train_dir={tiny_corpus / 'train'}",
            f"data.valid_dir={tiny_corpus / 'valid'}", "data.batch_size=8", f"paths.cache_dir={tmp_path / 'cache'}",
            f"paths.log_dir={tmp_path / 'logs'}", *overrides]
-    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    done = processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     (run,) = (tmp_path / "logs" / "train" / "runs").iterdir()
     return done, run
 
