@@ -19,14 +19,12 @@ from tests.helpers.small_filesystem import fill, small_filesystem
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _evaluate(data_root: Path, *overrides: str, cwd: Path,
-              capfd: pytest.CaptureFixture[str] | None = None) -> subprocess.CompletedProcess:
-    """``python evaluate.py <overrides>`` on ``data_root``: in this process when ``capfd`` is given (what it writes,
-    prints and exits with is the same), else a process of its own (the command as a user starts it)."""
-    if capfd is not None:
-        return run_main("evaluate.py", list(overrides), capfd=capfd, cwd=cwd,
-                        env={"SENTENCE_DATA": str(data_root), "PROJECT_ROOT": str(cwd)})
+def _evaluate(data_root: Path, *overrides: str, cwd: Path, here: bool = False) -> subprocess.CompletedProcess:
+    """``python evaluate.py <overrides>`` on ``data_root``: in this process when ``here`` (what it writes, prints and
+    exits with is the same), else a process of its own (the command as a user starts it)."""
     env = {**os.environ, "SENTENCE_DATA": str(data_root), "PROJECT_ROOT": str(cwd)}
+    if here:
+        return run_main("evaluate.py", list(overrides), cwd=cwd, env=env)
     return processes.run([sys.executable, str(ROOT / "evaluate.py"), *overrides], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
 
@@ -53,25 +51,25 @@ def test_cli_bow_glove_writes_results(senteval_root, tmp_path):
 
 
 @pytest.mark.slow
-def test_cli_default_results_file_in_run_dir(senteval_root, tmp_path, capfd):
-    proc = _evaluate(senteval_root, "tasks=STS13", cwd=tmp_path, capfd=capfd)
+def test_cli_default_results_file_in_run_dir(senteval_root, tmp_path):
+    proc = _evaluate(senteval_root, "tasks=STS13", cwd=tmp_path, here=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     found = list((tmp_path / "logs" / "evaluate").rglob("results.json"))
     assert len(found) == 1 and "STS13" in json.loads(found[0].read_text())["results"]
 
 
 @pytest.mark.slow
-def test_cli_unknown_task_lists_valid_names(senteval_root, tmp_path, capfd):
-    proc = _evaluate(senteval_root, "tasks=[MR,Bogus]", cwd=tmp_path, capfd=capfd)
+def test_cli_unknown_task_lists_valid_names(senteval_root, tmp_path):
+    proc = _evaluate(senteval_root, "tasks=[MR,Bogus]", cwd=tmp_path, here=True)
     assert proc.returncode == 2
     assert "Bogus" in proc.stderr and "CoordinationInversion" in proc.stderr and "Traceback" not in proc.stderr
 
 
 @pytest.mark.slow
-def test_cli_full_config_and_mlp_key(senteval_root, tmp_path, capfd):
+def test_cli_full_config_and_mlp_key(senteval_root, tmp_path):
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, "tasks=STS13", "evaluation=full", "evaluation.classifier.nhid=50",
-                     f"results_file={out}", cwd=tmp_path, capfd=capfd)
+                     f"results_file={out}", cwd=tmp_path, here=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     protocol = json.loads(out.read_text())["protocol"]
     assert (protocol["name"], protocol["kfold"], protocol["optim"], protocol["nhid"]) == ("full", 10, "adam", 50)
@@ -101,18 +99,18 @@ def test_real_data_counts():
 
 
 @pytest.mark.slow
-def test_cli_untrained_neural_encoder(senteval_root, tmp_path, capfd):
+def test_cli_untrained_neural_encoder(senteval_root, tmp_path):
     pytest.importorskip("sentence_lab.training.module")
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, "encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random",
-                     "tasks=[STS13]", f"results_file={out}", cwd=tmp_path, capfd=capfd)
+                     "tasks=[STS13]", f"results_file={out}", cwd=tmp_path, here=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     enc = json.loads(out.read_text())["encoder"]
     assert enc["source"] == "untrained" and "random init" in enc["untrained"] and enc["output_dim"] == 8
 
 
 @pytest.mark.slow
-def test_cli_checkpoint(senteval_root, tmp_path, capfd):
+def test_cli_checkpoint(senteval_root, tmp_path):
     untrained = pytest.importorskip("sentence_lab.training.untrained")
     import torch
 
@@ -127,7 +125,7 @@ def test_cli_checkpoint(senteval_root, tmp_path, capfd):
     torch.save({"vocab": vocab.itos, "hyper_parameters": dict(model.hparams), "state_dict": model.state_dict()}, ckpt)
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, f"ckpt_path={ckpt}", "tasks=[STS13]", f"results_file={out}", cwd=tmp_path,
-                     capfd=capfd)
+                     here=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(out.read_text())
     assert doc["encoder"]["source"].startswith("checkpoint") and "STS13" in doc["results"]
@@ -135,12 +133,12 @@ def test_cli_checkpoint(senteval_root, tmp_path, capfd):
     assert "at least 50 words" in doc["encoder"]["vocabulary_expansion"]["skipped"]
     assert "vocabulary expansion skipped" in proc.stderr
     assert 0 < doc["results"]["STS13"]["oov_rate"] <= 1
-    bad = _evaluate(senteval_root, f"ckpt_path={tmp_path / 'nope.ckpt'}", "tasks=[STS13]", cwd=tmp_path, capfd=capfd)
+    bad = _evaluate(senteval_root, f"ckpt_path={tmp_path / 'nope.ckpt'}", "tasks=[STS13]", cwd=tmp_path, here=True)
     assert bad.returncode == 2 and "checkpoint not found" in bad.stderr and "Traceback" not in bad.stderr
 
 
 @pytest.mark.slow
-def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path, capfd):
+def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
     untrained = pytest.importorskip("sentence_lab.training.untrained")
     import numpy as np
     import torch
@@ -160,7 +158,7 @@ def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path, ca
                     "state_dict": model.state_dict()}, paths[-1])
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, f"ckpt_path=[{paths[0]},{paths[1]}]", "tasks=[STS13]", f"results_file={out}",
-                     "vocab_expansion=false", cwd=tmp_path, capfd=capfd)
+                     "vocab_expansion=false", cwd=tmp_path, here=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     enc = json.loads(out.read_text())["encoder"]
     assert enc["output_dim"] == 14 and enc["name"].startswith("concat(") and len(enc["parts"]) == 2
@@ -172,28 +170,28 @@ def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path, ca
 
 
 @pytest.mark.slow
-def test_cli_results_file_is_merged_not_replaced_and_another_encoder_is_refused(senteval_root, tmp_path, capfd):
+def test_cli_results_file_is_merged_not_replaced_and_another_encoder_is_refused(senteval_root, tmp_path):
     out = tmp_path / "res" / "results.json"
     fast = ["evaluation.kfold=2", "evaluation.max_epoch=2", "evaluation.l2_grid=[1e-3]", f"results_file={out}"]
-    first = _evaluate(senteval_root, "encoder=bow_glove", "tasks=[STS13,STS14]", *fast, cwd=tmp_path, capfd=capfd)
+    first = _evaluate(senteval_root, "encoder=bow_glove", "tasks=[STS13,STS14]", *fast, cwd=tmp_path, here=True)
     assert first.returncode == 0, first.stderr[-2000:]
-    second = _evaluate(senteval_root, "encoder=bow_glove", "tasks=[STS15]", *fast, cwd=tmp_path, capfd=capfd)
+    second = _evaluate(senteval_root, "encoder=bow_glove", "tasks=[STS15]", *fast, cwd=tmp_path, here=True)
     assert second.returncode == 0, second.stderr[-2000:]
     assert set(json.loads(out.read_text())["results"]) == {"STS13", "STS14", "STS15"}  # kept, not 3 tasks -> 1
     before = out.read_text()
-    other = _evaluate(senteval_root, "encoder=length", "tasks=[STS15]", *fast, cwd=tmp_path, capfd=capfd)
+    other = _evaluate(senteval_root, "encoder=length", "tasks=[STS15]", *fast, cwd=tmp_path, here=True)
     assert other.returncode == 2 and "another encoder" in other.stderr and "overwrite=true" in other.stderr
     assert "Traceback" not in other.stderr and out.read_text() == before
     forced = _evaluate(senteval_root, "encoder=length", "tasks=[STS15]", "overwrite=true", *fast, cwd=tmp_path,
-                       capfd=capfd)
+                       here=True)
     assert forced.returncode == 0 and set(json.loads(out.read_text())["results"]) == {"STS15"}
 
 
 @pytest.mark.slow
-def test_cli_text_file_as_checkpoint_is_one_line(senteval_root, tmp_path, capfd):
+def test_cli_text_file_as_checkpoint_is_one_line(senteval_root, tmp_path):
     fake = tmp_path / "notes.txt"
     fake.write_text("not a checkpoint\n")
-    proc = _evaluate(senteval_root, f"ckpt_path={fake}", "tasks=STS13", cwd=tmp_path, capfd=capfd)
+    proc = _evaluate(senteval_root, f"ckpt_path={fake}", "tasks=STS13", cwd=tmp_path, here=True)
     assert proc.returncode == 2 and "not a checkpoint" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -244,10 +242,10 @@ def test_a_full_disk_under_the_results_file_is_one_line_and_exit_4(senteval_root
 
 
 def test_cli_a_second_language_asked_of_a_one_language_encoder_is_one_line_before_anything_runs(senteval_root,
-                                                                                                tmp_path, capfd):
+                                                                                                tmp_path):
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, "encoder=bow", "encoder.embed_dim=8", "encoder.embedding_init=random",
-                     "tasks=[STS13]", "sides=[fr]", f"results_file={out}", cwd=tmp_path, capfd=capfd)
+                     "tasks=[STS13]", "sides=[fr]", f"results_file={out}", cwd=tmp_path, here=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "sides=fr: the encoder encodes en alone" in proc.stderr
     assert not out.exists()

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from hydra import compose, initialize_config_dir
 
-from tests.helpers import processes
 from tests.helpers.extras import needs_extra
+from tests.helpers.in_process import run_command
 from tests.helpers.train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +22,7 @@ def test_optuna_runs_two_trials_maximising_the_mean_probing_accuracy(tiny_corpus
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
                         "hydra.sweeper.n_trials=2", "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow",
                         "trainer.max_epochs=1", "logger=none")
-    done = processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    done = run_command(cmd, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     best = yaml.safe_load((sweep / "optimization_results.yaml").read_text())
     assert best["name"] == "optuna" and 0 < best["best_value"] <= 100

@@ -2,28 +2,33 @@
 with, but not the process boundary itself (signals, kills, DDP ranks, installed commands keep a real process:
 ``tests/helpers/processes.py``). It saves the seconds a new Python spends importing torch, Lightning and Hydra.
 
-    done = run_main("evaluate.py", ["encoder=bow_glove", "tasks=[MR]"], cwd=tmp_path, env={"SENTENCE_DATA": ...})
+    done = run_main("evaluate.py", ["encoder=bow_glove", "tasks=[MR]"], cwd=tmp_path, env={**os.environ, ...})
+    done = run_command([sys.executable, str(ROOT / "train.py"), ...], cwd=tmp_path, env=env)   # a built command
     done.returncode, done.stdout, done.stderr          # as subprocess.run(..., capture_output=True, text=True)
 
 What the command changes in the process is put back afterwards: the environment, the working directory,
-``sys.argv``, signal handlers, the logging configuration, torch's thread count and Hydra's global state. What it
-prints is read at the file-descriptor level (pytest's ``capfd``), so Hydra's log handlers and ``print`` both land
-in ``stdout``/``stderr``. An exception that escapes is printed as Python prints it, exit code 1; ``sys.exit(n)``
-gives ``n``."""
+``sys.argv``, signal handlers, the logging configuration, the warning filters (a new interpreter's for the call,
+its warnings printed on stderr), torch's thread count and Hydra's global state. What it
+prints is read at the file-descriptor level (descriptors 1 and 2 sent to files for the call), so Hydra's log
+handlers, ``print`` and C code all land in ``stdout``/``stderr``. An exception that escapes is printed as Python
+prints it, exit code 1; ``sys.exit(n)`` gives ``n``."""
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
 import runpy
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
+import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import IO, TextIO
 
-import pytest
 import torch
 from hydra.core.global_hydra import GlobalHydra
 
@@ -32,13 +37,11 @@ _SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2, signa
 
 
 @contextlib.contextmanager
-def _environment(env: Mapping[str, str | None]) -> Iterator[None]:
+def _environment(env: Mapping[str, str] | None) -> Iterator[None]:
     saved = dict(os.environ)
-    for key, value in env.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
     try:
         yield
     finally:
@@ -81,14 +84,67 @@ def _process_state() -> Iterator[None]:
         os.chdir(cwd)
 
 
-def run_main(script: str, args: list[str], *, capfd: pytest.CaptureFixture[str], cwd: Path,
-             env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess:
-    """``python <script> <args>`` (a file of the repository, e.g. ``evaluate.py``) run here, in ``cwd``, with the
-    environment changed by ``env`` (a value of None removes the variable)."""
+@contextlib.contextmanager
+def _captured() -> Iterator[tuple[IO[bytes], IO[bytes]]]:
+    """File descriptors 1 and 2, and ``sys.stdout``/``sys.stderr`` over them, sent to two temporary files."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved_fds, saved_streams = (os.dup(1), os.dup(2)), (sys.stdout, sys.stderr)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        sys.stdout = io.TextIOWrapper(open(1, "wb", closefd=False), encoding="utf-8", errors="replace",
+                                      line_buffering=True)
+        sys.stderr = io.TextIOWrapper(open(2, "wb", closefd=False), encoding="utf-8", errors="backslashreplace",
+                                      line_buffering=True)
+        try:
+            yield out, err
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            sys.stdout, sys.stderr = saved_streams
+            os.dup2(saved_fds[0], 1)
+            os.dup2(saved_fds[1], 2)
+            for fd in saved_fds:
+                os.close(fd)
+
+
+# A new interpreter's warning filters (``python -W`` unset): what the command warns reaches its stderr as it would there
+_FRESH_FILTERS = [("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, ""),
+                  ("ignore", PendingDeprecationWarning, ""), ("ignore", ImportWarning, ""),
+                  ("ignore", ResourceWarning, "")]
+
+
+@contextlib.contextmanager
+def _fresh_warnings() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        for action, category, module in _FRESH_FILTERS:
+            warnings.filterwarnings(action, category=category, module=module, append=True)  # type: ignore[arg-type]
+        warnings.showwarning = _show_on_stderr
+        yield
+
+
+def _show_on_stderr(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                    file: TextIO | None = None, line: str | None = None) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+def _read(file: IO[bytes]) -> str:
+    file.seek(0)
+    return file.read().decode("utf-8", errors="replace")
+
+
+def run_main(script: str | Path, args: list[str], *, cwd: Path,
+             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``python <script> <args>`` (a file of the repository, e.g. ``evaluate.py``, or its absolute path) run here, in
+    ``cwd``, with the environment ``env`` (as ``subprocess.run``'s: the whole environment; None keeps this one's).
+    ``OMP_NUM_THREADS`` in it sets torch's threads for the call, as it would in a new process."""
     path = ROOT / script
-    capfd.readouterr()  # what the test printed before is not the command's
     code = 0
-    with _environment(env or {}), _process_state():
+    with _captured() as (out, err), _environment(env), _process_state(), _fresh_warnings():
+        if env is not None and env.get("OMP_NUM_THREADS"):
+            torch.set_num_threads(int(env["OMP_NUM_THREADS"]))
         os.chdir(cwd)
         sys.argv[:] = [str(path), *args]
         try:
@@ -102,8 +158,11 @@ def run_main(script: str, args: list[str], *, capfd: pytest.CaptureFixture[str],
         except Exception:  # noqa: BLE001 - what the interpreter would print, and its exit status
             traceback.print_exc()
             code = 1
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-    out, err = capfd.readouterr()
-    return subprocess.CompletedProcess([sys.executable, str(path), *args], code, out, err)
+        stdout, stderr = _read(out), _read(err)
+    return subprocess.CompletedProcess([sys.executable, str(path), *args], code, stdout, stderr)
+
+
+def run_command(cmd: list[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``[sys.executable, <script>, *args]``, a command a test built for a subprocess, run here by ``run_main``."""
+    assert cmd[0] == sys.executable and cmd[1].endswith(".py"), cmd[:2]
+    return run_main(cmd[1], cmd[2:], cwd=cwd, env=env)

@@ -13,7 +13,7 @@ import pytest
 from sentence_lab.reporting.figures import _pyplot, _save, correlation_matrix
 from sentence_lab.reporting.report import build_report, main
 from sentence_lab.reporting.runs import Run, find_runs
-from tests.helpers import processes
+from tests.helpers.in_process import run_command
 from tests.helpers.small_filesystem import fill, small_filesystem
 from tests.helpers.train_config import sweep_command
 
@@ -125,13 +125,12 @@ def test_two_job_multirun_then_report(tiny_corpus, senteval_root, tmp_path):
     sweep = tmp_path / "sweep"
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent,STS13]", "-m", "encoder=bow,gru",
                         "encoder.freeze_embeddings=false", "trainer.max_epochs=2", "data.batch_size=8")
-    done = processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    done = run_command(cmd, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     for job in ("0", "1"):
         assert sorted(p.name for p in (sweep / job / "eval").glob("*.json")) == [
             "epoch_000.json", "epoch_001.json", "epoch_002.json"]
-    report = processes.run([sys.executable, str(ROOT / "report.py"), str(sweep)], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=300)
+    report = run_command([sys.executable, str(ROOT / "report.py"), str(sweep)], cwd=tmp_path, env=env)
     assert report.returncode == 0, report.stderr[-2000:]
     runs = find_runs(sweep)
     assert [r.choices["encoder"] for r in runs] == ["bow", "gru"]

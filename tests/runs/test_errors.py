@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import processes
+from tests.helpers.in_process import run_command
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
@@ -34,8 +35,7 @@ def _env() -> dict:
 
 
 def _train(tiny_corpus: Path, tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess:
-    return processes.run(_command(tiny_corpus, tmp_path, *overrides), cwd=tmp_path, env=_env(), capture_output=True,
-                          text=True, timeout=300)
+    return run_command(_command(tiny_corpus, tmp_path, *overrides), cwd=tmp_path, env=_env())
 
 
 def _runs(tmp_path: Path, task: str = "train") -> list[Path]:

@@ -32,6 +32,7 @@ from sentence_lab.runs.stop_signals import Stopped
 from sentence_lab.runs.sweeps import FAILED_JOBS, job_events
 from tests.helpers import processes
 from tests.helpers.extras import needs_extra
+from tests.helpers.in_process import run_command
 from tests.helpers.train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,7 +134,7 @@ def sweep(tiny_corpus: Path, senteval_root: Path, tmp_path: Path, *overrides: st
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
                         "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=2",
                         "logger=none", *overrides)
-    done = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=900)
+    done = run_command(cmd, cwd=tmp_path, env=env())
     assert done.returncode == expect, done.stderr[-3000:]
     return done
 
@@ -227,7 +228,7 @@ def test_ctrl_c_fails_the_running_trial_and_the_next_command_runs_it_again(tiny_
     assert (tmp_path / "sweep" / FAILED_JOBS).is_file()
     # The next command runs the queued trial; the interrupted job is set aside, so the sweep ends well.
     again = [a.replace("trainer.max_epochs=1000", "trainer.max_epochs=1") for a in cmd]
-    done = processes.run(again, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=600)
+    done = run_command(again, cwd=tmp_path, env=env())
     assert done.returncode == 0, done.stderr[-3000:]
     trials = load(tmp_path).trials
     assert [t.state for t in trials] == [TrialState.FAIL, TrialState.COMPLETE] and trials[1].params == cut.params

@@ -7,7 +7,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from sentence_lab.runs.renamed_keys import move_renamed_nodes, renamed_overrides
-from tests.helpers import processes
+from tests.helpers.in_process import run_command
 from tests.helpers.train_config import ROOT
 
 
@@ -40,9 +40,8 @@ def test_an_old_node_from_a_config_file_is_merged_into_the_new_key():
 
 @pytest.mark.slow
 def test_train_py_takes_the_old_key_on_its_command_line():
-    done = processes.run([sys.executable, str(ROOT / "train.py"), "callbacks.senteval.tasks=[Length]",
-                           "--cfg", "job"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = run_command([sys.executable, str(ROOT / "train.py"), "callbacks.senteval.tasks=[Length]", "--cfg", "job"],
+                       cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert OmegaConf.create(done.stdout)["callbacks"]["eval_suite"]["tasks"] == ["Length"]
     assert "callbacks.senteval is deprecated: use callbacks.eval_suite" in done.stderr

@@ -13,6 +13,7 @@ import torch
 from sentence_lab.runs import run_dir
 from sentence_lab.runs.run_dir import RunDirTaken, claim_run_dir, move_into_run, unique_dir
 from tests.helpers import processes
+from tests.helpers.in_process import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,8 +112,7 @@ def test_train_py_never_writes_a_new_run_into_another_runs_directory(tiny_corpus
                f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
                f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={logs}", "trainer.num_sanity_val_steps=0",
                *overrides]
-        return processes.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                              env=dict(os.environ, OMP_NUM_THREADS="1"))
+        return run_command(cmd, cwd=tmp_path, env=dict(os.environ, OMP_NUM_THREADS="1"))
 
     assert train("trainer.max_steps=2", f"hydra.run.dir={run}").returncode == 0
     before = _files(run)

@@ -14,6 +14,7 @@ import yaml
 from sentence_lab.text.glove import load_glove
 from tests.helpers import processes
 from tests.helpers.extras import needs_extra
+from tests.helpers.in_process import run_command
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
@@ -27,7 +28,7 @@ def test_a_failed_job_is_recorded_and_the_others_finish(tiny_corpus, tmp_path):
            "++trainer.fast_dev_run=true", "logger=none", "~callbacks.eval_suite",
            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
            f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}", "print_config=false"]
-    done = processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    done = run_command(cmd, cwd=tmp_path, env=env)
     assert done.returncode != 0
     assert "1 job(s) of the multirun failed" in done.stderr and "data.batch_size=1" in done.stderr
     failed = [json.loads(line) for line in (sweep / "failed_jobs.jsonl").read_text().splitlines()]
@@ -48,7 +49,7 @@ def _concatenation_sweep(experiment: str, tiny_corpus: Path, tmp_path: Path,
            f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
            f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}", "print_config=false",
            "hydra.callbacks.evaluate_concatenation.tasks=[Length]"]
-    return processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900), sweep
+    return run_command(cmd, cwd=tmp_path, env=env), sweep
 
 
 def test_mcqt_trains_two_models_separately_then_evaluates_their_concatenation(tiny_corpus, tmp_path):

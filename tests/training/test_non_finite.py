@@ -22,6 +22,7 @@ from sentence_lab.training.non_finite import (
     non_finite_tensors,
 )
 from tests.helpers import processes
+from tests.helpers.in_process import run_command
 from tests.helpers.train_config import compose_train_cfg
 from tests.helpers.weight_snapshots import AllWeightSnapshots
 
@@ -128,7 +129,7 @@ def test_train_py_stops_in_one_line_with_exit_1(tiny_corpus, tmp_path):
            "callbacks.non_finite_steps.max_in_a_row=3", f"data.train_dir={tiny_corpus / 'train'}",
            f"data.valid_dir={tiny_corpus / 'valid'}", "data.batch_size=8", f"paths.cache_dir={tmp_path / 'cache'}",
            f"hydra.run.dir={run}"]
-    done = processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    done = run_command(cmd, cwd=tmp_path, env=env)
     assert done.returncode == 1, done.stderr[-2000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "stopped at step 5: 4 steps in a row had a non-finite loss" in errors[0]
