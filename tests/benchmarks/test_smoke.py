@@ -1,5 +1,6 @@
-"""Every lasting benchmark runs end to end: ``python benchmarks/<name>.py --smoke`` in a subprocess (from the repository
-root, SENTENCE_DATA unset: tiny inputs made by the benchmark itself) exits 0 and writes its JSON record with the
+"""Every lasting benchmark runs end to end: ``python benchmarks/<name>.py --smoke`` (in this process, as
+``tests/helpers/in_process.py`` runs a script; from the repository root, SENTENCE_DATA unset: tiny inputs made by the
+benchmark itself) exits 0 and writes its JSON record with the
 machine, versions, revision, command and what it measured. And every script under ``benchmarks/`` follows the one
 interface: a smoke case here, a docstring opening with what it measures and its command, ``--smoke`` and ``--output``
 from ``sentence_lab.benchmarking``, no ``sys.path`` edits, a line in ``docs/development.md``."""
@@ -9,14 +10,13 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from sentence_lab.benchmarking import RECORD_KEYS
-from tests.helpers import processes
 from tests.helpers.extras import missing_extra
+from tests.helpers.in_process import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
@@ -59,9 +59,10 @@ def _case(name, options, keys, extras):
 
 
 def run_smoke(name: str, options: list[str], output: Path) -> subprocess.CompletedProcess:
+    """``python benchmarks/<name>.py --smoke``, run in this process (the benchmark's own subprocesses stay theirs)."""
     env = {k: v for k, v in os.environ.items() if k != "SENTENCE_DATA"}
-    cmd = [sys.executable, f"benchmarks/{name}.py", "--smoke", *options, "--output", str(output)]
-    return processes.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    return run_main(f"benchmarks/{name}.py", ["--smoke", *options, "--output", str(output)], cwd=ROOT, env=env,
+                    timeout=TIMEOUT)
 
 
 @pytest.mark.slow

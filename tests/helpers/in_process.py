@@ -7,11 +7,12 @@ with, but not the process boundary itself (signals, kills, DDP ranks, installed 
     done.returncode, done.stdout, done.stderr          # as subprocess.run(..., capture_output=True, text=True)
 
 What the command changes in the process is put back afterwards: the environment, the working directory,
-``sys.argv``, signal handlers, the logging configuration, the warning filters (a new interpreter's for the call,
-its warnings printed on stderr), torch's thread count and Hydra's global state. What it
+``sys.argv`` (and ``sys.orig_argv``), signal handlers, the logging configuration, the warning filters (a new
+interpreter's for the call, its warnings printed on stderr), torch's thread count and Hydra's global state. What it
 prints is read at the file-descriptor level (descriptors 1 and 2 sent to files for the call), so Hydra's log
 handlers, ``print`` and C code all land in ``stdout``/``stderr``. An exception that escapes is printed as Python
-prints it, exit code 1; ``sys.exit(n)`` gives ``n``."""
+prints it, exit code 1; ``sys.exit(n)`` gives ``n``. Past its timeout the call is stopped (SIGALRM) and
+``subprocess.TimeoutExpired`` raised; what it started is ended with the test (``tests/helpers/processes.py``)."""
 from __future__ import annotations
 
 import contextlib
@@ -52,7 +53,7 @@ def _environment(env: Mapping[str, str] | None) -> Iterator[None]:
 @contextlib.contextmanager
 def _process_state() -> Iterator[None]:
     """Put back what a command line changes in its process."""
-    cwd, argv = os.getcwd(), list(sys.argv)
+    cwd, argv, orig_argv = os.getcwd(), list(sys.argv), list(sys.orig_argv)
     handlers = {s: signal.getsignal(s) for s in _SIGNALS}
     root = logging.getLogger()
     root_handlers, root_level = list(root.handlers), root.level
@@ -81,6 +82,7 @@ def _process_state() -> Iterator[None]:
         for s, handler in handlers.items():
             signal.signal(s, handler)
         sys.argv[:] = argv
+        sys.orig_argv[:] = orig_argv
         os.chdir(cwd)
 
 
@@ -135,20 +137,44 @@ def _read(file: IO[bytes]) -> str:
     return file.read().decode("utf-8", errors="replace")
 
 
-def run_main(script: str | Path, args: list[str], *, cwd: Path,
-             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+class _TimedOut(BaseException):
+    """Raised in the command by the alarm: not an Exception, so the command's own handlers let it through."""
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    def ring(signum: int, frame: object) -> None:
+        raise _TimedOut
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_main(script: str | Path, args: list[str], *, cwd: Path, env: Mapping[str, str] | None = None,
+             timeout: float = 900) -> subprocess.CompletedProcess:
     """``python <script> <args>`` (a file of the repository, e.g. ``evaluate.py``, or its absolute path) run here, in
     ``cwd``, with the environment ``env`` (as ``subprocess.run``'s: the whole environment; None keeps this one's).
-    ``OMP_NUM_THREADS`` in it sets torch's threads for the call, as it would in a new process."""
+    ``OMP_NUM_THREADS`` in it sets torch's threads for the call, as it would in a new process. Past ``timeout``
+    seconds the command is stopped and ``subprocess.TimeoutExpired`` raised, as ``subprocess.run`` would."""
     path = ROOT / script
     code = 0
+    timed_out = False
     with _captured() as (out, err), _environment(env), _process_state(), _fresh_warnings():
         if env is not None and env.get("OMP_NUM_THREADS"):
             torch.set_num_threads(int(env["OMP_NUM_THREADS"]))
         os.chdir(cwd)
         sys.argv[:] = [str(path), *args]
+        sys.orig_argv[:] = [sys.executable, *sys.argv]
         try:
-            runpy.run_path(str(path), run_name="__main__")
+            with _alarm(timeout):
+                runpy.run_path(str(path), run_name="__main__")
+        except _TimedOut:
+            timed_out = True
         except SystemExit as stop:
             if stop.code is None or isinstance(stop.code, int):
                 code = stop.code or 0
@@ -159,10 +185,14 @@ def run_main(script: str | Path, args: list[str], *, cwd: Path,
             traceback.print_exc()
             code = 1
         stdout, stderr = _read(out), _read(err)
-    return subprocess.CompletedProcess([sys.executable, str(path), *args], code, stdout, stderr)
+    command = [sys.executable, str(path), *args]
+    if timed_out:
+        raise subprocess.TimeoutExpired(command, timeout, stdout, stderr)
+    return subprocess.CompletedProcess(command, code, stdout, stderr)
 
 
-def run_command(cmd: list[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+def run_command(cmd: list[str], *, cwd: Path, env: Mapping[str, str] | None = None,
+                timeout: float = 900) -> subprocess.CompletedProcess:
     """``[sys.executable, <script>, *args]``, a command a test built for a subprocess, run here by ``run_main``."""
     assert cmd[0] == sys.executable and cmd[1].endswith(".py"), cmd[:2]
-    return run_main(cmd[1], cmd[2:], cwd=cwd, env=env)
+    return run_main(cmd[1], cmd[2:], cwd=cwd, env=env, timeout=timeout)
