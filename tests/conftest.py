@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
+import torch
 
 from sentence_lab.benchmarking import WORDS  # the made-up corpora's words, one list
 from sentence_lab.runs.run_dir import register_resolvers
@@ -86,3 +87,14 @@ def senteval_root(tmp_path) -> Path:
 @pytest.fixture
 def hash_encoder() -> HashEncoder:
     return HashEncoder()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist the cores are shared among the workers: each worker's torch (and the commands it starts,
+    through ``OMP_NUM_THREADS``) gets its share, at least one thread. Two workers of two threads each on two cores
+    spent 30-45% longer on the same training tests (docs/development.md)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers:
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        torch.set_num_threads(threads)
+        os.environ["OMP_NUM_THREADS"] = str(threads)

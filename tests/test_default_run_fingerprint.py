@@ -56,13 +56,25 @@ def _deciding_settings(cfg) -> dict:
             for key in DECIDING for value in [OmegaConf.select(cfg, key, default=None)]}
 
 
+def _recorded_threads() -> int:
+    """The thread count the fingerprint was recorded with (this machine's default when recording anew)."""
+    if os.environ.get("SENTENCE_LAB_UPDATE_FINGERPRINT") or not RECORD.is_file():
+        return torch.get_num_threads()
+    return int(json.loads(RECORD.read_text(encoding="utf-8"))["environment"]["threads"])
+
+
 def _fingerprint(tmp_path: Path) -> dict:
     settings = _deciding_settings(compose_default_cfg(tmp_path / "default", []))
     cfg = compose_default_cfg(tmp_path / "run", [f"paths.cache_dir={tmp_path / 'cache'}", f"trainer.max_steps={STEPS}",
                                                  "logger=none", "~callbacks.rich_progress_bar",
                                                  "~callbacks.model_summary",
                                                  "+callbacks.first_steps._target_=tests.helpers.fingerprint.FirstSteps"])
-    trainer, model = fit(cfg)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(_recorded_threads())  # the recorded arithmetic, whatever share of the cores xdist gave
+    try:
+        trainer, model = fit(cfg)
+    finally:
+        torch.set_num_threads(threads)
     steps = next(c for c in trainer.callbacks if isinstance(c, FirstSteps))
     words = "\n".join(model.vocab.itos).encode()
     state = model.state_dict()
@@ -71,7 +83,7 @@ def _fingerprint(tmp_path: Path) -> dict:
         digest.update(name.encode())
         digest.update(state[name].detach().cpu().contiguous().numpy().tobytes())
     return {"environment": {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                            "threads": torch.get_num_threads()},
+                            "threads": _recorded_threads()},
             "weights_sha256": digest.hexdigest()[:16], "settings": settings,
             "vocabulary": {"size": len(model.vocab.itos), "sha256": hashlib.sha256(words).hexdigest()[:16]},
             "batches": steps.batches, "losses": steps.losses,
