@@ -88,9 +88,8 @@ class Drills:
         proc = subprocess.Popen(cmd, cwd=here, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 120
         while not list(here.glob(wait_for)) and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.2)
-        time.sleep(1.0)
-        proc.send_signal(signal.SIGTERM)
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)  # training has begun (the file) and does not end by itself: no moment to wait
         out, err = proc.communicate(timeout=120)
         return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 

@@ -74,8 +74,7 @@ def _start_and_signal(cmd: list[str], cwd: Path, wait_for: Path) -> subprocess.C
     while not glob.glob(str(wait_for)) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.2)
     assert glob.glob(str(wait_for)), f"{wait_for} never appeared"
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGTERM)  # training has begun (init.ckpt) and does not end by itself: no moment to wait
     out, err = proc.communicate(timeout=120)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,8 @@ from sentence_lab.runs.checkpoint_choice import resolve_checkpoint
 from sentence_lab.runs.run import fit
 from sentence_lab.runs.weights_hash import weights_hash
 from sentence_lab.text.refused_files import RefusedFile
-from tests.helpers import processes
 from tests.helpers.hostile_files import copy_run, with_payload
+from tests.helpers.in_process import run_main
 from tests.helpers.train_config import compose_train_cfg
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
@@ -36,8 +35,7 @@ def run(tiny_corpus, tmp_path_factory) -> Path:
 def _command(script: str, *overrides: str, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, OMP_NUM_THREADS="1", PROJECT_ROOT=str(ROOT))
     env.pop("SENTENCE_DATA", None)
-    return processes.run([sys.executable, str(ROOT / script), *overrides], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return run_main(script, list(overrides), cwd=cwd, env=env, timeout=300)
 
 
 def _error_line(stderr: str) -> str:
