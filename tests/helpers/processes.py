@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 PR_SET_CHILD_SUBREAPER = 36  # prctl(2)
-_started_groups: set[int] = set()
+_started: list[subprocess.Popen] = []
 
 
 def become_subreaper() -> bool:
@@ -51,7 +51,7 @@ def start(args: Sequence[str | os.PathLike[str]] | str, **kwargs: Any) -> subpro
     when the test ends."""
     kwargs["start_new_session"] = True
     proc = subprocess.Popen(args, **kwargs)
-    _started_groups.add(proc.pid)
+    _started.append(proc)
     return proc
 
 
@@ -67,15 +67,22 @@ def run(args: Sequence[str | os.PathLike[str]] | str, *, input: Any = None, capt
     try:
         stdout, stderr = proc.communicate(input, timeout=timeout)
     except BaseException:
-        end_group(proc.pid)
+        end_group(proc.pid)  # not waited for yet: the pid, and so the group, are still the command's
         proc.communicate()
         raise
     finally:
-        end_group(proc.pid)
+        _end_what_is_left_of(proc.pid)
     done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     if check:
         done.check_returncode()
     return done
+
+
+def _end_what_is_left_of(pgid: int) -> None:
+    """Kill group ``pgid`` of a leader already waited for, if any descendant of this process is still in it (which
+    keeps the id from being given to another process; an empty group's id may already be someone else's)."""
+    if Path("/proc").is_dir() and any(group == pgid for _, group in descendants(os.getpid())):
+        end_group(pgid)
 
 
 def _parents() -> dict[int, tuple[int, int]]:
@@ -107,16 +114,18 @@ def descendants(pid: int) -> Iterator[tuple[int, int]]:
 
 
 def end_leftovers() -> list[int]:
-    """End the groups started by ``start``/``run`` and every descendant's group that is not this process's own;
-    returns the groups ended."""
+    """End the groups started by ``start``/``run`` whose leader runs still, and every descendant's group that is not
+    this process's own; returns the groups ended."""
     own = os.getpgrp()
-    groups = set(_started_groups)
+    # a leader not yet waited for still holds its pid, so its group is the test's; once waited for, its pid may be
+    # another process's, and what is left of its group is found among the descendants below
+    groups = {proc.pid for proc in _started if proc.poll() is None}
     if Path("/proc").is_dir():
         groups |= {pgid for _, pgid in descendants(os.getpid()) if pgid != own}
     groups.discard(own)
     for pgid in groups:
         end_group(pgid)
-    _started_groups.clear()
+    _started.clear()
     if groups and Path("/proc").is_dir():
         _reap({child for child, (parent, pgid) in _parents().items() if parent == os.getpid() and pgid in groups})
     return sorted(groups)
