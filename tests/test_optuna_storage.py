@@ -22,6 +22,7 @@ def _open_at_once(url: str, barrier, results) -> None:
         results.put(f"{type(err).__name__}: {str(err).splitlines()[0]}")
 
 
+@pytest.mark.slow  # processes started at once: over a second
 def test_sweeps_opening_one_new_database_at_once_all_get_it(tmp_path):
     """Optuna's RDB storage creates a new database's tables and stamps its schema version on first open; two
     processes doing it at once made one fail (``UNIQUE constraint failed: alembic_version.version_num``, ``table

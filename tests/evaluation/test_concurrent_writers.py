@@ -62,6 +62,7 @@ def test_two_evaluate_runs_started_together_on_one_results_file_keep_all_tasks(s
     assert set(json.loads(out.read_text())["results"]) == {"MR", "CR", "SUBJ", "MPQA"}
 
 
+@pytest.mark.slow  # processes started at once: over a second
 def test_processes_appending_to_failed_jobs_at_once_lose_no_line(tmp_path):
     code = f"import sys; sys.path[:0] = {[str(ROOT)]!r}; " \
            "from tests.helpers.worker_jobs import append_failures; append_failures(sys.argv[1], int(sys.argv[2]))"

@@ -18,6 +18,7 @@ from tests.helpers.in_process import run_command
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # processes started at once: over a second
 def test_processes_started_with_the_same_time_stamp_get_their_own_directories(tmp_path):
     base = tmp_path / "runs" / "2026-01-01_00-00-00"
     code = "import sys; from sentence_lab.runs.run_dir import unique_dir; print(unique_dir(sys.argv[1]))"
