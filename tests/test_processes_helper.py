@@ -33,6 +33,13 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def ended_within_10_s(pid: int) -> bool:
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
 def wait_for(path: Path) -> int:
     deadline = time.monotonic() + 60
     while not (path.is_file() and path.read_text()):
@@ -50,20 +57,14 @@ def test_a_command_that_times_out_is_killed_with_every_process_it_started(tmp_pa
     with pytest.raises(subprocess.TimeoutExpired):
         processes.run(parent(tmp_path, 600, new_session=False), timeout=5)
     child = wait_for(tmp_path / "child.pid")
-    deadline = time.monotonic() + 10
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(child), "the timed-out command's child outlived it"
+    assert ended_within_10_s(child), "the timed-out command's child outlived it"
 
 
 def test_a_command_that_returns_leaves_no_process_of_its_group(tmp_path):
     done = processes.run(parent(tmp_path, 0, new_session=False), timeout=60)
     assert done.returncode == 0
     child = wait_for(tmp_path / "child.pid")
-    deadline = time.monotonic() + 10
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(child)
+    assert ended_within_10_s(child)
 
 
 def test_an_orphan_in_a_session_of_its_own_is_reparented_here_and_ended_with_the_test(tmp_path):
@@ -76,10 +77,7 @@ def test_an_orphan_in_a_session_of_its_own_is_reparented_here_and_ended_with_the
     assert alive(child)
     assert (child, child) in set(processes.descendants(os.getpid()))  # here, as the leader of its own group
     assert child in processes.end_leftovers()
-    deadline = time.monotonic() + 10
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(child)
+    assert ended_within_10_s(child)
 
 
 def test_a_process_of_this_processs_own_group_is_left_to_its_owner(tmp_path):
