@@ -24,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from sentence_lab.adapters.from_config import build_text_encoder  # noqa: E402
+from sentence_lab.cli.imported_objects import freeze_imported_objects  # noqa: E402
 from sentence_lab.evaluation.results import markdown_table, read_results  # noqa: E402
 from sentence_lab.evaluation.runner import params_from_config  # noqa: E402
 from sentence_lab.evaluation.sides import NoSuchSide  # noqa: E402
@@ -126,10 +127,16 @@ def evaluate(cfg: DictConfig) -> int:
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF), config_name="evaluate")
-def main(cfg: DictConfig) -> None:
+def evaluate_job(cfg: DictConfig) -> None:
     code = evaluate(cfg)
     if code:
         sys.exit(code)
+
+
+def main() -> None:
+    """The command line: Hydra composes the config, ``evaluate`` runs it."""
+    freeze_imported_objects()
+    evaluate_job()
 
 
 if __name__ == "__main__":

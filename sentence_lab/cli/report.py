@@ -5,10 +5,12 @@ from sentence_lab.cli.project_root import set_project_root
 
 set_project_root()
 
+from sentence_lab.cli.imported_objects import freeze_imported_objects  # noqa: E402
 from sentence_lab.reporting.report import main as report_main  # noqa: E402
 
 
 def main() -> int:
+    freeze_imported_objects()
     return report_main()
 
 

@@ -9,6 +9,7 @@ set_project_root()
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
+from sentence_lab.cli.imported_objects import freeze_imported_objects  # noqa: E402
 from sentence_lab.runs.renamed_keys import renamed_overrides  # noqa: E402
 from sentence_lab.runs.run import train  # noqa: E402
 from sentence_lab.runs.run_dir import claim_run_dir, register_resolvers  # noqa: E402
@@ -24,8 +25,8 @@ def train_job(cfg: DictConfig) -> float | None | list[float | None]:
 
 def main() -> None:
     """The command line, renamed keys rewritten (``sentence_lab.runs.renamed_keys``) and an explicit run directory
-    checked
-    (``sentence_lab.runs.run_dir.claim_run_dir``), then Hydra."""
+    checked (``sentence_lab.runs.run_dir.claim_run_dir``), then Hydra."""
+    freeze_imported_objects()
     try:
         sys.argv[1:] = claim_run_dir(renamed_overrides(sys.argv[1:]))
     except (ValueError, FileNotFoundError) as err:  # before Hydra has written anything: one line, exit 1

@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 
 CACHE_VERSION = 3
 MAX_PREPROCESS_WORKERS = 16  # default_workers(): tokenising processes on a cache miss, at most
+# workers_for(): a worker is a new interpreter importing the tokenizer (about 2 s on a CPU core); it pays for itself on
+# a megabyte of text or more (the shipped books' 3.2 MB: 12.8 s with two workers, 14.5 s in one process; two cores)
+BYTES_PER_WORKER = 1 << 20
 VOCAB_SOURCES = ("corpus", "glove", "corpus+glove")
 SPLITS = ("train", "valid")
 
@@ -153,6 +156,15 @@ def default_workers() -> int:
     return min(MAX_PREPROCESS_WORKERS, usable)
 
 
+def workers_for(files: Iterable[Path]) -> int:
+    """Tokenising processes for ``files`` when none are asked for (``data.preprocess_workers: null``): one per
+    ``BYTES_PER_WORKER`` of them, at most one per file and ``default_workers()``; 0 (tokenise in this process) where
+    that is under two, as for a corpus of a few pages, whose workers would take longer to start than to work."""
+    files = list(files)
+    workers = min(default_workers(), len(files), sum(p.stat().st_size for p in files) // BYTES_PER_WORKER)
+    return workers if workers >= 2 else 0
+
+
 def file_fingerprint(paths: Iterable[Path]) -> list[list]:
     """[path, size, mtime] of each file: what a cache key must change with."""
     return [[str(p), p.stat().st_size, int(p.stat().st_mtime)] for p in paths]
@@ -225,10 +237,13 @@ def choose_vocab(words: list[str], counts: np.ndarray, settings: CorpusSettings)
 
 
 def load_corpus(train_dir: str | Path, valid_dir: str | Path, settings: CorpusSettings, cache_dir: str | Path,
-                workers: int = 0) -> tuple[Vocab, dict[str, TokenizedCorpus], bool]:
-    """Return (vocabulary chosen from train, {"train", "valid"} corpora over it, whether the cache was hit)."""
+                workers: int | None = 0) -> tuple[Vocab, dict[str, TokenizedCorpus], bool]:
+    """Return (vocabulary chosen from train, {"train", "valid"} corpora over it, whether the cache was hit).
+    ``workers``: tokenising processes on a cache miss (None: by the files' size, ``workers_for``)."""
     files = {"train": list_corpus_files(train_dir, settings.corpus_format),
              "valid": list_corpus_files(valid_dir, settings.corpus_format)}
+    if workers is None:
+        workers = workers_for(files["train"] + files["valid"])
     folder = Path(cache_dir) / f"corpus-{cache_key(files['train'], files['valid'], settings)}"
     words, counts, splits, hit = open_or_prepare(folder, files, settings, workers)
     if hit:

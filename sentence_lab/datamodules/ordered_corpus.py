@@ -12,7 +12,7 @@ from sentence_lab.datamodules.contiguous import (
     EpochShuffledSampler,
     ScatteredRuns,
 )
-from sentence_lab.datamodules.corpus import CorpusSettings, TokenizedCorpus, default_workers, load_corpus
+from sentence_lab.datamodules.corpus import CorpusSettings, TokenizedCorpus, load_corpus
 from sentence_lab.datamodules.resumable import ResumableBatches, SkippingDataLoader
 from sentence_lab.objectives.contract import SENTENCES
 from sentence_lab.text import EOS_ID, Tokenizer, Vocab
@@ -52,7 +52,7 @@ class OrderedCorpusDataModule(ResumableBatches):
         self.max_train_sentences = max_train_sentences
         self.settings = CorpusSettings(tokenizer, lowercase, min_tokens, max_tokens, vocab_size, min_count,
                                        vocab_source, corpus_format, text_field)
-        self.preprocess_workers = preprocess_workers if preprocess_workers is not None else default_workers()
+        self.preprocess_workers = preprocess_workers  # None: by the corpus's size (corpus.workers_for)
         self.vocab: Vocab | None = None
         self.splits: dict[str, TokenizedCorpus] = {}
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-
-from sacremoses import MosesTokenizer
+from typing import TYPE_CHECKING
 
 from sentence_lab.text.treebank import treebank_tokens
+
+if TYPE_CHECKING:
+    from sacremoses import MosesTokenizer
 
 TOKENIZER_KINDS = ("treebank", "moses", "whitespace")
 
@@ -46,4 +48,8 @@ class Tokenizer:
 
 @cache
 def _moses(lang: str) -> MosesTokenizer:
+    # Imported on first use: sacremoses compiles its rules as it is imported (0.7 s of every command's start-up),
+    # and only a Moses tokenizer needs them.
+    from sacremoses import MosesTokenizer
+
     return MosesTokenizer(lang=lang)

@@ -3,6 +3,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sentence_lab.datamodules import corpus
 from sentence_lab.datamodules.contiguous import (
     ContiguousChunks,
     EpochShuffledGroups,
@@ -280,3 +281,32 @@ def test_processes_starting_together_prepare_once(tiny_corpus, tmp_path):
     assert results[0] == results[1]
     assert len([p for p in tmp_path.glob("corpus-*") if p.is_dir()]) == 1
     assert not list(tmp_path.glob("*.tmp-*"))
+
+
+def test_unset_workers_follow_the_corpus_size(tmp_path, monkeypatch):
+    """None asked for: one tokenising process per megabyte, at most one per core and per file; none under two."""
+    monkeypatch.setattr(corpus, "default_workers", lambda: 3)
+
+    def files(*megabytes: float) -> list[Path]:
+        made = []
+        for i, size in enumerate(megabytes):
+            path = tmp_path / f"{len(list(tmp_path.iterdir()))}-{i}.txt"
+            path.write_bytes(b"a" * int(size * corpus.BYTES_PER_WORKER))
+            made.append(path)
+        return made
+
+    assert corpus.workers_for(files(0.01, 0.01)) == 0  # a few pages: this process
+    assert corpus.workers_for(files(1.9)) == 0  # one file: one process at most, so this one
+    assert corpus.workers_for(files(0.5, 0.5, 0.9)) == 0  # under two megabytes
+    assert corpus.workers_for(files(1, 1)) == 2
+    assert corpus.workers_for(files(1, 1, 1, 1, 1)) == 3  # no more than the cores
+
+
+def test_a_data_module_asked_for_no_workers_counts_them_on_the_files(tiny_corpus, tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(corpus, "workers_for", lambda files: asked.append(sorted(p.name for p in files)) or 0)
+    module = OrderedCorpusDataModule(str(tiny_corpus / "train"), str(tiny_corpus / "valid"), str(tmp_path),
+                                     batch_size=4, preprocess_workers=None)
+    module.setup()
+    expected = sorted(p.name for split in ("train", "valid") for p in (tiny_corpus / split).iterdir())
+    assert asked == [expected] and len(module.splits["train"]) > 0

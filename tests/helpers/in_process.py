@@ -8,7 +8,8 @@ with, but not the process boundary itself (signals, kills, DDP ranks, installed 
 
 What the command changes in the process is put back afterwards: the environment, the working directory,
 ``sys.argv`` (and ``sys.orig_argv``), signal handlers, the logging configuration, the warning filters (a new
-interpreter's for the call, its warnings printed on stderr), torch's thread count and Hydra's global state. What it
+interpreter's for the call, its warnings printed on stderr), torch's thread count, Hydra's global state and the
+garbage collector's frozen objects. What it
 prints is read at the file-descriptor level (descriptors 1 and 2 sent to files for the call), so Hydra's log
 handlers, ``print`` and C code all land in ``stdout``/``stderr``. An exception that escapes is printed as Python
 prints it, exit code 1; ``sys.exit(n)`` gives ``n``. Past its timeout the call is stopped (SIGALRM) and
@@ -16,6 +17,7 @@ prints it, exit code 1; ``sys.exit(n)`` gives ``n``. Past its timeout the call i
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import logging
 import os
@@ -60,12 +62,15 @@ def _process_state() -> Iterator[None]:
     loggers = {name: (lg.disabled, lg.level, list(lg.handlers), lg.propagate)
                for name, lg in logging.Logger.manager.loggerDict.items() if isinstance(lg, logging.Logger)}
     threads = torch.get_num_threads()
+    frozen = gc.get_freeze_count()
     GlobalHydra.instance().clear()
     try:
         yield
     finally:
         GlobalHydra.instance().clear()
         torch.set_num_threads(threads)
+        if not frozen:  # a command freezes what is alive (sentence_lab.cli.imported_objects): the tests' objects too
+            gc.unfreeze()
         for name, lg in list(logging.Logger.manager.loggerDict.items()):
             if not isinstance(lg, logging.Logger):
                 continue

@@ -1,6 +1,6 @@
 """``train.py`` with rank 1 misbehaving on purpose, as a loaded machine or a broken node makes it:
 
-- ``SLOW_RANK_DELAY_S=8``: rank 1 reaches the ``on_train_start`` hooks 8 s after rank 0;
+- ``SLOW_RANK_DELAY_S=3``: rank 1 reaches the ``on_train_start`` hooks 3 s after rank 0;
 - ``STOP_RANK_AT_STEP=3``: rank 1 stops itself (SIGSTOP) at the start of training step 3, hanging its peers.
 
 Lightning's DDP launcher starts the other ranks by re-running this script, so every rank runs with the patch.
