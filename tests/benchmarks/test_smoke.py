@@ -41,6 +41,7 @@ CASES = [
     ("training_pays_off", [], {"run_dir", "summaries", "scores"}, None),
     ("decoder_diagnostics", [], {"runs", "plot"}, None),
     ("corpus_prep", ["--train-startup"], {"cases", "corpus"}, None),
+    ("cli_startup", [], {"rounds", "cases"}, None),
     ("gpu_throughput", [], {"matmul_rates", "copy_bandwidth", "rows"}, None),
     ("gpu_engine_speed", [], {"tasks", "dim", "devices"}, None),
     ("gpu_rnn_precision", [], {"rows", "batch"}, None),
