@@ -12,11 +12,15 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from tests.helpers import processes
+from tests.helpers.in_process import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _train(tiny_corpus: Path, senteval_root: Path, run: Path, cache: Path, *extra: str) -> subprocess.CompletedProcess:
+def _train(tiny_corpus: Path, senteval_root: Path, run: Path, cache: Path, *extra: str,
+           here: bool = True) -> subprocess.CompletedProcess:
+    """``train.py``: in this process when ``here`` (what it trains and writes is the same), else a process of its own
+    (the one killed)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     cmd = [sys.executable, str(ROOT / "train.py"), "encoder=bow", "encoder.embed_dim=16",
            "encoder.embedding_init=random", "trainer.max_epochs=2", "trainer.val_check_interval=1.0",
@@ -26,6 +30,8 @@ def _train(tiny_corpus: Path, senteval_root: Path, run: Path, cache: Path, *extr
            f"paths.cache_dir={cache}", f"hydra.run.dir={run}", f"callbacks.eval_suite.data_dir={senteval_root}",
            "callbacks.eval_suite.tasks=[Length,STS13]", "callbacks.eval_suite.params.l2_grid=[1e-3]",
            "callbacks.eval_suite.params.max_epoch=4", *extra]
+    if here:
+        return run_command(cmd, cwd=run.parent, env=env, timeout=600)
     return processes.run(cmd, cwd=run.parent, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -41,7 +47,7 @@ def test_kill_9_mid_epoch_then_resume_equals_the_straight_run(tiny_corpus, sente
     straight, killed, resumed = tmp_path / "straight", tmp_path / "killed", tmp_path / "resumed"
     assert _train(tiny_corpus, senteval_root, straight, cache).returncode == 0
     died = _train(tiny_corpus, senteval_root, killed, cache, "+callbacks.kill._target_=tests.helpers.kill_at.KillAt",
-                  "+callbacks.kill.step=7")
+                  "+callbacks.kill.step=7", here=False)
     assert died.returncode == -9  # SIGKILL, in the middle of epoch 0 (15 batches), last saved at step 6
     last = killed / "checkpoints" / "last.ckpt"
     assert torch.load(last, weights_only=False)["global_step"] == 6

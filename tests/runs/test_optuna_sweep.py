@@ -278,11 +278,17 @@ def test_two_sweeps_on_one_storage_share_the_study(tiny_corpus, senteval_root, t
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
                         "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=1",
                         "logger=none", "hydra.sweeper.n_trials=4")
-    sweeps = [processes.start([*cmd, f"hydra.sweeper.sampler.seed={seed}"], cwd=tmp_path, env=env(),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for seed in (1, 2)]
-    for proc in sweeps:
-        _, stderr = proc.communicate(timeout=900)
-        assert proc.returncode == 0, stderr[-3000:]
+    # one sweep in a process of its own, the other in this one once the first has begun a trial: two on one study
+    other = processes.start([*cmd, "hydra.sweeper.sampler.seed=1"], cwd=tmp_path, env=env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not (tmp_path / "sweep" / "jobs.jsonl").is_file():
+        assert other.poll() is None and time.monotonic() < deadline, "the first sweep began no trial"
+        time.sleep(0.05)
+    here = run_command([*cmd, "hydra.sweeper.sampler.seed=2"], cwd=tmp_path, env=env())
+    _, stderr = other.communicate(timeout=900)
+    assert other.returncode == 0, stderr[-3000:]
+    assert here.returncode == 0, here.stderr[-3000:]
     trials = load(tmp_path).trials
     # Each trial ran once, in its own directory, by one of the two; together they filled the budget (two sweeps
     # that count the same free place at once may each take it: at most one trial more).

@@ -20,6 +20,7 @@ from sentence_lab.runs.checkpoint_io import CheckpointWriteError, atomic_torch_s
 from sentence_lab.runs.stop_signals import Stopped, signals_held, stops_raise
 from sentence_lab.runs.sweeps import FAILED_JOBS
 from tests.helpers import processes
+from tests.helpers.in_process import run_command
 from tests.helpers.train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,7 +147,7 @@ def test_a_run_stops_within_seconds_and_resumes(signame, phase, extra, tiny_corp
     line = _error_line(done.stderr)
     assert f"stopped by {signame}" in line
     _named_files_exist(line, tmp_path / "run")
-    again, _ = _timed(cmd + ["resume=true"], tmp_path)
+    again = run_command(cmd + ["resume=true"], cwd=tmp_path, env=_env())  # the resume: no signal, so in this process
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads((tmp_path / "run" / "run_status.json").read_text())["complete"] is True
 
@@ -181,7 +182,7 @@ def test_a_sweep_stops_within_seconds_and_the_trial_it_cut_runs_again(phase, ext
         assert [t.state for t in trials[:cut]] == [TrialState.COMPLETE] * cut
     if phase not in ("checkpoint", "between"):
         return
-    again, _ = _timed(cmd, tmp_path)  # the same command: the cut trial runs again and the sweep ends well
+    again = run_command(cmd, cwd=tmp_path, env=_env())  # the same command, here: the cut trial runs again
     assert again.returncode == 0, again.stderr[-3000:]
     trials = optuna.load_study(study_name="qt_probing", storage=storage_url(None, tmp_path / "sweep")).get_trials()
     finished = [t for t in trials if t.state == TrialState.COMPLETE]
