@@ -21,11 +21,16 @@ stays for MLPs, dropout, GPUs and wide outputs (WordContent's 1000 classes: comp
 """
 from __future__ import annotations
 
+import hashlib
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numba
 import numpy as np
 import torch
+from filelock import FileLock
 from numba import njit, prange
 
 __all__ = ["MAX_GROUP_BYTES", "usable", "training_columns", "sync_threads", "linear_gradients", "linear_logits"]
@@ -34,6 +39,13 @@ MAX_GROUP_BYTES = 1 << 19  # one group's weights [M, d + 1] kept in the core's L
 SPLIT_WORK = 1 << 18  # multiply-adds of a group's step above which its rows are split between threads
 # vectorised sums, FMA
 _JIT: dict[str, Any] = dict(fastmath={"reassoc", "contract"}, boundscheck=False, cache=True, nogil=True)
+# Compiling the kernels of a float type takes about 30 s of a core, once per machine (numba's cache beside this file).
+# Processes that start together on a machine without that cache (DDP ranks, a sweep's jobs, pytest's workers) would each
+# compile: the first call of a kernel for a float type takes this machine-wide lock, so one process compiles and writes
+# the cache while the others wait, then load it.
+_HERE = hashlib.sha1(__file__.encode()).hexdigest()[:12]  # one lock for each copy of the code (and its cache)
+COMPILE_LOCK = Path(tempfile.gettempdir()) / f"sentence_lab-kernels-{_HERE}.lock"
+_called: set[tuple[str, str]] = set()
 
 
 def usable(device: torch.device, nhid: int, dropout: float, columns: int, width: int, itemsize: int) -> bool:
@@ -295,6 +307,17 @@ def _logits(X, rows, count, W, out):
         _block_logits(X, rows, count, W, out, j, blocks)
 
 
+def compiled_once(kernel: Callable[..., None], dtype: np.dtype, *args: Any) -> None:
+    """``kernel(*args)``; its first call for ``dtype`` in this process holds ``COMPILE_LOCK`` (see there)."""
+    key = (kernel.__name__, np.dtype(dtype).str)
+    if key in _called:
+        kernel(*args)
+        return
+    with FileLock(str(COMPILE_LOCK)):
+        kernel(*args)
+    _called.add(key)
+
+
 def sync_threads() -> int:
     """Threads for the kernels: torch's setting, so that one knob governs both."""
     threads = min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)
@@ -317,12 +340,12 @@ def linear_gradients(X: np.ndarray, T: np.ndarray, rows: np.ndarray, count: np.n
     parts = 1
     if G < threads and int(count.max(initial=0)) * M * width >= SPLIT_WORK:
         parts = -(-threads // G)
-    _gradients(X, T, rows, count, weight, W, grad, parts, mse)
+    compiled_once(_gradients, W.dtype, X, T, rows, count, weight, W, grad, parts, mse)
 
 
 def linear_logits(X: np.ndarray, rows: np.ndarray, count: np.ndarray, W: np.ndarray) -> np.ndarray:
     """Logits ``[G, M, Nd]`` of each group's rows ``rows[g, :count[g]]`` (0 past them)."""
     sync_threads()
     out = np.zeros((W.shape[0], W.shape[1], rows.shape[1]), dtype=W.dtype)
-    _logits(X, rows, count, W, out)
+    compiled_once(_logits, W.dtype, X, rows, count, W, out)
     return out

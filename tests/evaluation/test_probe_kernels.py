@@ -1,11 +1,19 @@
 """The fused CPU kernels against autograd on the losses they differentiate."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
 from sentence_lab.evaluation import probe_kernels
+from tests.helpers import processes
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _case(G, M, C, d, B, dtype, mse, augmented, seed=0):
@@ -87,3 +95,20 @@ def test_usable_only_for_cpu_linear_probes_within_the_cache_budget():
     assert not probe_kernels.usable(cpu, 0, 0.1, 8, 4097, 4)  # dropout
     assert not probe_kernels.usable(cpu, 0, 0.0, 4000, 4097, 4)  # WordContent's 1000 classes x 4 L2 values
     assert not probe_kernels.usable(torch.device("meta"), 0, 0.0, 8, 4097, 4)
+
+
+@pytest.mark.slow
+def test_processes_calling_a_kernel_first_together_compile_it_once(tmp_path):
+    """Without numba's cache (a fresh machine), two processes' first calls at the same moment: one compiles and
+    writes the cache, the other waits for it and loads it (``compiled_once``), not both compiling."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    go = tmp_path / "go"
+    procs = [processes.start([sys.executable, str(ROOT / "tests" / "helpers" / "kernel_first_call.py"), str(go)],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    go.touch()
+    outcomes = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-2000:]
+        outcomes.append(out.strip())
+    assert sorted(outcomes) == ["compiled", "loaded"]
