@@ -27,9 +27,10 @@ log = logging.getLogger(__name__)
 
 CACHE_VERSION = 3
 MAX_PREPROCESS_WORKERS = 16  # default_workers(): tokenising processes on a cache miss, at most
-# workers_for(): a worker is a new interpreter importing the tokenizer (about 2 s on a CPU core); it pays for itself on
-# a megabyte of text or more (the shipped books' 3.2 MB: 12.8 s with two workers, 14.5 s in one process; two cores)
-BYTES_PER_WORKER = 1 << 20
+# workers_for(): a worker is a new interpreter importing the tokenizer (2-3 s of a core) that then reads its files;
+# below two megabytes a worker costs more than it saves (the shipped books' 3.2 MB on two cores: 14.5 s in one
+# process, 12.8 s with two workers holding 2.3 times the memory; benchmarks/corpus_prep.py)
+BYTES_PER_WORKER = 2 << 20
 VOCAB_SOURCES = ("corpus", "glove", "corpus+glove")
 SPLITS = ("train", "valid")
 

@@ -284,7 +284,7 @@ def test_processes_starting_together_prepare_once(tiny_corpus, tmp_path):
 
 
 def test_unset_workers_follow_the_corpus_size(tmp_path, monkeypatch):
-    """None asked for: one tokenising process per megabyte, at most one per core and per file; none under two."""
+    """None asked for: a tokenising process per BYTES_PER_WORKER, at most one per core and per file; none below two."""
     monkeypatch.setattr(corpus, "default_workers", lambda: 3)
 
     def files(*megabytes: float) -> list[Path]:

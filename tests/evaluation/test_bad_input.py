@@ -51,26 +51,27 @@ def test_constant_features_in_relatedness_are_an_error_not_a_score(senteval_root
 
 @pytest.mark.slow
 def test_missing_data_dir_or_no_requested_task_exits_non_zero(tmp_path):
-    proc = _evaluate(tmp_path / "nowhere", "tasks=[MR,STS13]", cwd=tmp_path)
+    proc = _evaluate(tmp_path / "nowhere", "tasks=[MR,STS13]", cwd=tmp_path, here=True)
     assert proc.returncode == 2 and "does not exist" in proc.stderr and "SENTENCE_DATA" in proc.stderr
     (tmp_path / "empty").mkdir()
-    proc = _evaluate(tmp_path / "empty", "tasks=[MR,STS13]", cwd=tmp_path)
+    proc = _evaluate(tmp_path / "empty", "tasks=[MR,STS13]", cwd=tmp_path, here=True)
     assert proc.returncode == 2 and "no data for any requested task" in proc.stderr
 
 
 @pytest.mark.slow
 def test_resume_keeps_finished_tasks_and_refuses_another_encoder(senteval_root, tmp_path):
     out = tmp_path / "r.json"
-    assert _evaluate(senteval_root, "tasks=[STS13]", f"results_file={out}", cwd=tmp_path).returncode == 0
+    assert _evaluate(senteval_root, "tasks=[STS13]", f"results_file={out}", cwd=tmp_path, here=True).returncode == 0
     first = json.loads(out.read_text())["results"]["STS13"]
     # a run killed after STS13: its file holds STS13 only; resuming runs what is left
-    proc = _evaluate(senteval_root, "tasks=[STS13,STS14]", "resume=true", f"results_file={out}", cwd=tmp_path)
+    proc = _evaluate(senteval_root, "tasks=[STS13,STS14]", "resume=true", f"results_file={out}", cwd=tmp_path,
+                     here=True)
     assert proc.returncode == 0, proc.stderr[-1500:]
     doc = json.loads(out.read_text())
     assert doc["results"]["STS13"] == first and "STS14" in doc["results"]
     assert doc["resumed"]["tasks_kept"] == ["STS13"]
     proc = _evaluate(senteval_root, "tasks=[STS15]", "encoder=length", "resume=true", f"results_file={out}",
-                     cwd=tmp_path)
+                     cwd=tmp_path, here=True)
     assert proc.returncode == 2 and "another encoder" in proc.stderr
     assert json.loads(out.read_text())["results"].keys() == {"STS13", "STS14"}  # nothing lost
 

@@ -45,10 +45,11 @@ def test_protocol_rejects_what_would_fail_later():
 def test_cli_seed_reaches_the_classifiers_and_a_bad_optimiser_stops_before_encoding(senteval_root, tmp_path):
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, "tasks=[TREC]", "seed=7", "evaluation.kfold=2", "evaluation.max_epoch=4",
-                     f"results_file={out}", cwd=tmp_path)
+                     f"results_file={out}", cwd=tmp_path, here=True)
     assert proc.returncode == 0, proc.stderr[-1500:]
     assert json.loads(out.read_text())["protocol"]["seed"] == 7
     bad = tmp_path / "bad.json"
-    proc = _evaluate(senteval_root, "tasks=[TREC]", "evaluation.optim=adamw", f"results_file={bad}", cwd=tmp_path)
+    proc = _evaluate(senteval_root, "tasks=[TREC]", "evaluation.optim=adamw", f"results_file={bad}", cwd=tmp_path,
+                     here=True)
     assert proc.returncode == 2 and "optimizer 'adamw' not supported" in proc.stderr
     assert not bad.exists()  # rejected before anything was encoded or written
