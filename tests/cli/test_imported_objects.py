@@ -21,6 +21,7 @@ def test_the_objects_alive_at_the_call_leave_the_collections_and_later_ones_do_n
         gc.unfreeze()
 
 
+@pytest.mark.slow  # a command's start (Hydra's help) takes 1-2 s
 @pytest.mark.parametrize("script,args", [("train.py", ["--help"]), ("evaluate.py", ["--help"]), ("report.py", [])])
 def test_every_command_freezes_once_as_it_starts(script, args, tmp_path, monkeypatch):
     calls = []
