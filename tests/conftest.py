@@ -6,6 +6,10 @@ import random
 from pathlib import Path
 
 import pytest
+
+# Threads that wait for work sleep instead of spinning (read by OpenMP when torch loads, so before its import; the
+# workers inherit it): a test that trains on two threads beside the other worker's test ran 2-6 times as long spinning.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch
 
 from sentence_lab.benchmarking import WORDS  # the made-up corpora's words, one list
