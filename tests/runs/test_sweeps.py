@@ -111,14 +111,15 @@ def test_combine_skip_trains_a_uni_and_a_bi_gru_then_scores_their_concatenation_
     assert trained["results"]["Length"] != start["results"]["Length"]
 
 
-def _joblib_sweep(tiny_corpus: Path, tmp_path: Path, *overrides: str) -> tuple[subprocess.CompletedProcess, Path]:
-    """A 2-job joblib sweep on a cold corpus cache, each job preparing the corpus in 2 worker processes."""
+def _joblib_sweep(tiny_corpus: Path, tmp_path: Path, *overrides: str,
+                  workers: int = 2) -> tuple[subprocess.CompletedProcess, Path]:
+    """A 2-job joblib sweep on a cold corpus cache, each job preparing the corpus in ``workers`` worker processes."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     sweep = tmp_path / "sweep"
     cmd = [sys.executable, str(ROOT / "train.py"), "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
            "encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random", "data.batch_size=8",
            "trainer.max_epochs=1", "trainer.val_check_interval=1.0", "logger=none", "~callbacks.eval_suite",
-           "test_after_fit=false", "data.preprocess_workers=2", f"data.train_dir={tiny_corpus / 'train'}",
+           "test_after_fit=false", f"data.preprocess_workers={workers}", f"data.train_dir={tiny_corpus / 'train'}",
            f"data.valid_dir={tiny_corpus / 'valid'}", f"paths.cache_dir={tmp_path / 'cache'}",
            f"hydra.sweep.dir={sweep}", "print_config=false", *overrides]
     return processes.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600), sweep
@@ -139,7 +140,7 @@ def test_a_joblib_job_killed_by_the_system_is_recorded_and_named(tiny_corpus, tm
     """Job 0 dies by SIGKILL at its second step (what the out-of-memory killer does). Joblib then stops the pool: job 1
     finishes if it was done by then, else it is recorded as not ended too."""
     done, sweep = _joblib_sweep(tiny_corpus, tmp_path, "+callbacks.kill._target_=tests.helpers.kill_at.KillAt",
-                                "+callbacks.kill.step=2,1000000")
+                                "+callbacks.kill.step=2,1000000", workers=0)  # the kill, not the preparation
     assert done.returncode != 0
     # the last line but the interpreter's own shutdown warning about the killed worker's semaphores
     last = [line for line in done.stderr.strip().splitlines() if "resource_tracker" not in line][-1]
