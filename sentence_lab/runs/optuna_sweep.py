@@ -167,6 +167,17 @@ def has_heartbeats(storage: BaseStorage) -> bool:
     return isinstance(storage, RDBStorage) and storage.get_heartbeat_interval() is not None
 
 
+def beat_once(storage: BaseStorage, running: Sequence[FrozenTrial], seen: set[int]) -> None:
+    """One heartbeat for each running trial not in ``seen`` (then added to it). A sweep killed between creating a
+    trial and its first heartbeat leaves a trial that Optuna never finds stale (it has no heartbeat to age), and every
+    later sweep of the study would wait for it forever; beaten once here, it is failed as stale (and queued again)
+    ``grace_period`` later unless its own sweep beats it, as a live sweep does."""
+    for trial in running:
+        if trial._trial_id not in seen:
+            storage.record_heartbeat(trial._trial_id)
+            seen.add(trial._trial_id)
+
+
 @contextmanager
 def heartbeats(storage: BaseStorage, trials: Sequence[optuna.Trial], interval: int | None) -> Iterator[None]:
     """While the batch runs, the storage hears from each of its trials every ``interval`` seconds (a sweep that
@@ -335,11 +346,13 @@ class PruningOptunaSweeper(Sweeper):
         """Batches of trials until the study holds ``n_trials`` finished ones (or the rest run elsewhere)."""
         returns: list[Sequence[JobReturn]] = []
         waited_for_others = False
+        seen: set[int] = set()
         while True:
             if has_heartbeats(storage):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                     optuna.storages.fail_stale_trials(study)
+                beat_once(storage, study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)), seen)
             done, running = counted(study.get_trials(deepcopy=False))
             room = self.n_trials - done - running
             if room <= 0:

@@ -129,12 +129,12 @@ def env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
 
 
-def sweep(tiny_corpus: Path, senteval_root: Path, tmp_path: Path, *overrides: str,
-          expect: int = 0) -> subprocess.CompletedProcess:
+def sweep(tiny_corpus: Path, senteval_root: Path, tmp_path: Path, *overrides: str, expect: int = 0,
+          timeout: float = 900) -> subprocess.CompletedProcess:
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
                         "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=2",
                         "logger=none", *overrides)
-    done = run_command(cmd, cwd=tmp_path, env=env())
+    done = run_command(cmd, cwd=tmp_path, env=env(), timeout=timeout)
     assert done.returncode == expect, done.stderr[-3000:]
     return done
 
@@ -172,21 +172,25 @@ def test_the_same_command_again_goes_on_with_the_study_and_reruns_an_interrupted
     sweep(tiny_corpus, senteval_root, tmp_path, "hydra.sweeper.n_trials=2", "hydra.sweeper.heartbeat_interval=1",
           "hydra.sweeper.grace_period=2")
     first = {t.number: (t.params, t.value) for t in load(tmp_path).trials}
-    # A sweep killed without a word: its trial stays RUNNING, its heartbeat stops.
+    # Sweeps killed without a word: their trials stay RUNNING. One had sent heartbeats, which stop; the other was
+    # killed between creating its trial and its first heartbeat (issue 73: every later sweep waited for it forever).
     study = load(tmp_path)
-    orphan = study.ask({name: dist for name, dist in study.trials[0].distributions.items()})
+    space = {name: dist for name, dist in study.trials[0].distributions.items()}
+    orphan, silent = study.ask(space), study.ask(space)
     storage = open_storage(storage_url(None, tmp_path / "sweep"), heartbeat_interval=1, grace_period=2)
     storage.record_heartbeat(orphan._trial_id)
     time.sleep(3)
-    sweep(tiny_corpus, senteval_root, tmp_path, "hydra.sweeper.n_trials=3", "hydra.sweeper.heartbeat_interval=1",
-          "hydra.sweeper.grace_period=2")
+    sweep(tiny_corpus, senteval_root, tmp_path, "hydra.sweeper.n_trials=4", "hydra.sweeper.heartbeat_interval=1",
+          "hydra.sweeper.grace_period=2", timeout=300)
     trials = load(tmp_path).trials
     assert {t.number: (t.params, t.value) for t in trials[:2]} == first  # kept, never repeated
-    assert trials[orphan.number].state == TrialState.FAIL
-    (rerun,) = trials[orphan.number + 1:]
-    assert rerun.user_attrs[RETRY_OF] == orphan.number and rerun.params == orphan.params
-    assert rerun.state == TrialState.COMPLETE
-    assert sorted(int(p.name) for p in (tmp_path / "sweep").iterdir() if p.name.isdigit()) == [0, 1, rerun.number]
+    assert trials[orphan.number].state == trials[silent.number].state == TrialState.FAIL
+    reruns = {t.user_attrs[RETRY_OF]: t for t in trials[silent.number + 1:]}
+    assert reruns.keys() == {orphan.number, silent.number} and len(trials) == silent.number + 3
+    for cut in (orphan, silent):
+        assert reruns[cut.number].params == cut.params and reruns[cut.number].state == TrialState.COMPLETE
+    assert sorted(int(p.name) for p in (tmp_path / "sweep").iterdir() if p.name.isdigit()) == [
+        0, 1, *sorted(t.number for t in reruns.values())]
 
 
 @pytest.mark.slow
