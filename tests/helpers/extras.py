@@ -38,6 +38,7 @@ EXTRAS: dict[str, Extra] = {
     "sweeps-joblib": Extra("sweeps", ("hydra_plugins.hydra_joblib_launcher",), "pip install -e .[sweeps]"),
     "sweeps-slurm": Extra("sweeps", ("hydra_plugins.hydra_submitit_launcher",), "pip install -e .[sweeps]"),
     "sweeps-dashboard": Extra("sweeps", ("optuna_dashboard",), "pip install -e .[sweeps]"),
+    "sweeps-postgresql": Extra("sweeps", ("psycopg",), "pip install -e .[sweeps]"),
 }
 
 

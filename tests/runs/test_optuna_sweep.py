@@ -7,6 +7,8 @@ import os
 import signal
 import subprocess
 import time
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import optuna
@@ -33,6 +35,7 @@ from sentence_lab.runs.sweeps import FAILED_JOBS, job_events
 from tests.helpers import processes
 from tests.helpers.extras import needs_extra
 from tests.helpers.in_process import run_command
+from tests.helpers.services import postgresql_url
 from tests.helpers.train_config import sweep_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,6 +146,27 @@ def load(tmp_path: Path) -> optuna.Study:
     return optuna.load_study(study_name="qt_probing", storage=storage_url(None, tmp_path / "sweep"))
 
 
+@dataclass(frozen=True)
+class Storage:
+    """Where a sweep's study lives: its URL, the study's name, and the overrides that point a sweep there."""
+    url: str
+    study_name: str
+    overrides: tuple[str, ...]
+
+    def load(self) -> optuna.Study:
+        return optuna.load_study(study_name=self.study_name, storage=self.url)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.cluster)])
+def storage(request, tmp_path) -> Storage:
+    """The default SQLite file in the sweep folder, or a study of this test's own in the PostgreSQL database of
+    ``scripts/services.sh`` (skipped, saying so, where that server does not answer)."""
+    if request.param == "sqlite":
+        return Storage(storage_url(None, tmp_path / "sweep"), "qt_probing", ())
+    url, name = postgresql_url(), f"test_{uuid.uuid4().hex[:12]}"
+    return Storage(url, name, (f"hydra.sweeper.storage='{url}'", f"hydra.sweeper.study_name={name}"))
+
+
 @pytest.mark.slow
 def test_a_pruned_trial_stops_after_its_epoch_ends_as_pruned_and_keeps_its_files(tiny_corpus, senteval_root,
                                                                                     tmp_path):
@@ -168,21 +192,19 @@ def test_a_pruned_trial_stops_after_its_epoch_ends_as_pruned_and_keeps_its_files
 
 @pytest.mark.slow
 def test_the_same_command_again_goes_on_with_the_study_and_reruns_an_interrupted_trial(tiny_corpus, senteval_root,
-                                                                                          tmp_path):
-    sweep(tiny_corpus, senteval_root, tmp_path, "hydra.sweeper.n_trials=2", "hydra.sweeper.heartbeat_interval=1",
-          "hydra.sweeper.grace_period=2")
-    first = {t.number: (t.params, t.value) for t in load(tmp_path).trials}
+                                                                                          tmp_path, storage):
+    beats = ("hydra.sweeper.heartbeat_interval=1", "hydra.sweeper.grace_period=2", *storage.overrides)
+    sweep(tiny_corpus, senteval_root, tmp_path, "hydra.sweeper.n_trials=2", *beats)
+    first = {t.number: (t.params, t.value) for t in storage.load().trials}
     # Sweeps killed without a word: their trials stay RUNNING. One had sent heartbeats, which stop; the other was
     # killed between creating its trial and its first heartbeat (issue 73: every later sweep waited for it forever).
-    study = load(tmp_path)
+    study = storage.load()
     space = {name: dist for name, dist in study.trials[0].distributions.items()}
     orphan, silent = study.ask(space), study.ask(space)
-    storage = open_storage(storage_url(None, tmp_path / "sweep"), heartbeat_interval=1, grace_period=2)
-    storage.record_heartbeat(orphan._trial_id)
+    open_storage(storage.url, heartbeat_interval=1, grace_period=2).record_heartbeat(orphan._trial_id)
     time.sleep(3)
-    sweep(tiny_corpus, senteval_root, tmp_path, "hydra.sweeper.n_trials=4", "hydra.sweeper.heartbeat_interval=1",
-          "hydra.sweeper.grace_period=2", timeout=300)
-    trials = load(tmp_path).trials
+    sweep(tiny_corpus, senteval_root, tmp_path, "hydra.sweeper.n_trials=4", *beats, timeout=300)
+    trials = storage.load().trials
     assert {t.number: (t.params, t.value) for t in trials[:2]} == first  # kept, never repeated
     assert trials[orphan.number].state == trials[silent.number].state == TrialState.FAIL
     reruns = {t.user_attrs[RETRY_OF]: t for t in trials[silent.number + 1:]}
@@ -278,10 +300,10 @@ def test_trials_in_other_processes_report_to_the_study(launcher, tiny_corpus, se
 
 
 @pytest.mark.slow
-def test_two_sweeps_on_one_storage_share_the_study(tiny_corpus, senteval_root, tmp_path):
+def test_two_sweeps_on_one_storage_share_the_study(tiny_corpus, senteval_root, tmp_path, storage):
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
                         "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=1",
-                        "logger=none", "hydra.sweeper.n_trials=4")
+                        "logger=none", "hydra.sweeper.n_trials=4", *storage.overrides)
     # one sweep in a process of its own, the other in this one once the first has begun a trial: two on one study
     other = processes.start([*cmd, "hydra.sweeper.sampler.seed=1"], cwd=tmp_path, env=env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -293,7 +315,7 @@ def test_two_sweeps_on_one_storage_share_the_study(tiny_corpus, senteval_root, t
     _, stderr = other.communicate(timeout=900)
     assert other.returncode == 0, stderr[-3000:]
     assert here.returncode == 0, here.stderr[-3000:]
-    trials = load(tmp_path).trials
+    trials = storage.load().trials
     # Each trial ran once, in its own directory, by one of the two; together they filled the budget (two sweeps
     # that count the same free place at once may each take it: at most one trial more).
     assert all(t.state == TrialState.COMPLETE for t in trials) and 4 <= len(trials) <= 5
