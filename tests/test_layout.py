@@ -44,6 +44,7 @@ def resolves_by_path(name: str) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_every_project_import_is_a_file_a_reader_of_files_finds():
     """No import hook needed: each ``sentence_lab.*`` import of the packages, scripts and tests names a file."""
     unresolved = [f"{path.relative_to(ROOT)}:{line} {name}"

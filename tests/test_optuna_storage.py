@@ -44,6 +44,7 @@ def test_sweeps_opening_one_new_database_at_once_all_get_it(tmp_path):
     assert [o for o in outcomes if o != "ok"] == []
 
 
+@pytest.mark.slow
 def test_a_database_that_cannot_be_opened_still_fails(tmp_path):
     folder = tmp_path / "a folder, not a file"
     folder.mkdir()

@@ -52,6 +52,7 @@ def scores(doc: dict) -> dict[str, float]:
     return {task: r["main_score"] for task, r in doc["results"].items()}
 
 
+@pytest.mark.slow
 def test_each_layer_scores_as_that_layer_alone_would(senteval_root, tmp_path):
     suite = EvaluationSuite(TASKS, senteval_root, FAST, layers=True)
     doc = suite.run(Layered(), tmp_path / "layers.json")

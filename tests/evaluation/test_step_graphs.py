@@ -155,6 +155,7 @@ def test_the_cpu_records_nothing_by_default():
     assert res.work["graph_epochs"] == 0 and res.work["graph_recordings"] == 0
 
 
+@pytest.mark.slow
 def test_the_relatedness_regression_recorded_equals_it_stepped(recorded, monkeypatch):
     # SICK-R's regime: Adam on the softmax's MSE, 50 epochs a check; float32 as the suite runs it.
     rs = np.random.RandomState(3)

@@ -2,6 +2,8 @@
 import json
 import math
 
+import pytest
+
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.reporting.compare import compare_table, main, noise_band
@@ -97,6 +99,7 @@ def test_an_unreproducible_convention_says_why():
         convention("mteb")
 
 
+@pytest.mark.slow
 def test_paired_tests_of_two_encoders_on_the_same_items(senteval_root, tmp_path, capsys):
     """Each file's items beside it: a table of differences, intervals and p-values; the encoder against itself differs
     by nothing; files scored on other items are refused in one line."""

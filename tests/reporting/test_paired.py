@@ -50,6 +50,7 @@ def test_layers_predictions_go_beside_the_tasks(senteval_root, tmp_path):
     np.testing.assert_array_equal(items["layer_2/pred"], items["pred"])  # the top layer is the output
 
 
+@pytest.mark.slow
 def test_a_model_against_itself_differs_by_nothing():
     rng = np.random.default_rng(0)
     gold = rng.integers(0, 3, 500)
@@ -63,12 +64,14 @@ def test_a_model_against_itself_differs_by_nothing():
     assert (same.difference, same.low, same.high, same.p_value) == (0.0, 0.0, 0.0, 1.0)
 
 
+@pytest.mark.slow
 def test_with_nothing_to_find_the_test_rejects_five_percent_of_the_time():
     gold, p = real_probe_probabilities()
     assert len(gold) == 1000 and 0.5 < p.mean() < 0.99  # a real probe: neither chance nor perfect
     assert 0.04 <= rejection_rate(gold, p, p, pairs=2000, seed=1) <= 0.06
 
 
+@pytest.mark.slow
 def test_a_ten_point_difference_on_1000_items_is_found_95_percent_of_the_time():
     gold, p = real_probe_probabilities()
     better = shifted(p, 0.10)  # model b: ten points more, taken where a is wrong most often

@@ -28,6 +28,7 @@ def test_the_interval_is_students_t_over_the_seeds():
     assert np.isnan(interval([70.0])[1])
 
 
+@pytest.mark.slow
 def test_a_seed_sweep_is_summarised_and_the_better_configuration_marked(tmp_path):
     for seed, (length, mr) in enumerate([(70.0, 60.0), (72.0, 61.0), (77.0, 59.5)], start=1):
         seeded_run(tmp_path, f"base/{seed}", [f"seed={seed}", "encoder=bow"], {"Length": length, "MR": mr})

@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import optuna
+import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution
 from optuna.trial import TrialState
 
@@ -95,6 +96,7 @@ def get_json(url: str, timeout_s: float = 60.0):
 
 
 @needs_extra("sweeps-dashboard")
+@pytest.mark.slow
 def test_optuna_dashboard_serves_the_sweeps_study_offline(tmp_path):
     study = sweep_study(tmp_path, ["maximize"])
     command = shutil.which("optuna-dashboard", path=os.path.dirname(sys.executable)) or "optuna-dashboard"

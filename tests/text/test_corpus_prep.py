@@ -121,6 +121,7 @@ def test_the_train_split_comes_first(tmp_path):
         prepare_corpus({"valid": files["valid"], "train": files["train"]}, TokenRules(), tmp_path / "p")
 
 
+@pytest.mark.slow
 def test_the_preparation_workers_import_no_torch():
     code = "import sys, sentence_lab.text.corpus_prep; print('torch' in sys.modules, 'lightning' in sys.modules)"
     out = processes.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

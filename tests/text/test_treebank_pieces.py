@@ -37,6 +37,7 @@ def test_context_cases_give_the_reference_tokens():
             assert treebank_tokens(form) == reference_tokens(form), form
 
 
+@pytest.mark.slow
 def test_random_strings_of_the_characters_the_rules_read_give_the_reference_tokens():
     rng = random.Random(0)
     alphabet = list("ab tn's.,:;?!\"'`()[]{}<>_-*&$%#@0123\t\n  \u201c\u201d\u2018\u2019\u00bb")

@@ -39,6 +39,7 @@ def batches(rows: int = 40) -> list[dict[str, torch.Tensor]]:
 
 
 @pytest.mark.parametrize("name", sorted(ENCODERS))
+@pytest.mark.slow
 def test_compiled_encoders_give_the_same_losses_and_gradients_with_one_graph_for_every_length(name):
     torch._dynamo.reset()
     counters.clear()
@@ -63,6 +64,7 @@ def test_compiled_encoders_give_the_same_losses_and_gradients_with_one_graph_for
     assert graphs[1:] == graphs[:1] * 3  # no new graph for a new length (the first batch's are dynamic)
 
 
+@pytest.mark.slow
 def test_train_py_with_model_compile_trains_and_writes_an_uncompiled_checkpoint(tiny_corpus, tmp_path):
     torch._dynamo.reset()
     cfg = compose_train_cfg(tiny_corpus, tmp_path, [

@@ -368,6 +368,7 @@ def test_the_full_suite_and_the_curve_preset_are_options_of_one_config_group(tmp
     assert isinstance(made, EvalSuiteCallback) and made.preset == "curves" and made.max_examples_per_split is None
 
 
+@pytest.mark.slow
 def test_the_curve_preset_scores_each_task_it_keeps_as_the_full_suite_does(senteval_root, hash_encoder, tmp_path):
     """Its agreement with the full protocol rests on this: a kept task's score is the full protocol's, bit for bit."""
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):

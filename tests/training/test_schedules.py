@@ -67,6 +67,7 @@ def test_warmup_linear_decay_by_hand():
         warmup_linear_decay(opt, total_steps=10, warmup=1.5)
 
 
+@pytest.mark.slow
 def test_model_scheduler_steps_the_learning_rate(tiny_corpus, tmp_path):
     """model.scheduler reaches the optimiser: after the planned steps of a one-epoch run the rate has fallen to 0."""
     from sentence_lab.runs.run import fit
