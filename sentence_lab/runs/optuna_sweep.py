@@ -167,13 +167,13 @@ def has_heartbeats(storage: BaseStorage) -> bool:
     return isinstance(storage, RDBStorage) and storage.get_heartbeat_interval() is not None
 
 
-def beat_once(storage: BaseStorage, running: Sequence[FrozenTrial], seen: set[int]) -> None:
-    """One heartbeat for each running trial not in ``seen`` (then added to it). A sweep killed between creating a
-    trial and its first heartbeat leaves a trial that Optuna never finds stale (it has no heartbeat to age), and every
-    later sweep of the study would wait for it forever; beaten once here, it is failed as stale (and queued again)
-    ``grace_period`` later unless its own sweep beats it, as a live sweep does."""
-    for trial in running:
-        if trial._trial_id not in seen:
+def beat_once(storage: BaseStorage, trials: Sequence[FrozenTrial], seen: set[int]) -> None:
+    """One heartbeat for each running trial of ``trials`` not in ``seen`` (then added to it). A sweep killed between
+    creating a trial and its first heartbeat leaves a trial that Optuna never finds stale (it has no heartbeat to age),
+    and every later sweep of the study would wait for it forever; beaten once here, it is failed as stale (and queued
+    again) ``grace_period`` later unless its own sweep beats it, as a live sweep does."""
+    for trial in trials:
+        if trial.state == TrialState.RUNNING and trial._trial_id not in seen:
             storage.record_heartbeat(trial._trial_id)
             seen.add(trial._trial_id)
 
@@ -347,16 +347,19 @@ class PruningOptunaSweeper(Sweeper):
         returns: list[Sequence[JobReturn]] = []
         waited_for_others = False
         seen: set[int] = set()
+        beating = has_heartbeats(storage)
         while True:
-            if has_heartbeats(storage):
+            if beating:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                     optuna.storages.fail_stale_trials(study)
-                beat_once(storage, study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)), seen)
-            done, running = counted(study.get_trials(deepcopy=False))
+            trials = study.get_trials(deepcopy=False)
+            if beating:
+                beat_once(storage, trials, seen)
+            done, running = counted(trials)
             room = self.n_trials - done - running
             if room <= 0:
-                if running and done < self.n_trials and has_heartbeats(storage):
+                if running and done < self.n_trials and beating:
                     if not waited_for_others:
                         log.info("%d trial(s) of the study run elsewhere (another sweep, or a killed one whose "
                                  "heartbeat stops within %ss): waiting", running, self.grace_period)
