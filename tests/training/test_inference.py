@@ -64,7 +64,8 @@ def test_quick_thoughts_layers_join_f_and_g_as_its_embedding_does():
     assert [v.shape[1] for v in layers] == [8, 6, 6]
     np.testing.assert_array_equal(layers[-1], model.encode(SENTENCES))
     f_only = model.objective.f.layer_vectors(*pad_batch([model.token_ids(SENTENCES[0])]))
-    np.testing.assert_array_equal(layers[1][0, :3], f_only[1][0].detach().numpy())
+    # f's half of QT's first layer; a batch of one sentence may round differently from the padded batch (1e-8 seen)
+    np.testing.assert_allclose(layers[1][0, :3], f_only[1][0].detach().numpy(), atol=1e-6)
 
 
 def jbi_model(target_lang: str) -> SentenceModel:
