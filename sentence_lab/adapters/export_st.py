@@ -16,12 +16,11 @@ from omegaconf.errors import OmegaConfBaseException
 
 from sentence_lab.adapters.trained import load_checkpoint_encoder
 
+MISSING: str | None = None  # why the optional extra does not import, if it does not
 try:
     from sentence_lab.adapters.sentence_transformers import export
 except ImportError as missing:  # the optional extra
-    export, MISSING = None, f"{missing}: pip install -r requirements-sentence-transformers.txt (sentence-transformers)"
-else:
-    MISSING = None
+    MISSING = f"{missing}: pip install -r requirements-sentence-transformers.txt (sentence-transformers)"
 
 DEFAULTS = {"ckpt_path": "???", "out": "???", "vocab_expansion": True}
 
@@ -47,7 +46,7 @@ def settings(argv: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     cfg = settings(list(sys.argv[1:] if argv is None else argv))
-    if export is None:
+    if MISSING is not None:
         raise SystemExit(f"error: exporting needs sentence-transformers ({MISSING})")
     try:
         model, description = load_checkpoint_encoder(str(cfg["ckpt_path"]), bool(cfg["vocab_expansion"]))

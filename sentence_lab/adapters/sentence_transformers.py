@@ -31,8 +31,8 @@ from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.text import Vocab
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.text.refused_files import check_module_classes
-from sentence_lab.training.module import SentenceModel
-from sentence_lab.training.non_finite import refuse_non_finite
+from sentence_lab.training.inference import SentenceInference, TrainedModel
+from sentence_lab.training.non_finite_checks import refuse_non_finite
 from sentence_lab.training.received import check_saved_targets
 
 CONFIG_FILE = "sentence_lab.json"
@@ -41,18 +41,19 @@ EXTRA_ROWS = "expansion_rows."
 FORMAT_VERSION = 1
 
 
-def word_tables(model: SentenceModel) -> dict[str, WordEmbedding]:
+def word_tables(model: SentenceInference) -> dict[str, WordEmbedding]:
     """The model's word tables by module name (where vocabulary expansion adds rows)."""
     return {name: module for name, module in model.named_modules() if isinstance(module, WordEmbedding)}
 
 
 class SentenceLabModule(InputModule):
-    """A ``SentenceModel`` inside sentence-transformers: ``preprocess`` tokenises raw text as the model was trained
-    to (its tokenizer and vocabulary, expanded or not as exported) and ``forward`` returns its ``embed``."""
+    """A trained model (``SentenceInference``) inside sentence-transformers: ``preprocess`` tokenises raw text as the
+    model was trained to (its tokenizer and vocabulary, expanded or not as exported) and ``forward`` returns its
+    ``embed``."""
 
     save_in_root = True
 
-    def __init__(self, model: SentenceModel) -> None:
+    def __init__(self, model: SentenceInference) -> None:
         super().__init__()
         self.model = model.eval()
 
@@ -114,7 +115,7 @@ class SentenceLabModule(InputModule):
         if not isinstance(settings, dict):
             raise ValueError(f"{model_name_or_path}: {CONFIG_FILE} holds no hyper_parameters; export the model again")
         check_saved_targets(settings, f"{model_name_or_path}/{CONFIG_FILE}")  # classes of the allow-list only
-        model = SentenceModel(vocabs=config["vocabs"], **settings)
+        model = TrainedModel(vocabs=config["vocabs"], **settings)
         tensors = load_file(files[WEIGHTS_FILE])
         extra = {key[len(EXTRA_ROWS):]: tensors.pop(key) for key in list(tensors) if key.startswith(EXTRA_ROWS)}
         missing, unexpected = model.load_state_dict(tensors, strict=False)
@@ -150,7 +151,7 @@ def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return out
 
 
-def export(model: SentenceModel, out: str | Path) -> Path:
+def export(model: SentenceInference, out: str | Path) -> Path:
     """Write ``model`` (as it encodes now: with or without vocabulary expansion) as a sentence-transformers folder.
     Weights holding NaN or inf are refused (``NonFiniteWeights``) before anything is written."""
     refuse_non_finite(model.state_dict(), f"export to {out}")

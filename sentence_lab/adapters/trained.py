@@ -9,14 +9,14 @@ from omegaconf import DictConfig, OmegaConf
 from sentence_lab.evaluation.text_encoders import Concatenation
 from sentence_lab.runs.checkpoint_choice import resolve_checkpoint
 from sentence_lab.text import Tokenizer, Vocab
-from sentence_lab.training.module import SentenceModel
+from sentence_lab.training.inference import TrainedModel
 from sentence_lab.training.untrained import untrained_model
 
 
-def load_checkpoint_encoder(ckpt_path: str, vocab_expansion: bool) -> tuple[SentenceModel, dict]:
+def load_checkpoint_encoder(ckpt_path: str, vocab_expansion: bool) -> tuple[TrainedModel, dict]:
     """(model, description) of a checkpoint or run directory (its best.ckpt)."""
     path = resolve_checkpoint(str(ckpt_path))
-    model = SentenceModel.load_checkpoint(str(path), map_location="cpu").eval()
+    model = TrainedModel.load_checkpoint(str(path), map_location="cpu").eval()
     if vocab_expansion:
         skipped = model.expand_vocabulary().get("skipped")
         if skipped:  # e.g. a toy vocabulary: evaluated without expansion, recorded in describe()
@@ -33,7 +33,7 @@ def load_concatenation(ckpt_paths: Iterable[str], vocab_expansion: bool) -> tupl
 
 
 def untrained_encoder(encoder_cfg: DictConfig, tokenizer_cfg: DictConfig, sentences: list[str],
-                      seed: int) -> tuple[SentenceModel, dict]:
+                      seed: int) -> tuple[TrainedModel, dict]:
     """A trainable encoder config at its seeded random initialisation, with a vocabulary built from
     ``sentences`` (the requested tasks' text)."""
     tokenizer = Tokenizer(**OmegaConf.to_container(tokenizer_cfg))

@@ -8,7 +8,7 @@ from pathlib import Path, PurePath
 
 from omegaconf import DictConfig
 
-from sentence_lab.runs.checkpoint_io import checkpoint_problem
+from sentence_lab.runs.checkpoint_files import checkpoint_problem
 from sentence_lab.training.received import read_checkpoint
 
 log = logging.getLogger(__name__)

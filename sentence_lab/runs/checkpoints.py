@@ -12,7 +12,7 @@ from lightning import Callback, LightningModule, Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 
 from sentence_lab.runs.checkpoint_choice import INIT_NAME, LAST_NAME, in_folder
-from sentence_lab.training.non_finite import non_finite_tensors
+from sentence_lab.training.non_finite_checks import non_finite_tensors
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import traceback
 from pathlib import Path
 
 from sentence_lab.runs.run_dir import file_handlers
-from sentence_lab.training.non_finite import NonFiniteShare, NonFiniteTraining
+from sentence_lab.training.non_finite_checks import NonFiniteShare, NonFiniteTraining
 
 
 class RunInterrupted(Exception):

@@ -38,7 +38,8 @@ from sentence_lab.text.config_values import plain
 from sentence_lab.text.files import atomic_write_text
 from sentence_lab.training.eval_suite import EvalSuiteCallback
 from sentence_lab.training.module import SentenceModel
-from sentence_lab.training.non_finite import NonFiniteSteps, NonFiniteTraining
+from sentence_lab.training.non_finite import NonFiniteSteps
+from sentence_lab.training.non_finite_checks import NonFiniteTraining
 
 log = logging.getLogger(__name__)
 

@@ -1,26 +1,30 @@
-"""What a trained ``SentenceModel`` does for its users: load from a checkpoint, map sentences to vectors
-(``encode``), widen the vocabulary (``expand_vocabulary``), hand its second language's encoder to the evaluation
-(``in_language``) and describe itself. A mixin of ``SentenceModel``
-(``sentence_lab.training.module``), which holds the training."""
+"""What a trained model does for its users: load from a checkpoint, map sentences to vectors (``encode``), widen the
+vocabulary (``expand_vocabulary``), hand its second language's encoder to the evaluation (``in_language``) and
+describe itself. ``SentenceInference`` builds the model's parts and reads them; ``TrainedModel`` is it alone, a plain
+``nn.Module`` (what evaluation, the exports and the untrained baselines load: no Lightning); ``SentenceModel``
+(``sentence_lab.training.module``) is it with the training, a ``LightningModule``. Both hold the same modules under
+the same names, so each reads the other's weights."""
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
+from hydra.utils import instantiate
 from torch import nn
 
-from sentence_lab.encoders.base import NoLayers, SentenceEncoder
+from sentence_lab.encoders.base import NoLayers, SentenceEncoder, layers_of
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.encoders.expansion import expand_embeddings
 from sentence_lab.objectives.contract import EmbedsTargetSide
 from sentence_lab.text import UNK_ID, Tokenizer, Vocab
+from sentence_lab.text.config_values import plain
 from sentence_lab.text.padding import pad_batch
-from sentence_lab.training.legacy_checkpoints import namespaced_targets, saved_vocabs
+from sentence_lab.training.legacy_checkpoints import UNRECORDED_TOKENIZER, namespaced_targets, saved_vocabs
 from sentence_lab.training.received import check_saved_targets, read_checkpoint
 
 log = logging.getLogger(__name__)
@@ -44,8 +48,25 @@ def unknown_share(token_ids: Callable[[str], list[int]], sentences: list[str]) -
     return unknown / max(total, 1)
 
 
+class EncoderOnly(nn.Module):
+    """No training objective: the embedding is the encoder's output (untrained baselines)."""
+
+    def __init__(self, encoder_factory) -> None:
+        super().__init__()
+        self.f: SentenceEncoder = encoder_factory()
+        self.output_dim = self.f.output_dim
+
+    def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return self.f(tokens, lengths)
+
+    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        """``embed`` per layer of the encoder, bottom first."""
+        return layers_of(self.f, tokens, lengths)
+
+
 class SentenceInference(nn.Module):
-    """The inference half of ``SentenceModel``: everything here reads the model, none of it trains."""
+    """The inference half of ``SentenceModel`` and the whole of ``TrainedModel``: the parts every model has
+    (``_build_parts``) and everything that reads them; none of it trains."""
 
     vocab: Vocab
     encode_vocab: Vocab
@@ -57,6 +78,53 @@ class SentenceInference(nn.Module):
     _source_encoders: list[SentenceEncoder]
     hparams: Any
     _remembered_tokens: dict[str, tuple[str, ...]] | None = None
+
+    def _build_parts(self, encoder: Any, objective: Any, vocabs: Mapping[str, Vocab | list[str]] | None,
+                     tokenizers: Mapping[str, dict] | None, vocab: Vocab | list[str] | None = None,
+                     tokenizer: dict | None = None, **training: Any) -> dict[str, Any]:
+        """Build the vocabularies, tokenizers, objective and encoders from the model's settings (``SentenceModel``'s
+        arguments) and return those settings as plain values: what a checkpoint keeps as ``hyper_parameters``.
+        ``training``: the settings only training reads (optimiser, schedule, ...), kept as given."""
+        encoder, objective = plain(encoder), plain(objective)
+        given: dict[str, Vocab | list[str] | None] = dict(vocabs) if vocabs is not None else {"source": vocab}
+        if given.get("source") is None:
+            raise ValueError("SentenceModel needs a source vocabulary (vocabs={'source': ...})")
+        tokenizers = plain(tokenizers) or {"source": plain(tokenizer) or dict(UNRECORDED_TOKENIZER)}
+        settings = {"encoder": encoder, "objective": objective, "tokenizers": tokenizers,
+                    **{key: plain(value) for key, value in training.items()}}
+        for key, kind in (("encoder_lr_scale", float), ("encoder_frozen_steps", int)):
+            if key in settings:
+                settings[key] = kind(settings[key])
+        self.vocabs = {}
+        for side, v in given.items():
+            if v is None:
+                raise ValueError(f"SentenceModel got no {side} vocabulary (vocabs={{'{side}': None}})")
+            words = v.itos if isinstance(v, Vocab) else list(v)
+            shared = [known for known in self.vocabs.values() if known.itos == words]
+            # a vocabulary shared by both sides (NLI, paraphrases) stays one object
+            self.vocabs[side] = v if isinstance(v, Vocab) else (shared[0] if shared else Vocab(words))
+        self.vocab = self.vocabs["source"]
+        # The vocabulary ``encode`` uses: ``vocab``, or ``vocab`` plus the words expansion added.
+        self.encode_vocab = self.vocab
+        self.expansion = None
+        self.tokenizers = {side: Tokenizer(**t) for side, t in tokenizers.items()}
+        self.tokenizer = self.tokenizers["source"]
+        # Encoders over the source vocabulary: what ``embed`` reads and vocabulary expansion maps into.
+        self._source_encoders = []
+
+        def encoder_factory(side: str = "source") -> SentenceEncoder:
+            # Built through a partial: Hydra would turn a dataclass argument into a config.
+            built = instantiate(encoder, _partial_=True)(vocab=self.vocabs[side])
+            if side == "source":
+                self._source_encoders.append(built)
+            return built
+
+        if objective is None:
+            self.objective = EncoderOnly(encoder_factory)
+        else:
+            self.objective = instantiate(objective, _partial_=True)(encoder_factory=encoder_factory,
+                                                                    vocabs=self.vocabs)
+        return settings
 
     @property
     def output_dim(self) -> int:
@@ -144,7 +212,7 @@ class SentenceInference(nn.Module):
 
     @torch.no_grad()
     def embed_ids(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        device = cast(torch.device, self.device)  # LightningModule's, where the weights are
+        device = cast(torch.device, self.device)  # where the weights are
         return self.objective.embed(tokens.to(device), lengths.to(device))
 
     @torch.no_grad()
@@ -203,10 +271,30 @@ class SentenceInference(nn.Module):
     def describe(self) -> dict:
         hp = self.hparams
         languages = self.languages
-        return {"encoder": hp.encoder, "objective": hp.objective, "tokenizer": self.tokenizer.to_dict(),
+        return {"encoder": hp["encoder"], "objective": hp["objective"], "tokenizer": self.tokenizer.to_dict(),
                 "vocab_size": len(self.vocab), "output_dim": self.output_dim,
                 "vocabulary_expansion": self.expansion,
                 **({"languages": list(languages)} if len(languages) > 1 else {})}
+
+
+class TrainedModel(SentenceInference):
+    """A model to encode with, not to train: ``SentenceModel``'s parts and weights without Lightning. ``hparams``:
+    the settings as a checkpoint keeps them. ``TrainedModel.load_checkpoint(path)`` reads one ``train.py`` wrote."""
+
+    def __init__(self, encoder: Any, objective: Any, vocabs: Mapping[str, Vocab | list[str]] | None = None,
+                 tokenizers: Mapping[str, dict] | None = None, vocab: Vocab | list[str] | None = None,
+                 tokenizer: dict | None = None, **training: Any) -> None:
+        """The arguments of ``SentenceModel``; ``training``: its optimiser and schedule settings, kept in ``hparams``
+        (a checkpoint's ``hyper_parameters``), never read here."""
+        super().__init__()
+        self.hparams: dict[str, Any] = self._build_parts(encoder, objective, vocabs, tokenizers, vocab, tokenizer,
+                                                         **training)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the weights are (the CPU for a model without any)."""
+        first = next(self.parameters(), None)
+        return first.device if first is not None else torch.device("cpu")
 
 
 class LanguageSide:

@@ -1,4 +1,5 @@
-"""One LightningModule that pairs any encoder with any objective."""
+"""One LightningModule that pairs any encoder with any objective and trains it (its parts and how it encodes:
+``sentence_lab.training.inference``)."""
 from __future__ import annotations
 
 import logging
@@ -12,7 +13,7 @@ from hydra.utils import instantiate
 from lightning import LightningModule
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder, layers_of
+from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.objectives.contract import (
     CollectsCorpusMetrics,
     EvaluatesDifferently,
@@ -20,31 +21,14 @@ from sentence_lab.objectives.contract import (
     batch_size,
 )
 from sentence_lab.objectives.metrics import RunningMeans
-from sentence_lab.text import Tokenizer, Vocab
-from sentence_lab.text.config_values import plain
+from sentence_lab.text import Vocab
 from sentence_lab.training.inference import SentenceInference
-from sentence_lab.training.legacy_checkpoints import UNRECORDED_TOKENIZER, saved_vocabs
-from sentence_lab.training.non_finite import refuse_non_finite
+from sentence_lab.training.legacy_checkpoints import saved_vocabs
+from sentence_lab.training.non_finite_checks import refuse_non_finite
 
 log = logging.getLogger(__name__)
 
 PROGRESS_BAR_METRICS = ("loss", "context_acc", "acc", "token_acc", "hinge_acc")
-
-
-class EncoderOnly(nn.Module):
-    """No training objective: the embedding is the encoder's output (untrained baselines)."""
-
-    def __init__(self, encoder_factory) -> None:
-        super().__init__()
-        self.f: SentenceEncoder = encoder_factory()
-        self.output_dim = self.f.output_dim
-
-    def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        return self.f(tokens, lengths)
-
-    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
-        """``embed`` per layer of the encoder, bottom first."""
-        return layers_of(self.f, tokens, lengths)
 
 
 class SentenceModel(SentenceInference, LightningModule):
@@ -67,45 +51,12 @@ class SentenceModel(SentenceInference, LightningModule):
         optimiser steps the encoders do not move (their gradients are dropped before the step, so Adam's moments
         start when they do) while the rest of the model learns to read the untrained encoder's vectors."""
         super().__init__()
-        encoder, objective, optimizer, scheduler = plain(encoder), plain(objective), plain(optimizer), plain(scheduler)
-        vocabs = dict(vocabs) if vocabs is not None else {"source": vocab}
-        if vocabs.get("source") is None:
-            raise ValueError("SentenceModel needs a source vocabulary (vocabs={'source': ...})")
-        tokenizers = plain(tokenizers) or {"source": plain(tokenizer) or dict(UNRECORDED_TOKENIZER)}
         if encoder_lr_scale < 0 or encoder_frozen_steps < 0:
             raise ValueError(f"model.encoder_lr_scale={encoder_lr_scale} and model.encoder_frozen_steps="
                              f"{encoder_frozen_steps}: use values >= 0")
-        self.save_hyperparameters({"encoder": encoder, "objective": objective, "tokenizers": tokenizers,
-                                   "optimizer": optimizer, "scheduler": scheduler,
-                                   "encoder_lr_scale": float(encoder_lr_scale),
-                                   "encoder_frozen_steps": int(encoder_frozen_steps)})
-        self.vocabs: dict[str, Vocab] = {}
-        for side, v in vocabs.items():
-            words = v.itos if isinstance(v, Vocab) else list(v)
-            shared = [known for known in self.vocabs.values() if known.itos == words]
-            # a vocabulary shared by both sides (NLI, paraphrases) stays one object
-            self.vocabs[side] = v if isinstance(v, Vocab) else (shared[0] if shared else Vocab(words))
-        self.vocab = self.vocabs["source"]
-        # The vocabulary ``encode`` uses: ``vocab``, or ``vocab`` plus the words expansion added.
-        self.encode_vocab = self.vocab
-        self.expansion: dict | None = None
-        self.tokenizers = {side: Tokenizer(**t) for side, t in tokenizers.items()}
-        self.tokenizer = self.tokenizers["source"]
-        # Encoders over the source vocabulary: what ``embed`` reads and vocabulary expansion maps into.
-        self._source_encoders: list[SentenceEncoder] = []
-
-        def encoder_factory(side: str = "source") -> SentenceEncoder:
-            # Built through a partial: Hydra would turn a dataclass argument into a config.
-            built = instantiate(encoder, _partial_=True)(vocab=self.vocabs[side])
-            if side == "source":
-                self._source_encoders.append(built)
-            return built
-
-        if objective is None:
-            self.objective: nn.Module = EncoderOnly(encoder_factory)
-        else:
-            self.objective = instantiate(objective, _partial_=True)(encoder_factory=encoder_factory,
-                                                                    vocabs=self.vocabs)
+        self.save_hyperparameters(self._build_parts(
+            encoder, objective, vocabs, tokenizers, vocab, tokenizer, optimizer=optimizer, scheduler=scheduler,
+            encoder_lr_scale=encoder_lr_scale, encoder_frozen_steps=encoder_frozen_steps))
         # Metrics are averaged here and handed to Lightning every log_every_n_steps steps and at epoch
         # ends: a self.log call per metric per step costs about a millisecond of Lightning bookkeeping.
         # The training means leave out a batch whose loss is not finite (its step is skipped:

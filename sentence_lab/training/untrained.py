@@ -7,10 +7,10 @@ import torch
 
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.text import SPECIALS, Tokenizer, Vocab
-from sentence_lab.training.module import SentenceModel
+from sentence_lab.training.inference import TrainedModel
 
 
-def untrained_model(encoder_cfg: Any, vocab: Vocab, tokenizer: Tokenizer, seed: int = 1111) -> SentenceModel:
+def untrained_model(encoder_cfg: Any, vocab: Vocab, tokenizer: Tokenizer, seed: int = 1111) -> TrainedModel:
     """An encoder with its random initialisation (seeded) and no objective.
 
     The network depends on the config and ``seed`` only, not on which other words ``vocab`` holds: ``vocab`` is
@@ -19,10 +19,10 @@ def untrained_model(encoder_cfg: Any, vocab: Vocab, tokenizer: Tokenizer, seed: 
     ``vocab``, a table draws its rows first, as many as it has words); each word's random row is drawn from the
     seed and the word alone (``WordEmbedding.redraw_random_rows``; GloVe rows stay GloVe's)."""
     torch.manual_seed(seed)
-    model = SentenceModel(encoder=encoder_cfg, objective=None, vocabs={"source": vocab},
+    model = TrainedModel(encoder=encoder_cfg, objective=None, vocabs={"source": vocab},
                           tokenizers={"source": tokenizer.to_dict()})
     torch.manual_seed(seed)
-    layers = SentenceModel(encoder=encoder_cfg, objective=None, vocabs={"source": Vocab(list(SPECIALS))},
+    layers = TrainedModel(encoder=encoder_cfg, objective=None, vocabs={"source": Vocab(list(SPECIALS))},
                            tokenizers={"source": tokenizer.to_dict()})
     embeddings = {name: module for name, module in model.named_modules() if isinstance(module, WordEmbedding)}
     tables = {f"{name}.{param}" for name, module in embeddings.items() for param, _ in module.named_parameters()}

@@ -22,7 +22,7 @@ from sentence_lab.adapters.sentence_transformers import export, load_exported
 from sentence_lab.adapters.trained import load_checkpoint_encoder
 from sentence_lab.runs.run import fit
 from sentence_lab.text.refused_files import EXPORT_MODULE_CLASS, RefusedFile
-from sentence_lab.training.non_finite import NonFiniteWeights
+from sentence_lab.training.non_finite_checks import NonFiniteWeights
 from tests.helpers import processes
 from tests.helpers.train_config import compose_objective_cfg
 

@@ -34,7 +34,7 @@ def test_cli_bow_glove_writes_results(senteval_root, tmp_path):
     out = tmp_path / "res" / "results.json"
     proc = _evaluate(senteval_root, "encoder=bow_glove", "tasks=[MR,STS14,SICKRelatedness,TopConstituents]",
                      "evaluation.kfold=2", "evaluation.max_epoch=4", "evaluation.l2_grid=[1e-3]",
-                     f"results_file={out}", cwd=tmp_path)
+                     f"results_file={out}", cwd=tmp_path, here=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(out.read_text())
     assert set(doc["results"]) == {"MR", "STS14", "SICKRelatedness"}

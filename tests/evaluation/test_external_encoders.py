@@ -98,7 +98,7 @@ def test_evaluate_with_precomputed_vectors_and_a_missing_task(senteval_root, tmp
     out = tmp_path / "r.json"
     proc = _evaluate(senteval_root, "encoder=precomputed", f"encoder.path={tmp_path / 'mr.npz'}",
                      "tasks=[MR,STS13]", "evaluation.kfold=2", "evaluation.max_epoch=4", "evaluation.l2_grid=[1e-3]",
-                     f"results_file={out}", cwd=tmp_path)
+                     f"results_file={out}", cwd=tmp_path, here=True)
     doc = json.loads(out.read_text())
     assert "MR" in doc["results"] and doc["encoder"]["name"] == "precomputed:mr.npz"
     n13 = len(set(loaded[1].data.sentences()) - set(mr))

@@ -10,13 +10,14 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-import sentence_lab.runs.checkpoint_io as checkpoint_io
+import sentence_lab.runs.checkpoint_files as checkpoint_files
 from sentence_lab.runs.checkpoint_choice import (
     check_checkpoint_path,
     newest_resumable_checkpoint,
     resolve_checkpoint,
 )
-from sentence_lab.runs.checkpoint_io import AtomicCheckpointIO, CheckpointWriteError, checkpoint_problem
+from sentence_lab.runs.checkpoint_files import CheckpointWriteError, checkpoint_problem
+from sentence_lab.runs.checkpoint_io import AtomicCheckpointIO
 from tests.helpers.small_filesystem import small_filesystem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +48,7 @@ def test_a_write_failing_midway_keeps_the_previous_checkpoint_and_leaves_no_temp
         f.write(b"PK" + b"\0" * 1000)
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(checkpoint_io.torch, "save", disk_fills)
+    monkeypatch.setattr(checkpoint_files.torch, "save", disk_fills)
     with pytest.raises(CheckpointWriteError, match="last.ckpt .*No space left.*previous one is kept"):
         AtomicCheckpointIO().save_checkpoint(_checkpoint(5000, 2.0), target)
     assert target.read_bytes() == before and os.listdir(tmp_path) == ["last.ckpt"]

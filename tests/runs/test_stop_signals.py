@@ -16,7 +16,7 @@ import torch
 from optuna.trial import TrialState
 
 from sentence_lab.optuna_storage import INTERRUPTED_BY, RETRY_OF, storage_url
-from sentence_lab.runs.checkpoint_io import CheckpointWriteError, atomic_torch_save
+from sentence_lab.runs.checkpoint_files import CheckpointWriteError, atomic_torch_save
 from sentence_lab.runs.stop_signals import Stopped, signals_held, stops_raise
 from sentence_lab.runs.sweeps import FAILED_JOBS
 from tests.helpers import processes

@@ -5,10 +5,14 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import torch
+from lightning import LightningModule
+from torch import nn
 
 from sentence_lab.evaluation.text_encoders import EncodesLayers, HasLanguages, RemembersTokens, TextEncoder
 from sentence_lab.text import Tokenizer, Vocab
 from sentence_lab.text.padding import pad_batch
+from sentence_lab.training.inference import SentenceInference, TrainedModel
 from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.untrained import untrained_model
 
@@ -103,3 +107,34 @@ def test_one_language_models_have_one_language():
                        objective={"_target_": "sentence_lab.objectives.qt.QuickThoughts"}, vocabs={"source": vocab},
                        tokenizers={"source": Tokenizer("moses", True).to_dict()})
     assert qt.languages == ("en",) and "languages" not in qt.describe()
+
+
+@pytest.mark.parametrize("objective", ["qt", "jbi"])
+def test_a_trained_model_reads_a_sentence_models_checkpoint_without_lightning(objective, tmp_path):
+    """``TrainedModel`` builds the modules ``SentenceModel`` trains under the same names: the checkpoint's weights load
+    strictly and give the same vectors, layers, second language and description; no LightningModule is involved."""
+    torch.manual_seed(0)
+    if objective == "jbi":
+        trained = jbi_model("fr")
+    else:
+        vocab = Vocab.build(Counter({"the": 3, "man": 2, ".": 3}), max_size=100)
+        trained = SentenceModel(encoder={"_target_": "sentence_lab.encoders.gru.GRUEncoder", "embed_dim": 4,
+                                         "hidden_dim": 3, "num_layers": 2},
+                                objective={"_target_": "sentence_lab.objectives.qt.QuickThoughts"},
+                                vocabs={"source": vocab}, tokenizers={"source": Tokenizer("moses", True).to_dict()},
+                                optimizer={"_target_": "torch.optim.Adam", "lr": 0.01}, encoder_lr_scale=0.5).eval()
+    path = tmp_path / "last.ckpt"
+    torch.save({"state_dict": trained.state_dict(), "hyper_parameters": dict(trained.hparams),
+                "vocabs": {side: v.itos for side, v in trained.vocabs.items()}}, path)
+    loaded = TrainedModel.load_checkpoint(str(path), map_location="cpu")
+    assert not isinstance(loaded, LightningModule)
+    assert type(loaded).__mro__[1:] == (SentenceInference, nn.Module, object)
+    assert list(loaded.state_dict()) == list(trained.state_dict())
+    assert loaded.hparams == dict(trained.hparams) and loaded.describe() == trained.describe()
+    assert loaded.device == torch.device("cpu")
+    np.testing.assert_array_equal(loaded.encode(SENTENCES), trained.encode(SENTENCES))
+    for ours, theirs in zip(loaded.encode_layers(SENTENCES), trained.encode_layers(SENTENCES)):
+        np.testing.assert_array_equal(ours, theirs)
+    if objective == "jbi":
+        french = ["le homme .", "le fleuve ."]
+        np.testing.assert_array_equal(loaded.in_language("fr").encode(french), trained.in_language("fr").encode(french))

@@ -14,9 +14,9 @@ import torch
 from sentence_lab.runs.checkpoint_io import AtomicCheckpointIO
 from sentence_lab.runs.checkpoints import BestCheckpoint
 from sentence_lab.runs.run import fit
-from sentence_lab.training.non_finite import (
+from sentence_lab.training.non_finite import NonFiniteSteps
+from sentence_lab.training.non_finite_checks import (
     NonFiniteShare,
-    NonFiniteSteps,
     NonFiniteTraining,
     NonFiniteWeights,
     non_finite_tensors,
