@@ -4,7 +4,7 @@
     python evaluate.py encoder=bow_glove tasks=[MR,STS14] evaluation=full
     python evaluate.py encoder=bilstm_max tasks=probing          # untrained, random init
     python evaluate.py ckpt_path=[<uni-QT run>,<bi-QT run>]      # combine-QT: vectors concatenated
-    python evaluate.py tasks=probing probing=generated:<dir>     # a set made by tools.probing_gen
+    python evaluate.py tasks=probing probing=generated:<dir>     # a set made by sentence_lab.probing_gen
     python evaluate.py encoder=minilm                            # all-MiniLM-L6-v2 (the sentence-transformers extra)
     python evaluate.py encoder=precomputed encoder.path=vectors.npz   # vectors computed elsewhere
     python evaluate.py encoder=callable encoder.function=mypkg.embed:encode   # any sentences -> array function

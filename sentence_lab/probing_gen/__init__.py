@@ -5,5 +5,5 @@
 Writes ``<out>/<file>.txt`` in SentEval's probing layout (``tr|va|te<TAB>label<TAB>sentence``) and
 ``<out>/meta.json`` (source corpus, settings, counts per class and split, tagger/parser and version).
 Surface tasks (Length, WordContent, BigramShift) need no tagger; the rest need spaCy and an English
-pipeline (``requirements-probing.txt``); see ``docs/probing_generator.md``.
+pipeline (``requirements-probing.txt``); see ``docs/probing.md`` ("Generating probing tasks").
 """
