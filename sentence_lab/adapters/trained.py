@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
+import torch
 from omegaconf import DictConfig, OmegaConf
 
 from sentence_lab.evaluation.text_encoders import Concatenation
@@ -13,14 +15,24 @@ from sentence_lab.training.inference import TrainedModel
 from sentence_lab.training.untrained import untrained_model
 
 
-def load_checkpoint_encoder(ckpt_path: str, vocab_expansion: bool) -> tuple[TrainedModel, dict]:
-    """(model, description) of a checkpoint or run directory (its best.ckpt)."""
-    path = resolve_checkpoint(str(ckpt_path))
-    model = TrainedModel.load_checkpoint(str(path), map_location="cpu").eval()
+def load_model(path: str | Path, vocab_expansion: bool = False,
+               device: str | torch.device | None = None) -> TrainedModel:
+    """A trained model ready to encode sentences (``model.encode(["A sentence.", ...])``: float32 ``[n, d]``), from a
+    run directory (its best checkpoint) or a ``.ckpt`` file that ``train.py`` wrote, read as data (docs/trust.md).
+    ``vocab_expansion``: words outside the training vocabulary get vectors mapped from GloVe (Kiros et al. 2015).
+    ``device``: where the weights go (a GPU when there is one, by default). Exported as ``sentence_lab.load_model``."""
+    model = TrainedModel.load_checkpoint(str(resolve_checkpoint(str(path))), map_location=device).eval()
     if vocab_expansion:
         skipped = model.expand_vocabulary().get("skipped")
-        if skipped:  # e.g. a toy vocabulary: evaluated without expansion, recorded in describe()
+        if skipped:  # e.g. a toy vocabulary: encodes without expansion, recorded in describe()
             print(f"warning: vocabulary expansion skipped: {skipped}", file=sys.stderr)
+    return model
+
+
+def load_checkpoint_encoder(ckpt_path: str, vocab_expansion: bool) -> tuple[TrainedModel, dict]:
+    """(model, description) of a checkpoint or run directory (its best.ckpt), on the CPU."""
+    path = resolve_checkpoint(str(ckpt_path))
+    model = load_model(path, vocab_expansion, device="cpu")
     return model, {"name": f"checkpoint:{path.parent.parent.name}/{path.stem}", **model.describe(),
                    "source": f"checkpoint {path}"}
 

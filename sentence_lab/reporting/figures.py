@@ -4,6 +4,7 @@ Spearman correlations between probing and downstream scores across runs, the tra
 from __future__ import annotations
 
 import os
+import textwrap
 from itertools import permutations
 from pathlib import Path
 
@@ -46,23 +47,42 @@ def _epoch_panels(count: int):
     plt = _pyplot()
     cols = min(3, count)
     rows = (count + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False, sharey=True)
+    # constrained layout: every title, label and the legend get their own room (nothing drawn over another text)
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False, sharey=True,
+                             layout="constrained")
     return plt, fig, axes
 
 
+def _wrapped(text: str, width: int) -> str:
+    """``text`` broken into lines of at most ``width`` characters (a run's name can be longer than its panel)."""
+    return textwrap.fill(text, width, break_long_words=True, break_on_hyphens=False)
+
+
 def _label_epoch_panel(ax, title: str) -> None:
-    ax.set_title(title, fontsize=9)
+    ax.set_title(_wrapped(title, 50), fontsize=9)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel("epoch (0 = untrained)")
     ax.set_ylabel("probing accuracy (%)")
     ax.grid(alpha=0.3)
 
 
-def _hide_unused(axes, used: int) -> None:
-    """Hide the panels past the ``used`` first; the legend goes in the first."""
+def _outside_legend(fig, axes) -> None:
+    """One legend for the figure, below the panels (never over a curve or the title): every label of ``axes``, once,
+    in as many columns as the figure's width holds."""
+    labelled: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            labelled.setdefault(label, handle)
+    if labelled:
+        columns = max(1, min(len(labelled), int(fig.get_figwidth() // 2.5)))
+        fig.legend(list(labelled.values()), list(labelled), loc="outside lower center", ncols=columns, fontsize=7)
+
+
+def _hide_unused(fig, axes, used: int) -> None:
+    """Hide the panels past the ``used`` first; one legend below them all."""
     for ax in list(axes.flat)[used:]:
         ax.set_visible(False)
-    axes.flat[0].legend(fontsize=7, loc="best")
+    _outside_legend(fig, list(axes.flat)[:used])
 
 
 def plot_probing_curves(runs: list[Run], path: Path) -> bool:
@@ -82,7 +102,7 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
                 if ref.final(task) is not None:
                     ax.axhline(ref.final(task), color=line.get_color(), linestyle="--", linewidth=0.8, alpha=0.6)
         _label_epoch_panel(ax, f"{run.name}: {run.choices.get('objective')} / {run.choices.get('encoder')}")
-    _hide_unused(axes, len(runs))
+    _hide_unused(fig, axes, len(runs))
     title = "Probing task accuracy per epoch (cf. Conneau et al. 2018, Figure 1)"
     if references:
         title += "; dashed: " + ", ".join(r.choices["encoder"] for r in references)
@@ -111,7 +131,7 @@ def plot_seed_bands(groups: list[SeedGroup], path: Path) -> bool:
             ax.fill_between(epochs, [band[e][2] for e in epochs], [band[e][3] for e in epochs],
                             color=line.get_color(), alpha=0.2, linewidth=0)
         _label_epoch_panel(ax, f"{group.name} ({len(group.runs)} seeds)")
-    _hide_unused(axes, len(groups))
+    _hide_unused(fig, axes, len(groups))
     fig.suptitle("Probing accuracy per epoch: mean over training seeds, 95% Student's t band")
     _save(fig, path)
     plt.close(fig)
@@ -128,7 +148,7 @@ def plot_probing_layers(runs: list[Run], path: Path) -> bool:
         return False
     plt = _pyplot()
     fig, axes = plt.subplots(len(runs), len(tasks), figsize=(2.8 * len(tasks) + 1, 2.0 * len(runs) + 0.8),
-                             squeeze=False)
+                             squeeze=False, layout="constrained")
     for column, task in enumerate(tasks):
         values = [v for r in runs for scores in r.layers.get(task, {}).values() for v in scores.values()]
         low, high = min(values), max(values)
@@ -149,13 +169,13 @@ def plot_probing_layers(runs: list[Run], path: Path) -> bool:
             if row == 0:
                 ax.set_title(task, fontsize=8)
             if column == 0:
-                ax.set_ylabel(f"{run.name}\nlayer", fontsize=7)
+                ax.set_ylabel(f"{_wrapped(run.name, 24)}\nlayer", fontsize=7)
             if row == len(runs) - 1:
                 ax.set_xlabel("epoch", fontsize=7)
             if row == 0:
                 bar = fig.colorbar(image, ax=[axes[r][column] for r in range(len(runs))], shrink=0.8, pad=0.02)
                 bar.ax.tick_params(labelsize=6)
-    fig.suptitle("Score per layer (0 = pooled word vectors) and epoch; one colour scale per task", fontsize=9, y=1.04)
+    fig.suptitle("Score per layer (0 = pooled word vectors) and epoch; one colour scale per task", fontsize=9)
     _save(fig, path)
     plt.close(fig)
     return True
@@ -169,19 +189,18 @@ def plot_probing_measures(runs: list[Run], path: Path) -> bool:
         return False
     plt = _pyplot()
     kinds = [("selectivity", "selectivity (accuracy - control, points)"), ("mdl_kbits", "online codelength (kbits)")]
-    fig, axes = plt.subplots(len(runs), 2, figsize=(10, 3.6 * len(runs)), squeeze=False)
+    fig, axes = plt.subplots(len(runs), 2, figsize=(10, 3.6 * len(runs)), squeeze=False, layout="constrained")
     for row, run in zip(axes, runs):
         for ax, (kind, label) in zip(row, kinds):
             for task, points in sorted(run.measures.get(kind, {}).items()):
                 epochs = sorted(points)
                 probe = run.probes.get(task, "").split(",")[0]
                 ax.plot(epochs, [points[e] for e in epochs], marker="o", label=f"{task} ({probe})" if probe else task)
-            ax.set_title(f"{run.name}: {label}", fontsize=9)
+            ax.set_title(_wrapped(f"{run.name}: {label}", 40), fontsize=9)
             ax.set_xlabel("epoch (0 = untrained)")
             ax.xaxis.get_major_locator().set_params(integer=True)
             ax.grid(alpha=0.3)
-            if ax.lines:
-                ax.legend(fontsize=7, loc="best")
+    _outside_legend(fig, list(axes.flat))
     fig.suptitle("Controls (Hewitt & Liang 2019) and MDL (Voita & Titov 2020) per epoch")
     _save(fig, path)
     plt.close(fig)
@@ -223,7 +242,7 @@ def plot_correlations(runs: list[Run], path: Path, alpha: float = 0.05) -> bool:
     if not probing or not downstream or np.isnan(rho).all():
         return False
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(1.0 + 0.7 * len(downstream), 1.0 + 0.5 * len(probing)))
+    fig, ax = plt.subplots(figsize=(1.0 + 0.7 * len(downstream), 1.0 + 0.5 * len(probing)), layout="constrained")
     image = ax.imshow(rho, cmap="RdBu_r", vmin=-1, vmax=1)
     for i in range(len(probing)):
         for j in range(len(downstream)):
@@ -232,11 +251,11 @@ def plot_correlations(runs: list[Run], path: Path, alpha: float = 0.05) -> bool:
             weak = pval[i, j] >= alpha
             ax.text(j, i, f"{rho[i, j]:.2f}" + ("\n(n.s.)" if weak else ""), ha="center", va="center", fontsize=7,
                     color="grey" if weak else "black")
-    ax.set_xticks(range(len(downstream)), downstream, rotation=45, ha="right", fontsize=8)
+    ax.set_xticks(range(len(downstream)), downstream, rotation=90, fontsize=8)  # upright names' boxes never meet
     ax.set_yticks(range(len(probing)), probing, fontsize=8)
     fig.colorbar(image, ax=ax, label="Spearman correlation across runs")
-    ax.set_title(f"Probing vs downstream across {len(runs)} runs (n.s.: p >= {alpha}; cf. Conneau et al. 2018, "
-                 "Figure 2)", fontsize=9)
+    ax.set_title(_wrapped(f"Probing vs downstream across {len(runs)} runs (n.s.: p >= {alpha}; cf. Conneau et al. "
+                          "2018, Figure 2)", max(30, 10 * len(downstream))), fontsize=9)
     _save(fig, path)
     plt.close(fig)
     return True
@@ -247,13 +266,13 @@ def plot_losses(runs: list[Run], path: Path) -> bool:
     if not runs:
         return False
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
     for run in runs:
         ax.plot([s for s, _ in run.loss], [v for _, v in run.loss], label=run.name, linewidth=1)
     ax.set_xlabel("step")
     ax.set_ylabel("training loss")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    _outside_legend(fig, [ax])
     _save(fig, path)
     plt.close(fig)
     return True

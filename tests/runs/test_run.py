@@ -6,13 +6,17 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from hydra.utils import instantiate
+from lightning import LightningModule
 from omegaconf import DictConfig, OmegaConf
 
+import sentence_lab
 from sentence_lab.runs.run import check_encoder_config, fit
 from sentence_lab.text import Vocab
+from sentence_lab.training.inference import TrainedModel
 from sentence_lab.training.module import SentenceModel
 from tests.helpers import processes
 from tests.helpers.extras import skip_when_an_extra_is_missing
@@ -28,6 +32,12 @@ SENTENCES = ["The old man saw the river.", "A dog ran", "the cat sat under a red
 
 
 make_cfg = compose_train_cfg
+
+
+def readme_python_snippet() -> str:
+    """The README's code under "## From Python", as a reader copies it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.search(r"```python\n(.*?)\n```", text[text.index("## From Python"):], re.S).group(1)
 
 
 SMALL = ["encoder=bilstm_max", "encoder.embed_dim=16", "encoder.hidden_dim=16", "encoder.embedding_init=random",
@@ -54,6 +64,17 @@ def test_checkpoint_reloads_with_vocabulary_and_gives_same_embeddings(tiny_corpu
     assert loaded.vocab.itos == model.vocab.itos and loaded.tokenizer == model.tokenizer
     torch.testing.assert_close(torch.from_numpy(loaded.encode(SENTENCES)),
                                torch.from_numpy(model.cpu().encode(SENTENCES)), rtol=0, atol=1e-6)
+    # the front door: sentence_lab.load_model on the run directory (its best checkpoint), no Lightning in its type
+    public = sentence_lab.load_model(tmp_path, device="cpu")
+    assert isinstance(public, TrainedModel) and not isinstance(public, LightningModule)
+    np.testing.assert_array_equal(public.encode(SENTENCES), SentenceModel.load_checkpoint(
+        str(tmp_path / "checkpoints" / "best.ckpt"), map_location="cpu").encode(SENTENCES))
+    # ...and the README's snippet, run as written on this run directory
+    snippet = readme_python_snippet()
+    assert "sentence_lab.load_model(" in snippet and len(snippet.splitlines()) <= 5
+    scope: dict = {}
+    exec(snippet.replace("logs/train/runs/<run>", str(tmp_path)), scope)  # noqa: S102 (the README's own code)
+    assert scope["vectors"].shape == (2, public.output_dim)
 
 
 def test_two_epochs_equal_one_epoch_then_resume(tiny_corpus, tmp_path):
