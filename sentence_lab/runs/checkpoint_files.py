@@ -11,7 +11,6 @@ previous checkpoint stays whole until the new one is.
 from __future__ import annotations
 
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import torch
 
 from sentence_lab.runs.stop_signals import signals_held
+from sentence_lab.text.files import OutputWriteError, atomic_write
 
 
 class CheckpointWriteError(OSError):
@@ -50,23 +50,15 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
 
 
 def _write(obj: Any, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """``torch.save(obj)`` through ``atomic_write`` (a temporary file beside ``path``, fsynced, renamed over it; removed
+    on failure), a failure named as the checkpoint's."""
     try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as err:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(err, (OSError, RuntimeError)):  # torch.save reports a failed write as RuntimeError
-            kept = "the previous one is kept" if path.exists() else "nothing was there before"
-            raise CheckpointWriteError(f"could not write checkpoint {path} ({err}); {kept}: free space or "
-                                       "point paths.log_dir elsewhere, then resume with resume=true") from err
-        raise
+        atomic_write(path, lambda f: torch.save(obj, f))
+    except (OSError, RuntimeError) as err:  # torch.save reports a failed write as RuntimeError
+        cause = err.cause if isinstance(err, OutputWriteError) else err
+        kept = "the previous one is kept" if path.exists() else "nothing was there before"
+        raise CheckpointWriteError(f"could not write checkpoint {path} ({cause}); {kept}: free space or "
+                                   "point paths.log_dir elsewhere, then resume with resume=true") from err
 
 
 def checkpoint_problem(path: str | Path) -> str | None:
