@@ -83,6 +83,7 @@ def _draw(name: str, monkeypatch, tmp_path: Path, *args) -> list[str]:
     return drawn[0]
 
 
+@pytest.mark.slow  # drawing and measuring a figure takes a second or more
 @pytest.mark.parametrize("name", ["plot_probing_curves", "plot_probing_layers", "plot_probing_measures",
                                   "plot_correlations", "plot_losses"])
 @pytest.mark.parametrize("count", [1, 5])
@@ -92,6 +93,7 @@ def test_a_figure_of_one_or_five_runs_draws_no_text_over_another(name, count, mo
     assert _draw(name, monkeypatch, tmp_path, runs) == []
 
 
+@pytest.mark.slow
 def test_the_seed_bands_draw_no_text_over_another(monkeypatch, tmp_path):
     groups = [SeedGroup(f"objective=qt encoder=bilstm_max group {g}", [_run(10 * g + s) for s in range(3)])
               for g in range(4)]
@@ -113,6 +115,7 @@ def test_the_check_finds_a_legend_over_its_panel_and_a_title_over_a_label():
     assert any("'epoch (0 = untrained)' over" in f or "over 'epoch (0 = untrained)'" in f for f in found)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("directions", [["maximize"], ["maximize", "maximize"]], ids=["one", "two objectives"])
 def test_the_study_figures_draw_no_text_over_another(directions, monkeypatch, tmp_path):
     drawn: dict[str, list[str]] = {}
