@@ -23,14 +23,14 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import TensorBoardLogger
 
-from sentence_lab.evaluation.results import ResultsWriter
+from sentence_lab.evaluation.results import ResultsDocument, ResultsWriter
 from sentence_lab.evaluation.runner import LoadedTask, params_from_config
 from sentence_lab.evaluation.sides import side_languages
 from sentence_lab.evaluation.suite import EvaluationSuite
@@ -223,31 +223,33 @@ class EvalSuiteCallback(Callback):
         """The suite's tasks (their data subsampled when ``max_examples_per_split`` is set); None before setup."""
         return self._suite.tasks if self._suite is not None else None
 
-    def _load(self) -> None:
+    def _load(self) -> EvaluationSuite:
         t0 = time.perf_counter()
-        self._suite = EvaluationSuite(self.task_names, self.data_dir, self.params, probing=self.probing,
+        self._suite = suite = EvaluationSuite(self.task_names, self.data_dir, self.params, probing=self.probing,
                                       encode_batch_size=self.encode_batch_size, layers=self.layers, sides=self.sides,
                                       side_probing=self.side_probing, retrieval_held_out=self.retrieval_held_out,
                                       retrieval_path=self.retrieval_path)
-        missing = [t for t in self._loaded if t.missing]
-        if len(missing) == len(self._loaded):
+        loaded = suite.tasks
+        missing = [t for t in loaded if t.missing]
+        if len(missing) == len(loaded):
             log.warning("evaluation suite: no task data under %s (set paths.data_dir or SENTENCE_DATA): training goes "
                         "on without evaluation", self.data_dir)
         elif missing:
             log.warning("evaluation suite: no data for %s under %s: skipped (%s)",
                         ", ".join(t.spec.name for t in missing), self.data_dir, missing[0].error)
-        for task in self._loaded:
+        for task in loaded:
             if task.error is not None and not task.missing:
                 log.warning("evaluation suite: %s: skipped", task.error)
         if self.max_examples_per_split is not None:
-            for task in self._loaded:
+            for task in loaded:
                 if task.data is not None:
                     task.data = subsample(task.data, self.max_examples_per_split, self.subsample_seed)
             log.warning("evaluation suite: max_examples_per_split=%s: %s", self.max_examples_per_split,
                         SUBSAMPLE_NOTE)
-        ready = [t.spec.name for t in self._loaded if t.data is not None]
+        ready = [t.spec.name for t in loaded if t.data is not None]
         log.info("evaluation suite: %d tasks loaded in %.1fs (%s); evaluating every %d epoch(s)", len(ready),
                  time.perf_counter() - t0, ", ".join(ready) or "none", self.every_n_epochs)
+        return suite
 
     def teardown(self, trainer, pl_module, stage: str) -> None:
         if stage == "fit":
@@ -320,7 +322,7 @@ class EvalSuiteCallback(Callback):
         final_epoch = max(self.history)
         metrics: dict[str, float] = {}
         for task in self.task_names:
-            values = [(e, s[task]) for e, s in sorted(self.history.items()) if s.get(task) is not None]
+            values = [(e, score) for e, s in sorted(self.history.items()) if (score := s.get(task)) is not None]
             if values:
                 metrics[f"hparams/{self._kind('final')}/{task}"] = float(dict(values).get(final_epoch, values[-1][1]))
                 metrics[f"hparams/{self._kind('best')}/{task}"] = float(max(v for _, v in values))
@@ -349,7 +351,8 @@ class EvalSuiteCallback(Callback):
         family, name = task_tag(task).split("/", 1)
         return f"{self._kind(family)}/{name}"
 
-    def _open_epoch_results(self, trainer, pl_module, epoch: int, out_dir: Path) -> ResultsWriter:
+    def _open_epoch_results(self, suite: EvaluationSuite, trainer, pl_module, epoch: int,
+                            out_dir: Path) -> ResultsWriter:
         """The writer of ``epoch_NNN.json``, its header written (a file already there is replaced)."""
         encoder = {"name": f"training:epoch_{epoch:03d}",
                    **(pl_module.describe() if isinstance(pl_module, TextEncoder) else {}),
@@ -364,35 +367,34 @@ class EvalSuiteCallback(Callback):
         protocol: dict[str, Any] = {"max_examples_per_split": self.max_examples_per_split}
         if self.preset:
             protocol.update(preset=self.preset, standard=f"preset {self.preset}, not SentEval's")
-        return self._suite.open_results(out_dir / f"epoch_{epoch:03d}.json", kind="epoch", encoder_description=encoder,
+        return suite.open_results(out_dir / f"epoch_{epoch:03d}.json", kind="epoch", encoder_description=encoder,
                                         on_existing="overwrite", protocol_fields=protocol,
                                         **fields)
 
-    def evaluate(self, trainer, pl_module, epoch: int, train_seconds: float | None = None) -> dict:
+    def evaluate(self, trainer, pl_module, epoch: int, train_seconds: float | None = None) -> ResultsDocument:
         """Run the tasks now on ``pl_module``; write the JSON, log the scores; return the results document.
         ``train_seconds``: how long the epoch's training took (the JSON records the evaluation's share)."""
-        if self._suite is None:  # fit without setup (e.g. a direct call): load now, once
-            self._load()
+        # fit without setup (e.g. a direct call): load now, once
+        suite = self._suite if self._suite is not None else self._load()
         started = time.perf_counter()
         out_dir = self.output_dir or Path(trainer.default_root_dir) / "eval"
-        suite = self._suite
-        if isinstance(pl_module, RemembersTokens) and self._remembered_by is not pl_module and suite is not None:
+        if isinstance(pl_module, RemembersTokens) and self._remembered_by is not pl_module:
             pl_module.remember_tokens(suite.sentences())  # tokenised once a fit; ids still per evaluation
             self._remembered_by = pl_module
         if self.vocab_expansion and isinstance(pl_module, ExpandsVocabulary):
             pl_module.expand_vocabulary()  # fit on this epoch's weights; describe() records it; undone below
-        writer = self._open_epoch_results(trainer, pl_module, epoch, out_dir)
+        writer = self._open_epoch_results(suite, trainer, pl_module, epoch, out_dir)
         modes = {m: m.training for m in pl_module.modules()}
         rng = (random.getstate(), np.random.get_state(), torch.get_rng_state(),
                torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)
         pl_module.eval()
         try:
-            doc = self._suite.run_into(writer, pl_module, budget_seconds=self.time_budget_s)
+            doc = suite.run_into(writer, pl_module, budget_seconds=self.time_budget_s)
         except Exception as err:  # noqa: BLE001 - e.g. NaN embeddings (EncoderOutputError): keep training
             writer.update(aborted=f"{type(err).__name__}: {err}")
             log.error("evaluation suite: epoch %d: %s: %s (partial results in %s)", epoch, type(err).__name__,
                       err, writer.path)
-            doc = writer.doc
+            doc = cast(ResultsDocument, writer.doc)  # what was written before the failure
         finally:
             if isinstance(pl_module, ExpandsVocabulary):
                 pl_module.clear_vocabulary_expansion()
