@@ -21,7 +21,12 @@ def load_model(path: str | Path, vocab_expansion: bool = False,
     run directory (its best checkpoint) or a ``.ckpt`` file that ``train.py`` wrote, read as data (docs/trust.md).
     ``vocab_expansion``: words outside the training vocabulary get vectors mapped from GloVe (Kiros et al. 2015).
     ``device``: where the weights go (a GPU when there is one, by default). Exported as ``sentence_lab.load_model``."""
-    model = TrainedModel.load_checkpoint(str(resolve_checkpoint(str(path))), map_location=device).eval()
+    return _load_resolved(resolve_checkpoint(str(path)), vocab_expansion, device)
+
+
+def _load_resolved(path: Path, vocab_expansion: bool, device: str | torch.device | None) -> TrainedModel:
+    """``load_model`` on a checkpoint file ``resolve_checkpoint`` has already chosen and checked."""
+    model = TrainedModel.load_checkpoint(str(path), map_location=device).eval()
     if vocab_expansion:
         skipped = model.expand_vocabulary().get("skipped")
         if skipped:  # e.g. a toy vocabulary: encodes without expansion, recorded in describe()
@@ -32,7 +37,7 @@ def load_model(path: str | Path, vocab_expansion: bool = False,
 def load_checkpoint_encoder(ckpt_path: str, vocab_expansion: bool) -> tuple[TrainedModel, dict]:
     """(model, description) of a checkpoint or run directory (its best.ckpt), on the CPU."""
     path = resolve_checkpoint(str(ckpt_path))
-    model = load_model(path, vocab_expansion, device="cpu")
+    model = _load_resolved(path, vocab_expansion, device="cpu")
     return model, {"name": f"checkpoint:{path.parent.parent.name}/{path.stem}", **model.describe(),
                    "source": f"checkpoint {path}"}
 
