@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, smoke_inputs
 from sentence_lab.evaluation.baselines import BowGloveEncoder
 from sentence_lab.evaluation.runner import params_from_config
 from sentence_lab.evaluation.suite import EvaluationSuite
@@ -65,7 +65,7 @@ def differences(expected: dict, got: dict) -> list[str]:
 def smoke_reference(folder: Path, encoder) -> Path:
     """A tiny SentEval tree under ``folder/data`` and, beside it, a reference file in SentEval's layout whose
     figures are a first pass of our engine on it (prototype set, seed 1111). Returns the data root."""
-    data = benchmark.tiny_senteval(folder / "data")
+    data = smoke_inputs.tiny_senteval(folder / "data")
     params = params_from_config({**PROTOTYPE, "seed": 1111, "name": "prototype", "classifier": {"nhid": 0}})
     doc = EvaluationSuite(SMOKE_TASKS, data, params).run(encoder, folder / "first_pass.json", on_existing="overwrite")
     expected = {}
@@ -91,10 +91,10 @@ def main(argv=None) -> int:
     ap.add_argument("--sets", default="prototype,full_subset", help="parameter sets of the file to check")
     ap.add_argument("--seeds", default=None, help="comma-separated seeds (default: every seed of the file)")
     ap.add_argument("--tasks", default=None, help="comma-separated tasks (default: every task of the file)")
-    benchmark.add_options(ap, f"tasks {','.join(SMOKE_TASKS)} of a tiny generated tree, checked against a first pass "
+    records.add_options(ap, f"tasks {','.join(SMOKE_TASKS)} of a tiny generated tree, checked against a first pass "
                               "of our engine written in the reference file's layout")
     args = ap.parse_args(argv)
-    run = benchmark.start("check_reference_scores", args, ROOT)
+    run = records.start("check_reference_scores", args, ROOT)
     encoder = BowGloveEncoder()
     with tempfile.TemporaryDirectory(prefix="check_reference_") as tmp:
         if args.smoke:
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
         return check(args, encoder, run)
 
 
-def check(args: argparse.Namespace, encoder, run: benchmark.Run) -> int:
+def check(args: argparse.Namespace, encoder, run: records.Run) -> int:
     data = Path(args.data)
     reference = json.loads(Path(args.reference).read_text())
 

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, smoke_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 # The command run with gc.freeze made a no-op: the variant without the freeze
@@ -76,14 +76,14 @@ def spread(values: list[float]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
-    benchmark.add_options(parser, smoke="1 round of the first two cases")
+    records.add_options(parser, smoke="1 round of the first two cases")
     args = parser.parse_args()
     rounds = 1 if args.smoke else args.rounds
-    run = benchmark.start("cli_startup", args, ROOT)
+    run = records.start("cli_startup", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="cli_startup_") as tmp:
         work = Path(tmp)
-        corpus = benchmark.tiny_corpus(work / "corpus", sentences=60)
-        data = benchmark.tiny_senteval(work / "data")
+        corpus = smoke_inputs.tiny_corpus(work / "corpus", sentences=60)
+        data = smoke_inputs.tiny_senteval(work / "data")
         env = {k: v for k, v in os.environ.items() if k != "SENTENCE_DATA"} | {"SENTENCE_DATA": str(data),
                                                                                 "PROJECT_ROOT": str(work)}
         cases = commands(work, corpus)

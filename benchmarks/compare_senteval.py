@@ -89,7 +89,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, reference_code, smoke_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE_TASKS = "TREC,SST2,STS12"
@@ -159,7 +159,7 @@ class Reference:
     """SentEval's engine from ``--reference``, with our encoder behind its batcher."""
 
     def __init__(self, reference: Path, data_dir: Path, encoder, p) -> None:
-        benchmark.use_senteval_checkout(reference)
+        reference_code.use_senteval_checkout(reference)
         from senteval.engine import SE  # SentEval's code, from --reference
 
         self.SE, self.p, self.encoder = SE, p, encoder
@@ -280,15 +280,15 @@ def main(argv=None) -> int:
                     help="write our results/timings here after each task "
                          "(default: /tmp/compare_senteval_ours_<params>_t<threads>.json)")
     ap.add_argument("--ours-json", default=None, help="saved runs of ours to reuse (comma-separated)")
-    benchmark.add_options(ap, f"tasks {SMOKE_TASKS} of a tiny generated tree, prototype set; SentEval's side only "
+    records.add_options(ap, f"tasks {SMOKE_TASKS} of a tiny generated tree, prototype set; SentEval's side only "
                               "with --reference")
     args = ap.parse_args(argv)
     if not args.data and not args.smoke:
         ap.error("set SENTENCE_DATA to the data root (e.g. ../shared/data) or pass --data")
-    run = benchmark.start("compare_senteval", args, ROOT)
+    run = records.start("compare_senteval", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="compare_senteval_smoke_") as tmp:
         if args.smoke:
-            args.data, args.params = str(benchmark.tiny_senteval(Path(tmp) / "data")), "prototype"
+            args.data, args.params = str(smoke_inputs.tiny_senteval(Path(tmp) / "data")), "prototype"
             args.tasks = SMOKE_TASKS if args.tasks == ",".join(TASKS) else args.tasks
             args.save_reference = args.save_reference or str(Path(tmp) / "reference.json")
             args.save_ours = args.save_ours or str(Path(tmp) / "ours.json")
@@ -298,7 +298,7 @@ def main(argv=None) -> int:
         return compare(ap, args, run)
 
 
-def compare(ap: argparse.ArgumentParser, args: argparse.Namespace, run: benchmark.Run) -> int:
+def compare(ap: argparse.ArgumentParser, args: argparse.Namespace, run: records.Run) -> int:
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     unknown = [t for t in tasks if t not in TASKS]
     if unknown:

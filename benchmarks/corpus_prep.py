@@ -36,7 +36,7 @@ import time
 import zlib
 from pathlib import Path
 
-from sentence_lab import benchmarking as benchmark
+from lib import records
 from sentence_lab.text.documents import list_documents, read_document, split_sentences
 from sentence_lab.text.treebank import forget_pieces, reference_tokens, treebank_tokens
 
@@ -165,9 +165,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time train.py to the end of its first step on each prepared corpus")
     parser.add_argument("--tokenizer-books", type=int, default=0,
                         help="first, the tokenizer alone on this many training books, pieces vs whole text")
-    benchmark.add_options(parser, "the start of one shipped book (assets/books), x2, one worker")
+    records.add_options(parser, "the start of one shipped book (assets/books), x2, one worker")
     args = parser.parse_args(argv)
-    run = benchmark.start("corpus_prep", args, ROOT)
+    run = records.start("corpus_prep", args, ROOT)
     cases = []
     speed = {}
     print(f"{'copies':>6} {'workers':>7} {'tokens':>12} {'types':>9} {'seconds':>8} {'tokens/s':>9} "

@@ -13,7 +13,7 @@ checkpoints as the full protocol does, over every epoch of several seeds of seve
 Each run's ``eval/epoch_NNN.json`` (the per-epoch suite, full protocol) is matched with the checkpoint of the same
 weights (``init.ckpt`` for epoch 0, ``epoch_{N-1:03d}.ckpt`` of ``callbacks=[default,epoch_checkpoints]`` after N
 epochs), which the preset then scores through the callback's own path (``EvalSuiteCallback.evaluate``). Checkpoints are
-compared only inside a stratum, the same objective and epoch (``sentence_lab.reporting.agreement``): per task
+compared only inside a stratum, the same objective and epoch (``benchmarks/lib/agreement.py``): per task
 Kendall's tau-b, the share of the pairs the full protocol's paired test (its per-item predictions, p < 0.05 before any
 correction) calls different that the preset orders the same way, and the largest absolute difference of a
 checkpoint's two scores. Prints a table per task and the cost (seconds per evaluation against an epoch's training).
@@ -39,10 +39,10 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, smoke_inputs
+from lib.agreement import SAME_ORDER_GOAL, TAU_GOAL, agreement, within_pairs
 from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
 from sentence_lab.evaluation.results import items_path, read_items, read_results
-from sentence_lab.reporting.agreement import SAME_ORDER_GOAL, TAU_GOAL, agreement, within_pairs
 from sentence_lab.reporting.paired import aligned, metric_for, permutation_p
 from sentence_lab.training.eval_suite import EvalSuiteCallback
 from sentence_lab.training.module import SentenceModel
@@ -210,9 +210,9 @@ def cost(checkpoints: list[Checkpoint]) -> dict[str, dict]:
 def smoke_checkpoints(root: Path) -> list[Checkpoint]:
     """Six untrained BiLSTM-max models (two widths x three seeds) scored by a small full protocol and a preset on a
     made-up SentEval tree."""
-    corpus = benchmark.tiny_corpus(root / "corpus")
+    corpus = smoke_inputs.tiny_corpus(root / "corpus")
     vocab, _, _ = load_corpus(corpus / "train", corpus / "valid", CorpusSettings(), root / "cache")
-    data = benchmark.tiny_senteval(root / "data")
+    data = smoke_inputs.tiny_senteval(root / "data")
     objective = OmegaConf.load(ROOT / "conf" / "objective" / "qt.yaml")
     objective.pop("defaults", None)
     tasks = ["MR", "TREC", "STS14"]
@@ -246,9 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scores-dir", type=Path, default=None,
                         help="where the preset's results files go (default: a temporary folder); those already "
                         "there from an earlier call are read, not scored again")
-    benchmark.add_options(parser, "six untrained models, a small full protocol and a preset on a made-up tree")
+    records.add_options(parser, "six untrained models, a small full protocol and a preset on a made-up tree")
     args = parser.parse_args(argv)
-    run = benchmark.start("curve_preset_agreement", args, ROOT)
+    run = records.start("curve_preset_agreement", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="curve_preset_") as tmp:
         scores_dir = args.scores_dir or Path(tmp)
         skipped: list[str] = []

@@ -32,7 +32,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, smoke_inputs
 from sentence_lab.evaluation.results import git_revision, library_versions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,12 +77,12 @@ def table(records: list[dict]) -> str:
 
 def plot(runs: dict[str, list[dict]], path: Path) -> None:
     """One panel per measure, one line per run (labelled with its overrides)."""
-    keys = [c for c in COLUMNS[1:] if any(c[0] in r for records in runs.values() for r in records)]
+    keys = [c for c in COLUMNS[1:] if any(c[0] in r for rows in runs.values() for r in rows)]
     fig, axes = plt.subplots(2, (len(keys) + 1) // 2, figsize=(3.2 * ((len(keys) + 1) // 2), 6.6), squeeze=False)
-    for label, records in runs.items():
-        steps = [r["step"] for r in records]
+    for label, rows in runs.items():
+        steps = [r["step"] for r in rows]
         for ax, (key, name, _) in zip(axes.flat, keys):
-            ax.plot(steps, [r.get(key, float("nan")) for r in records], marker="o", label=label)
+            ax.plot(steps, [r.get(key, float("nan")) for r in rows], marker="o", label=label)
             ax.set_title(name)
             ax.set_xlabel("step")
     for ax in list(axes.flat)[len(keys):]:
@@ -123,13 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=400, help="training steps (default 400)")
     parser.add_argument("--show", type=Path, nargs="+", help="print runs already made, plotted together")
-    benchmark.add_options(parser, "skip-thought at toy sizes (16 units) for 3 steps on a tiny generated corpus")
+    records.add_options(parser, "skip-thought at toy sizes (16 units) for 3 steps on a tiny generated corpus")
     args = parser.parse_args(argv)
-    run = benchmark.start("decoder_diagnostics", args, ROOT)
+    run = records.start("decoder_diagnostics", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="diagnostics_smoke_") as tmp:
         runs = ROOT / "logs" / "diagnostics"
         if args.smoke and not args.show:
-            corpus = benchmark.tiny_corpus(Path(tmp) / "corpus")
+            corpus = smoke_inputs.tiny_corpus(Path(tmp) / "corpus")
             overrides = [f"data.train_dir={corpus / 'train'}", f"data.valid_dir={corpus / 'valid'}",
                          f"paths.cache_dir={Path(tmp) / 'cache'}", *SMOKE_OVERRIDES, *overrides]
             args.steps, runs = 3, Path(tmp) / "runs"

@@ -52,7 +52,7 @@ import numba
 import numpy as np
 import torch
 
-from sentence_lab import benchmarking as benchmark
+from lib import engine_timing, records, reference_code, smoke_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 ENCODERS = {
@@ -271,7 +271,7 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
 
     params = {"prototype": PROTOTYPE, "full": FULL}[params_name]
     if reference:
-        benchmark.use_senteval_checkout(reference)
+        reference_code.use_senteval_checkout(reference)
         import logging
 
         logging.disable(logging.INFO)
@@ -295,7 +295,7 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
     for module in MODULES.values():  # every regime module's fit_members records its work
         if hasattr(module, "fit_members"):
             module.fit_members = recording_fit
-    projection = EmbeddingCache(benchmark.ProjectedBow(256 if smoke else 4096), batch_size=128)
+    projection = EmbeddingCache(engine_timing.ProjectedBow(256 if smoke else 4096), batch_size=128)
     rows = []
     print("\n| task | d | classifier s | GB moved | GFLOP | roofline s | roofline share | share, random rows | "
           "BLAS on the same products s | 4096-d BiLSTM-max "
@@ -303,10 +303,10 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task in loaded:
         spec = task.spec
-        X, y = benchmark.task_features(task, projection.embed)
+        X, y = engine_timing.task_features(task, projection.embed)
         works.clear()
         t0 = time.perf_counter()
-        ours = benchmark.run_regime(spec, X, y, params, task.data.nclasses)
+        ours = engine_timing.run_regime(spec, X, y, params, task.data.nclasses)
         seconds = time.perf_counter() - t0
         nbytes, flops = probe_cost(works)
         roof = max(nbytes / peaks["read_bandwidth"], flops / peaks["matmul_peak"])
@@ -370,15 +370,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", default=None, help="--high-dim: folder with SentEval's senteval/ package")
     ap.add_argument("--encode-sample", type=int, default=256,
                     help="--high-dim: sentences per task to time the 4096-d BiLSTM-max on (0: skip)")
-    benchmark.add_options(ap, f"bow_glove, prototype, tasks {SMOKE_TASKS} of a tiny generated SentEval tree "
+    records.add_options(ap, f"bow_glove, prototype, tasks {SMOKE_TASKS} of a tiny generated SentEval tree "
                               "(with --high-dim: the probes of a 256-d projection on it, the machine's peaks "
                               "measured briefly)")
     args = ap.parse_args(argv)
-    run = benchmark.start("eval_speed", args, ROOT)
+    run = records.start("eval_speed", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="eval_speed_smoke_") as tmp:
         data, env, extra = Path(os.environ.get("SENTENCE_DATA") or ROOT / "data"), None, ()
         if args.smoke:
-            data = benchmark.tiny_senteval(Path(tmp) / "data")
+            data = smoke_inputs.tiny_senteval(Path(tmp) / "data")
             env = dict(os.environ, SENTENCE_DATA=str(data))
             extra = (f"hydra.run.dir={Path(tmp) / 'evaluate'}",)
             args.tasks = SMOKE_TASKS if args.tasks == "all" else args.tasks

@@ -26,8 +26,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sentence_lab import benchmarking as benchmark
-from sentence_lab.benchmarking import CLONE_VARIABLES, files_under, fresh_environment_with, write_corpus
+from lib import drills, records
+from lib.fresh_environment import CLONE_VARIABLES, files_under, fresh_environment_with
+from lib.smoke_inputs import write_corpus
 from sentence_lab.evaluation.results import git_revision
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -480,16 +481,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkout", type=Path, default=ROOT, help="the project checkout to drill (default: this one)")
     parser.add_argument("--only", default="", help="comma-separated drill numbers (1-based)")
-    benchmark.add_options(parser, f"drills {SMOKE_DRILLS} only (no training run)")
+    records.add_options(parser, f"drills {SMOKE_DRILLS} only (no training run)")
     args = parser.parse_args(argv)
-    run = benchmark.start("fault_drills", args, ROOT)
+    run = records.start("fault_drills", args, ROOT)
     if args.smoke and not args.only:
         args.only = SMOKE_DRILLS
     chosen = {int(n) for n in args.only.split(",") if n.strip()}
     checkout = args.checkout.resolve()
     print(f"checkout: {checkout}")
     with tempfile.TemporaryDirectory(prefix="drills-") as tmp:
-        rows = benchmark.run_drills(Drills(checkout, Path(tmp)), DRILLS, chosen)
+        rows = drills.run_drills(Drills(checkout, Path(tmp)), DRILLS, chosen)
     ran = sum(r["held"] is not None for r in rows)
     held_count = sum(bool(r["held"]) for r in rows)
     run.write({"checkout": str(checkout), "checkout_revision": git_revision(checkout), "ran": ran,

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sentence_lab import benchmarking as benchmark
+from lib import engine_timing, records, smoke_inputs, timing
 from sentence_lab.evaluation import regimes
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import PROTOTYPE, ProtocolParams
@@ -55,17 +55,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dim", type=int, default=4096)
     parser.add_argument("--devices", default="cuda,cuda-stepped,cpu" if torch.cuda.is_available() else "cpu,cpu",
                         help="comma-separated; cuda-stepped: CUDA without step graphs")
-    benchmark.add_options(parser, "256-d vectors of MR and SICKRelatedness of a tiny generated SentEval tree")
+    records.add_options(parser, "256-d vectors of MR and SICKRelatedness of a tiny generated SentEval tree")
     args = parser.parse_args(argv)
-    run = benchmark.start("gpu_engine_speed", args, ROOT)
+    run = records.start("gpu_engine_speed", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="gpu_engine_speed_") as tmp:
         if args.smoke:
             args.dim, args.tasks = 256, "MR,SICKRelatedness"
-            data = benchmark.tiny_senteval(Path(tmp) / "data")
+            data = smoke_inputs.tiny_senteval(Path(tmp) / "data")
         else:
             data = Path(os.environ.get("SENTENCE_DATA", ROOT / "data"))
-        loaded = benchmark.loaded_tasks(args.tasks, data)
-    projection = EmbeddingCache(benchmark.ProjectedBow(args.dim), batch_size=128)
+        loaded = engine_timing.loaded_tasks(args.tasks, data)
+    projection = EmbeddingCache(engine_timing.ProjectedBow(args.dim), batch_size=128)
     devices = args.devices.split(",")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads"
           + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else "")
@@ -76,13 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for task in loaded:
         spec = task.spec
-        X, y = benchmark.task_features(task, projection.embed)
+        X, y = engine_timing.task_features(task, projection.embed)
         seconds, scores = [], []
         for device in devices:
             params = protocol(device)
             t0 = time.perf_counter()
-            result = benchmark.run_regime(spec, X, y, params, task.data.nclasses)
-            benchmark.synchronize(torch.device(params.device))
+            result = engine_timing.run_regime(spec, X, y, params, task.data.nclasses)
+            timing.synchronize(torch.device(params.device))
             seconds.append(time.perf_counter() - t0)
             scores.append({k: float(result[k]) for k in SCORE_KEYS if k in result})
         key = "acc" if "acc" in scores[0] else "pearson"

@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, timing
 from sentence_lab.encoders.rnn import run_rnn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ MODES = ("float32", "tf32", "autocast bf16", "bfloat16", "float16", "encoders' p
 def run_mode(layer: nn.Module, x: torch.Tensor, mode: str, repeats: int) -> tuple[torch.Tensor, float]:
     """The layer's output on ``x`` in ``mode`` and the median seconds of a forward and backward pass."""
     device = x.device
-    benchmark.set_tf32(mode == "tf32")
+    timing.set_tf32(mode == "tf32")
     dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(mode)
     module = copy.deepcopy(layer).to(dtype) if dtype else layer
     if mode.startswith(("encoders' path", "padded path")):
@@ -61,8 +61,8 @@ def run_mode(layer: nn.Module, x: torch.Tensor, mode: str, repeats: int) -> tupl
         return out
 
     out = step()
-    seconds = benchmark.median_seconds(step, device, repeats)
-    benchmark.set_tf32(False)
+    seconds = timing.median_seconds(step, device, repeats)
+    timing.set_tf32(False)
     return out.detach(), seconds
 
 
@@ -70,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--repeats", type=int, default=10)
-    benchmark.add_options(parser, "a BiLSTM of 16 and a GRU of 16 on 8 x 5 tokens")
+    records.add_options(parser, "a BiLSTM of 16 and a GRU of 16 on 8 x 5 tokens")
     args = parser.parse_args(argv)
-    run = benchmark.start("gpu_rnn_precision", args, ROOT)
+    run = records.start("gpu_rnn_precision", args, ROOT)
     device = torch.device(args.device)
     batch, tokens = (8, 5) if args.smoke else (400, 30)
     layers = {"BiLSTM 2x16": nn.LSTM(8, 16, bidirectional=True, batch_first=True),

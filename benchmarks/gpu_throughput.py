@@ -39,7 +39,8 @@ from unittest import mock
 import torch
 from omegaconf import OmegaConf
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, smoke_inputs, timing
+from lib.flops import training_step_flops
 from sentence_lab.datamodules.contiguous import ContiguousChunks
 from sentence_lab.datamodules.corpus import CorpusSettings, default_workers, load_corpus
 from sentence_lab.encoders import bilstm, gru
@@ -61,7 +62,7 @@ ADAM_BYTES_PER_PARAMETER = 28  # read parameter, gradient, two moments; write pa
 
 def matmul_rate(device: torch.device, dtype: torch.dtype, tf32: bool, n: int, repeats: int) -> float:
     """FLOP/s of an n x n x n product of random data (three pairs of operands in turn, so no cache holds them)."""
-    benchmark.set_tf32(tf32)
+    timing.set_tf32(tf32)
     pairs = [(torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype))
              for _ in range(3)]
     turn = iter(range(10**9))
@@ -70,8 +71,8 @@ def matmul_rate(device: torch.device, dtype: torch.dtype, tf32: bool, n: int, re
         a, b = pairs[next(turn) % 3]
         return a @ b
 
-    seconds = benchmark.median_seconds(product, device, repeats)
-    benchmark.set_tf32(False)
+    seconds = timing.median_seconds(product, device, repeats)
+    timing.set_tf32(False)
     return 2 * n**3 / seconds
 
 
@@ -79,7 +80,7 @@ def copy_bandwidth(device: torch.device, nbytes: int, repeats: int) -> float:
     """Bytes/s of a device-to-device copy, counting the bytes read and the bytes written."""
     src = torch.randn(nbytes // 4, device=device)
     dst = torch.empty_like(src)
-    seconds = benchmark.median_seconds(lambda: dst.copy_(src), device, repeats)
+    seconds = timing.median_seconds(lambda: dst.copy_(src), device, repeats)
     return 2 * nbytes / seconds
 
 
@@ -113,7 +114,7 @@ def to_device(batch: dict, device: torch.device) -> dict:
 def timed_steps(model: SentenceModel, batches: list[dict], device: torch.device, precision: str, warmup: int,
                 min_batches: int, min_seconds: float) -> list[float]:
     """Seconds of each timed training step (device synchronised around it), after ``warmup`` steps."""
-    benchmark.set_tf32(precision == "tf32")
+    timing.set_tf32(precision == "tf32")
     opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-3)
     autocast = (torch.autocast(device.type, dtype=torch.bfloat16) if precision == "bf16-mixed"
                 else contextlib.nullcontext())
@@ -122,7 +123,7 @@ def timed_steps(model: SentenceModel, batches: list[dict], device: torch.device,
     i = 0
     while len(seconds) < min_batches or sum(seconds) < min_seconds:
         batch = batches[i % len(batches)]
-        benchmark.synchronize(device)
+        timing.synchronize(device)
         t0 = time.perf_counter()
         with autocast:
             loss = model.objective(to_device(batch, device))["loss"]
@@ -130,11 +131,11 @@ def timed_steps(model: SentenceModel, batches: list[dict], device: torch.device,
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
         opt.step()
-        benchmark.synchronize(device)
+        timing.synchronize(device)
         if i >= warmup:
             seconds.append(time.perf_counter() - t0)
         i += 1
-    benchmark.set_tf32(False)
+    timing.set_tf32(False)
     if not torch.isfinite(loss):
         raise RuntimeError(f"non-finite loss {loss.item()} in {precision}")
     return seconds
@@ -151,10 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--padded-precisions", default="bf16-mixed",
                         help="precisions also timed on the recurrent encoders' padded (CPU) path; empty: none")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    benchmark.add_options(parser, "BiLSTM-max 2 x 16, random word vectors, batches of 8 from a tiny generated corpus, "
+    records.add_options(parser, "BiLSTM-max 2 x 16, random word vectors, batches of 8 from a tiny generated corpus, "
                                   "256^3 products and an 8 MB copy")
     args = parser.parse_args(argv)
-    run = benchmark.start("gpu_throughput", args, ROOT)
+    run = records.start("gpu_throughput", args, ROOT)
     device = torch.device(args.device)
     if args.smoke:
         args.batch_size, args.batches, args.min_seconds, args.warmup = 8, 2, 0.0, 1
@@ -171,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
           f"copy {bandwidth / 1e12:.2f} TB/s (read + written)", flush=True)
 
     with tempfile.TemporaryDirectory(prefix="gpu_throughput_") as tmp:
-        books = benchmark.tiny_corpus(Path(tmp) / "corpus") if args.smoke else ROOT / "assets" / "books"
+        books = smoke_inputs.tiny_corpus(Path(tmp) / "corpus") if args.smoke else ROOT / "assets" / "books"
         cache = Path(tmp) / "cache" if args.smoke else ROOT / ".cache" / "corpus"
         vocab, splits, _ = load_corpus(books / "train", books / "valid", CorpusSettings(), cache, default_workers())
     chunks = ContiguousChunks(splits["train"], args.batch_size)
@@ -184,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for label, (config, overrides) in encoders.items():
         cpu_model = make_model(config, overrides, vocab, args.smoke)
-        flops = benchmark.training_step_flops(cpu_model, batches[0])
+        flops = training_step_flops(cpu_model, batches[0])
         trainable = sum(p.numel() for p in cpu_model.parameters() if p.requires_grad)
         nbytes = ADAM_BYTES_PER_PARAMETER * trainable + sum(t.numel() * t.element_size() for t in batches[0].values())
         runs = [(p, "default") for p in args.precisions.split(",")] + [(p, "padded") for p in padded]

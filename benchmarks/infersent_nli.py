@@ -20,9 +20,9 @@ files are patched at run time, in a temporary copy, only where a CPU, current to
 where the comparison needs it; every patch is printed and recorded (``PATCHES``). Measured per side: the training
 loop's seconds (InferSent: its ``trainepoch``, batch preparation included; ours, ``python train.py objective=nli
 experiment=nli`` on the same files: from the first batch's start to the last batch's end, data loading included,
-``benchmarking.LoopTimer``), pairs/s and sentences/s (two a pair), and SNLI dev accuracy after the
+``lib.timing.LoopTimer``), pairs/s and sentences/s (two a pair), and SNLI dev accuracy after the
 same pairs. Where the two models still differ is recorded too (``DIFFERENCES``). ``--count-dispatch N``: both loops'
-operators in N batches after the first (``sentence_lab.benchmarking.StepDispatch``: kernels, views, host reads, the
+operators in N batches after the first (``lib.step_dispatch.StepDispatch``: kernels, views, host reads, the
 recurrent call counted as cuDNN's one kernel each way), ours packed as on a GPU (``+encoder.packed=true``). The
 figures go to a JSON record (``--output``, default ``logs/benchmarks/infersent_nli/<time>.json``).
 """
@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, reference_code, smoke_inputs
 from sentence_lab.text.glove import load_glove
 from sentence_lab.text.tokenizer import Tokenizer
 
@@ -104,10 +104,10 @@ ONE_HIDDEN_LAYER = ("models.py",
                     "                nn.Tanh(),\n",
                     "ablation: the nonlinear classifier with one hidden layer (the paper's and ours), not two")
 # With --count-dispatch: each training batch of InferSent's loop (batch preparation, forward, loss, backward, its
-# gradient-norm loop and the update) counted by sentence_lab.benchmarking.StepDispatch, as ours is by TrainStepDispatch.
+# gradient-norm loop and the update) counted by lib.step_dispatch.StepDispatch, as ours is by TrainStepDispatch.
 COUNT_DISPATCH = [
     ("train_nli.py", "import torch\n",
-     "import torch\nimport json as _json\nfrom sentence_lab.benchmarking import StepDispatch as _StepDispatch\n"
+     "import torch\nimport json as _json\nfrom lib.step_dispatch import StepDispatch as _StepDispatch\n"
      "_dispatch = _StepDispatch(int(os.environ['BENCH_DISPATCH_STEPS']), skip=1)\n",
      "count what each training batch dispatches (--count-dispatch)"),
     ("train_nli.py", "params.batch_size):\n        # prepare batch\n",
@@ -172,7 +172,7 @@ def patched_infersent(source: Path, target: Path, ablations: list[tuple[str, str
     """InferSent's four files copied into ``target`` with ``PATCHES`` and the ``ablations`` asked for
     (``EXCLUDE_PADDING``, ``WITHOUT_MARKERS``, ``ONE_HIDDEN_LAYER``) applied; what each patch changed."""
     target.mkdir(parents=True, exist_ok=True)
-    for name in benchmark.INFERSENT_FILES:
+    for name in reference_code.INFERSENT_FILES:
         if not (source / name).is_file():
             raise SystemExit(f"{source} holds no {name}: --infersent names a folder of InferSent's files before "
                              "c752882 (git -C <clone> archive c752882~1 | tar -x -C <folder>)")
@@ -195,7 +195,7 @@ def run_infersent(folder: Path, data: Path, glove: Path, hidden: int, pairs: int
            "--batch_size", "64", "--optimizer", "sgd,lr=0.1", "--max_norm", "5", "--outputdir", str(folder / "out"),
            *extra]
     env = dict(os.environ, BENCH_DEVICE=device, BENCH_PAIRS=str(pairs), BENCH_DISPATCH_STEPS=str(dispatch_steps),
-               PYTHONPATH=os.pathsep.join([str(folder), str(ROOT)]))
+               PYTHONPATH=os.pathsep.join([str(folder), str(ROOT), str(ROOT / "benchmarks")]))
     done = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"InferSent's train_nli.py failed:\n{done.stderr[-3000:]}")
@@ -230,7 +230,7 @@ def profile_rows(text: str, top: int = 15) -> list[str]:
 def run_ours(data: Path, out: Path, hidden: int, device: str, seed: int, profile: bool = False,
              extra: list[str] | None = None, dispatch_steps: int = 0) -> dict:
     """``python train.py objective=nli experiment=nli`` on the written files, one epoch, timed by
-    ``benchmarking.LoopTimer``; with ``profile``, under Lightning's ``SimpleProfiler`` (each hook's and step part's
+    ``lib.timing.LoopTimer``; with ``profile``, under Lightning's ``SimpleProfiler`` (each hook's and step part's
     seconds: where a step's time goes besides the model); ``extra``: more Hydra overrides (an ablation)."""
     record = out / "loop_timer.json"
     cmd = [sys.executable, str(ROOT / "train.py"), "objective=nli", "experiment=nli", f"encoder.hidden_dim={hidden}",
@@ -239,17 +239,20 @@ def run_ours(data: Path, out: Path, hidden: int, device: str, seed: int, profile
            "data.tokenizer.kind=whitespace", "trainer.max_epochs=1", "trainer.num_sanity_val_steps=0",
            f"trainer.accelerator={'gpu' if device == 'cuda' else 'cpu'}", "logger=none", "test_after_fit=false",
            "~callbacks.eval_suite", "print_config=false", f"hydra.run.dir={out / 'run'}",
-           f"paths.cache_dir={out / 'cache'}", "+callbacks.loop_timer._target_=sentence_lab.benchmarking.LoopTimer",
+           f"paths.cache_dir={out / 'cache'}", "+callbacks.loop_timer._target_=lib.timing.LoopTimer",
            f"+callbacks.loop_timer.output={record}", f"seed={seed}", *(extra or [])]
     if profile:
         cmd.append(f"++trainer.profiler={{_target_: lightning.pytorch.profilers.SimpleProfiler, dirpath: '{out}', "
                    "filename: profile}")
     if dispatch_steps:  # the batch packed, as a GPU runs it (the CPU's default is padded buckets)
         cmd += ["+encoder.packed=true",
-                "+callbacks.step_dispatch._target_=sentence_lab.benchmarking.TrainStepDispatch",
+                "+callbacks.step_dispatch._target_=lib.step_dispatch.TrainStepDispatch",
                 f"+callbacks.step_dispatch.output={out / 'dispatch.json'}",
                 f"+callbacks.step_dispatch.steps={dispatch_steps}"]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    # the callbacks above are benchmarks/lib's: train.py finds them with benchmarks/ on its path
+    path = [str(ROOT / "benchmarks"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"train.py objective=nli failed:\n{done.stderr[-3000:]}")
     timed = json.loads(record.read_text())
@@ -292,9 +295,9 @@ def main(argv: list[str] | None = None) -> int:
                         "layer one call each way; ours packed): per batch, beside the speed")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SENTENCE_DATA", "data")))
-    benchmark.add_options(parser, "2 x 16 units, 256 pairs")
+    records.add_options(parser, "2 x 16 units, 256 pairs")
     args = parser.parse_args(argv)
-    run = benchmark.start("infersent_nli", args, ROOT)
+    run = records.start("infersent_nli", args, ROOT)
     if args.smoke:
         args.sizes, args.pairs = "16", 256
     if args.infersent is None:
@@ -312,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{patch['why']}")
         if args.smoke:
             pairs = args.pairs
-            benchmark.tiny_nli(tmp / "snli", pairs)
+            smoke_inputs.tiny_nli(tmp / "snli", pairs)
         else:
             pairs = write_snli(args.data_dir, tmp / "snli", Tokenizer("treebank", lowercase=True), args.pairs,
                                args.dev_pairs)

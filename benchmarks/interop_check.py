@@ -31,7 +31,7 @@ import mteb
 import numpy as np
 from sentence_transformers import SentenceTransformer
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, smoke_inputs
 from sentence_lab.adapters.export_st import main as export_main
 from sentence_lab.adapters.mteb import local_sts_task, mteb_model
 from sentence_lab.adapters.trained import load_checkpoint_encoder
@@ -55,7 +55,7 @@ def tiny_run(folder: Path) -> Path:
     from sentence_lab.runs.run_dir import register_resolvers
 
     register_resolvers()
-    corpus = benchmark.tiny_corpus(folder / "corpus")
+    corpus = smoke_inputs.tiny_corpus(folder / "corpus")
     overrides = ["objective=qt", "encoder=bilstm_max", "encoder.hidden_dim=16", f"data.train_dir={corpus / 'train'}",
                  f"data.valid_dir={corpus / 'valid'}", f"paths.cache_dir={folder / 'cache'}", "data.batch_size=8",
                  "data.preprocess_workers=0", "trainer.max_steps=2", "trainer.max_epochs=1",
@@ -92,14 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, nargs="?", help="a run directory (its best.ckpt) or a .ckpt file")
     parser.add_argument("--suite", default=None, help="also these tasks through evaluate.py, exported and checkpoint")
-    benchmark.add_options(parser, "a Quick-Thoughts run of 2 steps on a tiny generated corpus, checked on a tiny "
+    records.add_options(parser, "a Quick-Thoughts run of 2 steps on a tiny generated corpus, checked on a tiny "
                                   "generated STS-B (no run or SENTENCE_DATA needed)")
     args = parser.parse_args(argv)
-    run = benchmark.start("interop_check", args, ROOT)
+    run = records.start("interop_check", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="interop_smoke_") as tmp:
         data = os.environ.get("SENTENCE_DATA")
         if args.smoke:
-            data = str(benchmark.tiny_senteval(Path(tmp) / "data"))
+            data = str(smoke_inputs.tiny_senteval(Path(tmp) / "data"))
             os.environ["SENTENCE_DATA"] = data  # evaluate.py of --suite reads the same tree
             args.run = args.run or tiny_run(Path(tmp))
         if args.run is None:
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         return check(args, data, run)
 
 
-def check(args: argparse.Namespace, data: str, run: benchmark.Run) -> int:
+def check(args: argparse.Namespace, data: str, run: records.Run) -> int:
     (sts,) = load_tasks(["STSBenchmarkCosine"], data)
     test = sts.data.splits["test"]
     sentences = sorted(set(test.a) | set(test.b))

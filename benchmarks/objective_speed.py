@@ -23,7 +23,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, smoke_inputs
 from sentence_lab.training.module import SentenceModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,22 +70,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--recipe", action="store_true",
                         help="with each objective's CPU recipe (conf/experiment/<name>.yaml), not its own config")
-    benchmark.add_options(parser, "qt and skipthought on a 32-unit GRU (random embeddings), 3 batches of 8 from "
+    records.add_options(parser, "qt and skipthought on a 32-unit GRU (random embeddings), 3 batches of 8 from "
                                   "a tiny generated corpus")
     args = parser.parse_args(argv)
-    run = benchmark.start("objective_speed", args, ROOT)
+    run = records.start("objective_speed", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="objective_speed_") as tmp:
         more: tuple[str, ...] = ()
         if args.smoke:
             args.objectives, args.batches, args.batch_size = "qt,skipthought", 3, 8
-            corpus = benchmark.tiny_corpus(Path(tmp) / "corpus")
+            corpus = smoke_inputs.tiny_corpus(Path(tmp) / "corpus")
             more = (f"data.train_dir={corpus / 'train'}", f"data.valid_dir={corpus / 'valid'}",
                     f"paths.cache_dir={Path(tmp) / 'cache'}", "data.preprocess_workers=0",
                     "encoder.embedding_init=random", "encoder.hidden_dim=32")
         return measure(args, run, more)
 
 
-def measure(args: argparse.Namespace, run: benchmark.Run, more: tuple[str, ...]) -> int:
+def measure(args: argparse.Namespace, run: records.Run, more: tuple[str, ...]) -> int:
     objectives = args.objectives.split(",")
     base = composed(objectives[0], args.encoder, args.batch_size, args.recipe, more)
     datamodule = instantiate(base.data)

@@ -1,5 +1,5 @@
 """The paired test's calibration and power: simulated pairs of models drawn from one real probe's per-item
-probabilities (``sentence_lab.reporting.calibration``), the share the test calls different at 0.05 with nothing to
+probabilities (``benchmarks/lib/calibration.py``), the share the test calls different at 0.05 with nothing to
 find, and with one side shifted by each of several differences (the detection curve on 1,000 items).
 
     python benchmarks/paired_test_calibration.py                           # 2,000 null pairs, 1,000 per difference
@@ -15,8 +15,8 @@ import argparse
 import math
 from pathlib import Path
 
-from sentence_lab import benchmarking as benchmark
-from sentence_lab.reporting.calibration import SHIPPED_TASK, real_probe_probabilities, rejection_rate, shifted
+from lib import records
+from lib.calibration import SHIPPED_TASK, real_probe_probabilities, rejection_rate, shifted
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,9 +27,9 @@ def main() -> None:
     parser.add_argument("--null-pairs", type=int, default=2000, help="simulated pairs with nothing to find")
     parser.add_argument("--differences", default="0.01,0.02,0.03,0.04,0.05,0.07,0.10",
                         help="accuracy differences (fractions) injected into one side")
-    benchmark.add_options(parser, "100 pairs with nothing to find, 100 at each of two differences")
+    records.add_options(parser, "100 pairs with nothing to find, 100 at each of two differences")
     args = parser.parse_args()
-    run = benchmark.start("paired_test_calibration", args, ROOT)
+    run = records.start("paired_test_calibration", args, ROOT)
     pairs, null_pairs = (100, 100) if run.smoke else (args.pairs, args.null_pairs)
     differences = [0.05, 0.10] if run.smoke else [float(d) for d in args.differences.split(",")]
     gold, p = real_probe_probabilities()

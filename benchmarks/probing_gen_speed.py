@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sentence_lab import benchmarking as benchmark
+from lib import records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,10 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sizes", default="100000,10000,10000", help="train,dev,test per task")
     parser.add_argument("--keep", default=None, help="write the last case's tasks here instead of a temp dir")
-    benchmark.add_options(parser, "the surface tasks (40/10/10 sentences) from the first shipped book "
+    records.add_options(parser, "the surface tasks (40/10/10 sentences) from the first shipped book "
                                   "(assets/books/train), one worker")
     args = parser.parse_args(argv)
-    run = benchmark.start("probing_gen_speed", args, ROOT)
+    run = records.start("probing_gen_speed", args, ROOT)
     smoke_settings: list[str] = []
     if args.smoke:
         args.corpus, args.tasks, args.sizes, args.workers = str(ROOT / "assets" / "books" / "train"), "surface", \

@@ -36,7 +36,7 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, smoke_inputs
 from sentence_lab.optuna_storage import PRUNED_AT, RETRY_OF, load_recorded_study
 from sentence_lab.runs.checkpoint_choice import INIT_NAME
 
@@ -50,7 +50,7 @@ def sweep_command(sweep_dir: Path, study: str, trials: int, args: argparse.Names
               f"hydra.sweeper.study_name={study}", f"hydra.sweeper.n_trials={trials}", "print_config=false",
               "logger=tensorboard", "test_after_fit=false"]
     if args.smoke:
-        data = benchmark.tiny_senteval(benchmark.tiny_corpus(args.out / "smoke_data", sentences=60))
+        data = smoke_inputs.tiny_senteval(smoke_inputs.tiny_corpus(args.out / "smoke_data", sentences=60))
         common += ["encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random",
                    f"data.train_dir={data / 'train'}", f"data.valid_dir={data / 'valid'}",
                    "data.batch_size=choice(8,16)", "trainer.val_check_interval=1.0",
@@ -200,7 +200,7 @@ def main() -> None:
     parser.add_argument("--heartbeat-s", type=int, default=5, help="resume: the trials' heartbeat interval")
     parser.add_argument("--grace-s", type=int, default=20, help="resume: a heartbeat older than this is a lost trial")
     parser.add_argument("--out", type=Path, default=None)
-    benchmark.add_options(parser, smoke="4 trials on a made-up corpus and made-up tasks")
+    records.add_options(parser, smoke="4 trials on a made-up corpus and made-up tasks")
     args = parser.parse_args()
     args.parts = [p for p in args.parts.split(",") if p]
     unknown = set(args.parts) - set(PARTS)
@@ -212,7 +212,7 @@ def main() -> None:
     stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     args.out = (args.out or ROOT / "logs" / "benchmarks" / "pruned_sweep" / stamp).resolve()
     args.out.mkdir(parents=True, exist_ok=True)
-    run = benchmark.start("pruned_sweep", args, ROOT)
+    run = records.start("pruned_sweep", args, ROOT)
     results: dict[str, Any] = {"trials": args.trials, "max_train_sentences": None if args.smoke else
                                args.max_train_sentences, "out": str(args.out)}
     compare(args, results)

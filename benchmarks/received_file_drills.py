@@ -30,8 +30,8 @@ from pathlib import Path
 
 import yaml
 
-from sentence_lab import benchmarking as benchmark
-from sentence_lab.benchmarking import tiny_corpus
+from lib import drills, records
+from lib.smoke_inputs import tiny_corpus
 from sentence_lab.evaluation.results import git_revision
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -288,16 +288,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkout", type=Path, default=ROOT, help="the project checkout to drill (default: this one)")
     parser.add_argument("--only", default="", help="comma-separated drill numbers (1-based)")
-    benchmark.add_options(parser, f"drill {SMOKE} only (no training run)")
+    records.add_options(parser, f"drill {SMOKE} only (no training run)")
     args = parser.parse_args(argv)
-    run = benchmark.start("received_file_drills", args, ROOT)
+    run = records.start("received_file_drills", args, ROOT)
     if args.smoke and not args.only:
         args.only = SMOKE
     chosen = {int(n) for n in args.only.split(",") if n.strip()}
     checkout = args.checkout.resolve()
     print(f"checkout: {checkout} ({git_revision(checkout)})")
     with tempfile.TemporaryDirectory(prefix="received-drills-") as tmp:
-        rows = benchmark.run_drills(Drills(checkout, Path(tmp)), DRILLS, chosen)
+        rows = drills.run_drills(Drills(checkout, Path(tmp)), DRILLS, chosen)
     held_count = sum(bool(r["held"]) for r in rows)
     run.write({"checkout": str(checkout), "checkout_revision": git_revision(checkout), "ran": len(rows),
                "held": held_count, "drills": rows})

@@ -13,7 +13,7 @@ updates), ``views`` (views and aliases, which launch none), ``metadata`` (shape 
 classifier step is one call of the engine's optimiser step (``MaskedOptimizer.step``) with its gradients and its
 share of the epoch's row gathers (``StackedProbe.epoch_gradients``); what the rest (set-up, the model selection, the
 dev checks, the scoring) dispatches is reported apart, and host reads per classifier epoch (``BatchPlan.epoch``). The
-table goes to a JSON record (``--output``). The counters: :mod:`sentence_lab.evaluation.dispatch_counts`.
+table goes to a JSON record (``--output``). The counters: ``benchmarks/lib/dispatch_counts.py``.
 """
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ from typing import Any
 
 import torch
 
-from sentence_lab import benchmarking as benchmark
+from lib import engine_timing, records, smoke_inputs
+from lib.dispatch_counts import CountedSteps, Dispatched, HostReads
 from sentence_lab.evaluation.baselines import BowGloveEncoder
-from sentence_lab.evaluation.dispatch_counts import CountedSteps, Dispatched, HostReads
 from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import PROTOTYPE
 
@@ -41,12 +41,12 @@ DEFAULT_TASKS = "MR,CR,SUBJ,MPQA,TREC,SICKRelatedness,STSBenchmark,STS12,Length,
 
 def count_task(task: Any, embed: Any, device: str = "cpu") -> dict[str, Any]:
     """One task's classifier protocol on the GPU's path, counted: per evaluation and per step."""
-    X, y = benchmark.task_features(task, embed)
+    X, y = engine_timing.task_features(task, embed)
     params = dataclasses.replace(PROTOTYPE, device=device, fused_kernels=False)
     counter = Dispatched()
     started = time.perf_counter()
     with counter, CountedSteps(counter) as steps, HostReads() as reads:
-        benchmark.run_regime(task.spec, X, y, params, task.data.nclasses)
+        engine_timing.run_regime(task.spec, X, y, params, task.data.nclasses)
     n, epochs = max(steps.steps, 1), max(steps.epochs, 1)
     return {"task": task.spec.name, "family": task.spec.family, "regime": task.spec.regime, "steps": steps.steps,
             "epochs": steps.epochs, "per_evaluation": dict(counter.kinds), "host_reads": dict(reads.counts),
@@ -65,15 +65,15 @@ def count_task(task: Any, embed: Any, device: str = "cpu") -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default=DEFAULT_TASKS, help="comma-separated task names")
-    benchmark.add_options(parser, "MR and SICKRelatedness of a made-up SentEval tree")
+    records.add_options(parser, "MR and SICKRelatedness of a made-up SentEval tree")
     args = parser.parse_args(argv)
-    run = benchmark.start("suite_dispatch", args, ROOT)
+    run = records.start("suite_dispatch", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="suite_dispatch_") as tmp:
         if args.smoke:
-            args.tasks, data = "MR,SICKRelatedness", benchmark.tiny_senteval(Path(tmp) / "data")
+            args.tasks, data = "MR,SICKRelatedness", smoke_inputs.tiny_senteval(Path(tmp) / "data")
         else:
             data = Path(os.environ.get("SENTENCE_DATA", ROOT / "data"))
-        loaded = benchmark.loaded_tasks(args.tasks, data)
+        loaded = engine_timing.loaded_tasks(args.tasks, data)
     embed = EmbeddingCache(BowGloveEncoder(), batch_size=128).embed
     print("bow_glove, the prototype protocol, evaluation.fused_kernels=false (the path a GPU takes), on the CPU\n")
     print("| task | family | steps | classifier epochs (recordable as graphs: epochs, steps) | kernels | a step | "

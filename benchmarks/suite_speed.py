@@ -32,7 +32,7 @@ from typing import Any
 import torch
 from omegaconf import OmegaConf
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, smoke_inputs
 from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
 from sentence_lab.evaluation.tasks.registry import TASKS
 from sentence_lab.training.eval_suite import EvalSuiteCallback
@@ -160,7 +160,7 @@ def print_split(title: str, seconds: float, split: dict[str, float], epoch_secon
 def smoke_model(root: Path) -> tuple[SentenceModel, Path]:
     """An untrained BiLSTM-max 2 x 16 (random word vectors) on a tiny corpus's vocabulary, and a made-up SentEval
     tree."""
-    corpus = benchmark.tiny_corpus(root / "corpus")
+    corpus = smoke_inputs.tiny_corpus(root / "corpus")
     vocab, _, _ = load_corpus(corpus / "train", corpus / "valid", CorpusSettings(), root / "cache")
     encoder = OmegaConf.load(ROOT / "conf" / "encoder" / "bilstm_max.yaml")
     encoder.update({"hidden_dim": 16, "embedding_init": "random"})
@@ -168,7 +168,7 @@ def smoke_model(root: Path) -> tuple[SentenceModel, Path]:
     objective.pop("defaults", None)
     model = SentenceModel(encoder=encoder, objective=objective, vocab=vocab,
                           optimizer={"_target_": "torch.optim.Adam", "lr": 1e-3})
-    return model, benchmark.tiny_senteval(root / "data")
+    return model, smoke_inputs.tiny_senteval(root / "data")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,9 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--evaluations", type=int, default=2, help="evaluations of the checkpoint (the first "
                         "tokenises the tasks for the fit)")
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SENTENCE_DATA", "data")))
-    benchmark.add_options(parser, "a BiLSTM-max 2 x 16 after one step on a made-up SentEval tree")
+    records.add_options(parser, "a BiLSTM-max 2 x 16 after one step on a made-up SentEval tree")
     args = parser.parse_args(argv)
-    run = benchmark.start("suite_speed", args, ROOT)
+    run = records.start("suite_speed", args, ROOT)
     torch.manual_seed(0)
     record: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="suite_speed_") as tmp:

@@ -27,7 +27,8 @@ import torch
 from omegaconf import OmegaConf
 from torch.utils.data import DataLoader, Subset
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, smoke_inputs
+from lib.flops import training_step_flops
 from sentence_lab.datamodules.contiguous import ContiguousChunks
 from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
 from sentence_lab.training.module import SentenceModel
@@ -147,10 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads (default: torch's choice); use 1 when another job holds a core, "
                              "since OpenMP threads waiting on a busy core make every op slow")
-    benchmark.add_options(parser, "the bow encoder, randomly initialised, 3 batches of 8 from a tiny generated "
+    records.add_options(parser, "the bow encoder, randomly initialised, 3 batches of 8 from a tiny generated "
                                   "corpus, a 256^3 matmul for the peak")
     args = parser.parse_args(argv)
-    run = benchmark.start("train_throughput", args, ROOT)
+    run = records.start("train_throughput", args, ROOT)
     if args.smoke:
         args.encoders, args.batches, args.warmup, args.batch_size, args.min_seconds = "bow", 3, 1, 8, 0.0
     if args.threads:
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.use_deterministic_algorithms(True)
 
     with tempfile.TemporaryDirectory(prefix="train_throughput_") as tmp:
-        books = benchmark.tiny_corpus(Path(tmp) / "corpus") if args.smoke else args.corpus
+        books = smoke_inputs.tiny_corpus(Path(tmp) / "corpus") if args.smoke else args.corpus
         cache = Path(tmp) / "cache" if args.smoke else ROOT / ".cache" / "corpus"
         vocab, splits, _ = load_corpus(books / "train", books / "valid", CorpusSettings(), cache)
     chunks = ContiguousChunks(splits["train"], args.batch_size)
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.encoders.split(","):
         # One uncompiled step gives the FLOPs and sizes the timed loops of both rows.
         start = time.perf_counter()
-        flops = benchmark.training_step_flops(make_model(name, vocab, args.smoke), chunks[0])
+        flops = training_step_flops(make_model(name, vocab, args.smoke), chunks[0])
         timed = max(args.batches, int(args.min_seconds / max(time.perf_counter() - start, 1e-4)))
         loader = DataLoader(Subset(chunks, [i % len(chunks) for i in range(args.warmup + timed)]), batch_size=None,
                             shuffle=False)

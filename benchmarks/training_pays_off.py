@@ -32,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-from sentence_lab import benchmarking as benchmark
+from lib import records, smoke_inputs
 from sentence_lab.evaluation.results import percent_score, read_results
 from sentence_lab.reporting.runs import read_scalars
 
@@ -255,16 +255,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse-from", type=Path, default=None,
                         help="copy the epoch-0 and bow_glove results of this earlier run (same model at init: same "
                              "encoder, vocabulary and seed) instead of evaluating them again")
-    benchmark.add_options(parser, f"the default recipe at 2 x 16 units for 3 steps on a tiny generated corpus, "
+    records.add_options(parser, f"the default recipe at 2 x 16 units for 3 steps on a tiny generated corpus, "
                                   f"scored on {SMOKE_TASKS} of a tiny generated SentEval tree")
     parser.add_argument("overrides", nargs="*", help="train.py overrides (after --)")
     args = parser.parse_args(argv)
-    run = benchmark.start("training_pays_off", args, ROOT)
+    run = records.start("training_pays_off", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="pays_off_smoke_") as tmp:
         runs = ROOT / "logs" / "pays_off"
         if args.smoke:  # everything in a temporary folder; the subprocesses read the tiny tree
-            os.environ["SENTENCE_DATA"] = str(benchmark.tiny_senteval(Path(tmp) / "data"))
-            corpus = benchmark.tiny_corpus(Path(tmp) / "corpus")
+            os.environ["SENTENCE_DATA"] = str(smoke_inputs.tiny_senteval(Path(tmp) / "data"))
+            corpus = smoke_inputs.tiny_corpus(Path(tmp) / "corpus")
             args.overrides = [f"data.train_dir={corpus / 'train'}", f"data.valid_dir={corpus / 'valid'}",
                               f"paths.cache_dir={Path(tmp) / 'cache'}", *SMOKE_OVERRIDES, *args.overrides]
             args.tasks = SMOKE_TASKS if args.tasks == ",".join(TASKS) else args.tasks

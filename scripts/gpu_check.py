@@ -30,7 +30,7 @@ The parts, each a subprocess with a time limit whose failure is recorded while t
 A short table is printed last; ``<out>/gpu_check.json`` holds everything, ``<out>/gpu_check_logs.tar.gz`` every
 part's log and files (``--out``, default ``$OUT``, else ``logs/gpu_check/<time>``), and ``<out>/gpu_record.json`` the
 figures the repository keeps: commit it as ``docs/gpu/<date>-<card>.json`` and run ``python
-scripts/gpu_results_table.py`` (``sentence_lab.reporting.gpu_records``).
+scripts/gpu_results_table.py`` (``benchmarks/lib/gpu_records.py``).
 """
 from __future__ import annotations
 
@@ -58,14 +58,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from sentence_lab.benchmarking import INFERSENT_FILES
 from sentence_lab.evaluation.results import git_revision, percent_score
-from sentence_lab.reporting import gpu_records
 from sentence_lab.text.documents import list_documents, read_document
 from sentence_lab.text.glove import GLOVE_DIR_VARIABLE, INDEX_FILE, VECTORS_FILE, glove_words, load_glove
 from sentence_lab.text.tokenizer import Tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))  # what this check shares with the benchmarks: benchmarks/lib
+from lib import gpu_records  # noqa: E402
+from lib.reference_code import INFERSENT_FILES  # noqa: E402
+
 PREPARED = Path(os.environ.get("GPU_CHECK_DIR", ROOT / ".gpu_check"))
 # What the device image lacks (issue 45), carried as wheels at the versions installed here.
 WHEELS = ("hydra-core", "omegaconf", "antlr4-python3-runtime", "sacremoses", "nltk", "pytest-xdist", "execnet")

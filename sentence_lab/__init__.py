@@ -1,8 +1,9 @@
 """sentence-lab: train sentence encoders with the classic objectives and measure them with SentEval's protocol.
 
 The packages, from the bottom floor up: ``text``, ``encoders``, ``objectives``, ``datamodules``, ``training``,
-``runs``, ``adapters``, then ``reporting``, ``probing_gen`` and ``benchmarking`` side by side, and ``cli`` on top; the
-evaluation engine, ``evaluation``, stands on ``text`` alone (docs/architecture.md)."""
+``runs``, ``adapters``, then ``reporting`` and ``probing_gen`` side by side, and ``cli`` on top; the evaluation
+engine, ``evaluation``, stands on ``text`` alone (docs/architecture.md). What only the benchmarks, scripts and tests
+use lives beside them, in ``benchmarks/lib``, and ships with none of this."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

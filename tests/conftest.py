@@ -12,7 +12,7 @@ import pytest
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch
 
-from sentence_lab.benchmarking import WORDS  # the made-up corpora's words, one list
+from lib.smoke_inputs import WORDS  # the made-up corpora's words, one list
 from sentence_lab.runs.run_dir import register_resolvers
 from tests.helpers.senteval_tree import HashEncoder, make_senteval_tree
 

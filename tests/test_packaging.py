@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from sentence_lab.benchmarking import CLONE_VARIABLES, files_under, fresh_environment_with
+from lib.fresh_environment import CLONE_VARIABLES, files_under, fresh_environment_with
 from sentence_lab.cli.project_root import MARKER, clone_root
 from tests.helpers import processes
 

@@ -30,7 +30,7 @@ a GPU) the features get a column of ones once per fit, the rows and weighted tar
 gathered at once (``GATHER_BUDGET``), and a step dispatches only torch's products ``W @ Xb^T`` and ``dZ @ Xb``, the
 softmax, the loss's gradient and the update: 10 kernels a step for a linear probe under RMSprop, 6 under Adam
 (torch's fused kernel, when all groups share a step count), 9 for the relatedness regression
-(:mod:`sentence_lab.evaluation.dispatch_counts`, ``benchmarks/suite_dispatch.py``). On a GPU an epoch whose groups
+(``benchmarks/lib/dispatch_counts.py``, ``benchmarks/suite_dispatch.py``). On a GPU an epoch whose groups
 all step at every step is recorded once as a CUDA graph and replayed (:mod:`sentence_lab.evaluation.step_graphs`).
 What the engine reads and computes is counted in ``FitResult.work`` (``benchmarks/eval_speed.py --high-dim``).
 """

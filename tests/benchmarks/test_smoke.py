@@ -3,7 +3,7 @@
 benchmark itself) exits 0 and writes its JSON record with the
 machine, versions, revision, command and what it measured. And every script under ``benchmarks/`` follows the one
 interface: a smoke case here, a docstring opening with what it measures and its command, ``--smoke`` and ``--output``
-from ``sentence_lab.benchmarking``, no ``sys.path`` edits, a line in ``docs/development.md``."""
+from ``benchmarks/lib`` (imported as ``lib``), no ``sys.path`` edits, a line in ``docs/development.md``."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sentence_lab.benchmarking import RECORD_KEYS
+from lib.records import RECORD_KEYS
 from tests.helpers.extras import missing_extra
 from tests.helpers.in_process import run_main
 
@@ -95,6 +95,6 @@ def test_every_benchmark_follows_the_interface():
         docstring = re.match(r'"""(.*?)"""', source, re.S)
         assert docstring, f"{name}: no module docstring"
         assert f"python benchmarks/{name}.py" in docstring.group(1), f"{name}: its docstring gives no command"
-        assert "benchmark.add_options(" in source and "benchmark.start(" in source, f"{name}: not the shared interface"
+        assert "records.add_options(" in source and "records.start(" in source, f"{name}: not the shared interface"
         assert "sys.path.insert" not in source and "sys.path.append" not in source, f"{name}: edits sys.path"
         assert f"python benchmarks/{name}.py" in development, f"docs/development.md does not list {name}"

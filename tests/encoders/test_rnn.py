@@ -6,8 +6,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from lib.dispatch_counts import Dispatched, RecurrentCallsAsOne
 from sentence_lab.encoders.rnn import reversal_index, run_rnn
-from sentence_lab.evaluation.dispatch_counts import Dispatched, RecurrentCallsAsOne
 
 
 def test_reversal_index_reverses_within_each_length_only():

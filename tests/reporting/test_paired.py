@@ -8,11 +8,11 @@ import os
 import numpy as np
 import pytest
 
+from lib.calibration import real_probe_probabilities, rejection_rate, shifted
 from sentence_lab.evaluation.baselines import BowGloveEncoder, LengthEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import items_path, read_items
 from sentence_lab.evaluation.suite import EvaluationSuite
-from sentence_lab.reporting.calibration import real_probe_probabilities, rejection_rate, shifted
 from sentence_lab.reporting.compare import main
 from sentence_lab.reporting.paired import (
     corrected,

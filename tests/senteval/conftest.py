@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sentence_lab.evaluation.tasks.made_up import (
+from lib.made_up_tasks import (
     sick_rows,
     write_binary,
     write_senteval_probing,

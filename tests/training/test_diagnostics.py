@@ -57,9 +57,9 @@ def test_the_callback_measures_a_decoding_objective_at_its_steps(tiny_corpus, tm
         "objective=skipthought", "encoder=bilstm_max", "encoder.embed_dim=16", "encoder.hidden_dim=8",
         "encoder.embedding_init=random", "objective.hidden_dim=16", "objective.embed_dim=8", "trainer.max_steps=6",
         "trainer.max_epochs=5", "trainer.max_time=null", "trainer.val_check_interval=1.0", "logger=none",
-        "~callbacks.eval_suite", "~callbacks.rich_progress_bar", "~callbacks.model_summary",
-        "+callbacks.diagnostics._target_=sentence_lab.training.diagnostics.VectorDiagnostics",
-        "+callbacks.diagnostics.steps=[0,3]", "+callbacks.diagnostics.n_batches=2"])
+        "callbacks=[default,vector_diagnostics]", "~callbacks.eval_suite", "~callbacks.rich_progress_bar",
+        "~callbacks.model_summary", "callbacks.vector_diagnostics.steps=[0,3]",
+        "callbacks.vector_diagnostics.n_batches=2"])
     fit(cfg)
     records = [json.loads(line) for line in (tmp_path / "diagnostics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records] == [0, 3, 6]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sentence_lab.reporting import gpu_records
+from lib import gpu_records
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_results_page_shows_the_newest_record():

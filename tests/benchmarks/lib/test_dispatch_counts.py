@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
+from lib.dispatch_counts import CountedSteps, Dispatched, HostReads, RecurrentCallsAsOne
 from sentence_lab.evaluation import classifier
 from sentence_lab.evaluation.classifier import Group, fit_members
-from sentence_lab.evaluation.dispatch_counts import CountedSteps, Dispatched, HostReads, RecurrentCallsAsOne
 from sentence_lab.evaluation.protocol import FULL, PROTOTYPE
 from sentence_lab.evaluation.regimes.regression import tai_target
 from tests.helpers.synthetic import linear_data

@@ -1,4 +1,4 @@
-"""Task files in SentEval's formats, written from given rows: how the smoke runs (``sentence_lab.benchmarking``) and
+"""Task files in SentEval's formats, written from given rows: how the smoke runs (:mod:`lib.smoke_inputs`) and
 the tests make a data folder of a few dozen made-up examples. Each writer is the inverse of its task's loader here
 (file names, encodings, columns), so a made-up tree loads as SentEval's own; the sentences are the caller's."""
 from __future__ import annotations

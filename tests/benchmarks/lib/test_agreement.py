@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from sentence_lab.reporting.agreement import agreement, stratified_tau, within_pairs
+from lib.agreement import agreement, stratified_tau, within_pairs
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

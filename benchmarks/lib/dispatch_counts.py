@@ -1,7 +1,7 @@
 """What the classifier engine asks a device to do, counted on any device: the ATen operators dispatched (kernels,
 views, metadata, allocations, host reads), the host reads of tensor values at Python's level, and which of them a
 classifier step and a classifier epoch make (``benchmarks/suite_dispatch.py``; the per-step bound in
-``tests/evaluation/test_dispatch_counts.py``).
+``tests/benchmarks/lib/test_dispatch_counts.py``).
 
 A GPU evaluation of the small probes is bound by kernel launches and host synchronisations, not by arithmetic: on the
 CPU, the path a GPU takes (``evaluation.fused_kernels=false``) dispatches the same operators, so they can be counted

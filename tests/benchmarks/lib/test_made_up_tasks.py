@@ -1,8 +1,8 @@
 """Each made-up task file loads back, through its task's own loader, as the rows it was written from."""
 from __future__ import annotations
 
+from lib.made_up_tasks import write_binary, write_mrpc, write_sick, write_sts, write_trec
 from sentence_lab.evaluation.tasks.binary import load_subj
-from sentence_lab.evaluation.tasks.made_up import write_binary, write_mrpc, write_sick, write_sts, write_trec
 from sentence_lab.evaluation.tasks.mrpc import load_mrpc
 from sentence_lab.evaluation.tasks.sick import load_sick_relatedness
 from sentence_lab.evaluation.tasks.sts import load_sts_year

@@ -3,7 +3,7 @@ the results page's "On a GPU" summary table written from the newest of them.
 
 ``scripts/gpu_check.py`` writes ``gpu_record.json`` beside its full record (:func:`record_from_check`); committed under
 ``docs/gpu/``, ``python scripts/gpu_results_table.py`` rewrites the table between the page's markers and
-``tests/reporting/test_gpu_records.py`` fails while the page shows another record than the newest.
+``tests/benchmarks/lib/test_gpu_records.py`` fails while the page shows another record than the newest.
 """
 from __future__ import annotations
 
