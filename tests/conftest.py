@@ -14,7 +14,8 @@ import torch
 
 from lib.smoke_inputs import WORDS  # the made-up corpora's words, one list
 from sentence_lab.runs.run_dir import register_resolvers
-from tests.helpers.senteval_tree import HashEncoder, make_senteval_tree
+from tests.helpers.hash_encoder import HashEncoder
+from tests.helpers.senteval_tree import make_senteval_tree
 
 # SENTENCE_LAB_SKIPPED_TESTS=<file>: the skipped tests' ids go there (.ci/run runs them again with the extras and data)
 pytest_plugins = ["tests.helpers.skipped_tests", "tests.helpers.processes", "tests.helpers.longest_first"]

@@ -12,7 +12,7 @@ from sentence_lab.evaluation.results import items_path, read_items, read_results
 from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.evaluation.text_encoders import NonFiniteOutput
 from sentence_lab.training.eval_suite import layer_metrics
-from tests.helpers.senteval_tree import HashEncoder
+from tests.helpers.hash_encoder import HashEncoder
 
 FAST = ProtocolParams(kfold=2, max_epoch=4, l2_grid=(1e-3,), device="cpu")
 TASKS = ["MR", "STS13", "Length", "SICKRelatedness"]

@@ -16,7 +16,8 @@ from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.evaluation.tasks.tatoeba import load_retrieval_pairs
 from sentence_lab.evaluation.text_encoders import HasLanguages
 from sentence_lab.text.held_out import RETRIEVAL_SEED, hold_out
-from tests.helpers.senteval_tree import HashEncoder, make_senteval_tree
+from tests.helpers.hash_encoder import HashEncoder
+from tests.helpers.senteval_tree import make_senteval_tree
 
 FAST = ProtocolParams(kfold=2, max_epoch=4, l2_grid=(1e-3,), device="cpu")
 PAIRS = 40

@@ -1,12 +1,9 @@
-"""A made-up data root in SentEval's layout (every task family, a few dozen examples each) and a toy text
-encoder: the fixtures of the evaluation, training-callback and SentEval-API tests."""
+"""A made-up data root in SentEval's layout (every task family, a few dozen examples each): the fixture of the
+evaluation, training-callback and SentEval-API tests (the toy encoder they score: ``tests/helpers/hash_encoder.py``)."""
 from __future__ import annotations
 
 import random
-import zlib
 from pathlib import Path
-
-import numpy as np
 
 from lib.made_up_tasks import (
     BINARY_FILES,
@@ -91,30 +88,5 @@ def make_senteval_tree(root: Path, n: int = 40, seed: int = 0, xprobe: bool = Tr
                 write_xprobe(root / "probing" / "xprobe-en" / folder, split,
                              [(_sentence(rng, [POS, NEG][i % 2]), ["O", "I"][i % 2]) for i in range(size)])
     return root
-
-
-class HashEncoder:
-    """Deterministic toy text encoder: mean of per-word pseudo-random vectors; counts what it encodes."""
-
-    def __init__(self, dim: int = 16) -> None:
-        self.dim = dim
-        self.calls: list[int] = []
-        self.seen: list[str] = []
-
-    def _word(self, w: str) -> np.ndarray:
-        return np.random.default_rng(zlib.crc32(w.encode())).standard_normal(self.dim).astype(np.float32)
-
-    def encode(self, sentences: list[str]) -> np.ndarray:
-        self.calls.append(len(sentences))
-        self.seen.extend(sentences)
-        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
-        for i, s in enumerate(sentences):
-            words = s.lower().split()
-            if words:
-                out[i] = np.mean([self._word(w) for w in words], axis=0)
-        return out
-
-    def describe(self) -> dict:
-        return {"name": "hash", "dim": self.dim}
 
 

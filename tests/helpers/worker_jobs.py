@@ -34,7 +34,7 @@ def slow_encode(sentences: list[str]):
     """A toy encoder taking 0.3 s a batch (``encoder=callable``): an evaluation long enough to be stopped."""
     import time
 
-    from tests.helpers.senteval_tree import HashEncoder
+    from tests.helpers.hash_encoder import HashEncoder
 
     time.sleep(0.3)
     return HashEncoder().encode(list(sentences))

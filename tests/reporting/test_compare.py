@@ -7,7 +7,7 @@ import pytest
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.reporting.compare import compare_table, main, noise_band
-from tests.helpers.senteval_tree import HashEncoder
+from tests.helpers.hash_encoder import HashEncoder
 
 PAIRED = ProtocolParams(kfold=2, max_epoch=4, l2_grid=(1e-3,), device="cpu")
 

@@ -21,7 +21,7 @@ from sentence_lab.reporting.paired import (
     seeds_difference,
 )
 from tests.evaluation.test_layer_scoring import Layered
-from tests.helpers.senteval_tree import HashEncoder
+from tests.helpers.hash_encoder import HashEncoder
 
 FAST = ProtocolParams(kfold=2, max_epoch=4, l2_grid=(1e-3,), device="cpu")
 # one task of each regime: nested CV, k-fold, split, relatedness, STS by cosine (sub-datasets)

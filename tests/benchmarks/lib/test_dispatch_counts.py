@@ -13,8 +13,7 @@ import pytest
 import torch
 
 from lib.dispatch_counts import CountedSteps, Dispatched, HostReads, RecurrentCallsAsOne
-from sentence_lab.evaluation import classifier
-from sentence_lab.evaluation.classifier import Group, fit_members
+from sentence_lab.evaluation.classifier import Group, fit_members, stacked_probe
 from sentence_lab.evaluation.protocol import FULL, PROTOTYPE
 from sentence_lab.evaluation.regimes.regression import tai_target
 from tests.helpers.synthetic import linear_data
@@ -86,7 +85,7 @@ def test_gathering_a_step_at_a_time_gives_the_same_probes(loss, monkeypatch):
         return _fit(X, y, groups, [1e-4, 1e-2], params, nclasses, loss)
 
     whole = fit()
-    monkeypatch.setattr(classifier, "GATHER_BUDGET", 1)  # one step's rows a gather
+    monkeypatch.setattr(stacked_probe, "GATHER_BUDGET", 1)  # one step's rows a gather
     one_by_one = fit()
     for a, b in zip(whole.weights, one_by_one.weights):
         assert torch.equal(a, b)
