@@ -327,7 +327,8 @@ def compare(ap: argparse.ArgumentParser, args: argparse.Namespace, run: records.
                       "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                       # the working-tree files our side ran with (others may be editing them)
                       "ours_sha256": {f.relative_to(ROOT).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest()[:16]
-                                      for f in [ROOT / "sentence_lab" / "evaluation" / "classifier.py",
+                                      for f in [*sorted((ROOT / "sentence_lab" / "evaluation" / "classifier")
+                                                        .glob("*.py")),
                                                 *sorted((ROOT / "sentence_lab" / "evaluation" / "regimes")
                                                         .glob("*.py"))]}},
              "tasks": {}}

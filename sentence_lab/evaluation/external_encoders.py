@@ -111,7 +111,7 @@ def resolve_callable(spec: str) -> Callable:
         if module_name.endswith(".py"):
             file = Path(module_name).expanduser().resolve()
             loader = importlib.util.spec_from_file_location(file.stem, file)
-            if loader is None or not file.is_file():
+            if loader is None or loader.loader is None or not file.is_file():
                 raise ImportError(f"no such file {file}")
             module = importlib.util.module_from_spec(loader)
             loader.loader.exec_module(module)

@@ -55,7 +55,7 @@ def online_codelength(Xtr: np.ndarray, ytr: np.ndarray, Xdev: np.ndarray, ydev: 
     members = params.probe_members(list(params.l2_grid))
     groups = [Group(np.arange(end), np.arange(len(ydev))) for end in ends[:-1]]
     fit = fit_members(X, y, groups, [reg for _, reg in members], params, nclasses, Xdev=Xdev, ydev=ydev,
-                      hidden=[shape for shape, _ in members] if params.nhid_grid else None)
+                      hidden=params.member_shapes(members))
     best = fit.dev_accuracy().argmax(axis=1)  # per block: the first best member on dev
     log_probs = []
     for g, (start, stop) in enumerate(zip(ends, ends[1:])):

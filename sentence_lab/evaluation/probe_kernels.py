@@ -320,7 +320,7 @@ def compiled_once(kernel: Callable[..., None], dtype: np.dtype, *args: Any) -> N
 
 def sync_threads() -> int:
     """Threads for the kernels: torch's setting, so that one knob governs both."""
-    threads = min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)
+    threads = min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
     numba.set_num_threads(threads)
     return threads
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ def chosen_probe(params: ProtocolParams, probe: dict) -> ProtocolParams:
     size and dropout when it is an MLP."""
     if "l2" not in probe:
         return params
-    fixed = {"l2_grid": (float(probe["l2"]),)}
+    fixed: dict[str, Any] = {"l2_grid": (float(probe["l2"]),)}
     if probe.get("type") == "mlp":
         fixed.update(nhid=int(probe["nhid"]), dropout=float(probe["dropout"]), nhid_grid=None, dropout_grid=None)
     return dataclasses.replace(params, **fixed)
@@ -57,6 +58,6 @@ def measure(spec, data: TaskData, embed: Embed, params: ProtocolParams, result: 
     if params.mdl:
         started = time.perf_counter()
         train, dev = data.splits["train"], data.splits["dev"]
-        out["mdl"] = online_codelength(embed(train.a), train.y, embed(dev.a), dev.y, params, int(data.nclasses))
+        out["mdl"] = online_codelength(embed(train.a), train.y, embed(dev.a), dev.y, params, data.classes)
         out["mdl_seconds"] = round(time.perf_counter() - started, 3)
     return out

@@ -82,7 +82,7 @@ class ProtocolParams:
         if self.control_function not in CONTROL_FUNCTIONS:
             raise ValueError(f"control_function={self.control_function!r}: use one of {', '.join(CONTROL_FUNCTIONS)}")
         if any(not 0.0 <= p < 1.0 for p in self.dropout_grid or ()):
-            raise ValueError(f"dropout_grid={list(self.dropout_grid)}: rates in [0, 1), e.g. [0.0,0.1,0.2]")
+            raise ValueError(f"dropout_grid={list(self.dropout_grid or ())}: rates in [0, 1), e.g. [0.0,0.1,0.2]")
 
     def classifier_seeds(self) -> tuple[int, ...]:
         return tuple(self.seeds) if self.seeds else (self.seed,)
@@ -98,6 +98,12 @@ class ProtocolParams:
         ``nhid``/``dropout``), in the order the first best on dev is chosen."""
         shapes = self.probe_shapes()
         return [(shape, reg) for shape in shapes for reg in regs] if shapes else [(None, reg) for reg in regs]
+
+    def member_shapes(self, members: list[tuple[tuple[int, float] | None, float]]) -> list[tuple[int, float]] | None:
+        """The (nhid, dropout) of each of :meth:`probe_members`' members, as ``fit_members(hidden=...)`` takes them;
+        None when they are all the one probe ``nhid``/``dropout``."""
+        shapes = [shape for shape, _ in members if shape is not None]
+        return shapes if shapes and len(shapes) == len(members) else None
 
 
 

@@ -164,7 +164,7 @@ def read_results(path: Path | str) -> ResultsDocument:
             raise ValueError(f"{path}: the result of {task} has no main_score: not a results file of this project")
     for section in ("skipped", "errors"):
         doc.setdefault(section, {})
-    return doc
+    return cast(ResultsDocument, doc)  # checked above: the schema's version and every result's main_score
 
 
 def document_of_test_scores(metrics: dict[str, float], checkpoint: str | None, **fields: Any) -> ResultsDocument:
@@ -172,8 +172,9 @@ def document_of_test_scores(metrics: dict[str, float], checkpoint: str | None, *
     results document of kind ``test``: one entry per metric."""
     results = {name: {"main_score": float(value), "main_metric": name.rsplit("/", 1)[-1]}
                for name, value in metrics.items()}
-    return {"schema_version": SCHEMA_VERSION, "kind": "test", "checkpoint": checkpoint or "final weights",
-            "results": results, "skipped": {}, "errors": {}, **fields}
+    doc = {"schema_version": SCHEMA_VERSION, "kind": "test", "checkpoint": checkpoint or "final weights",
+           "results": results, "skipped": {}, "errors": {}, **fields}
+    return cast(ResultsDocument, doc)
 
 
 CORRELATION_METRICS = ("pearson", "spearman", "mean", "wmean")

@@ -17,7 +17,7 @@ from .embedding_cache import EmbeddingCache
 from .layer_store import LayerStore
 from .protocol import ProtocolParams
 from .regimes import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_view, run_dev_only, task_params
-from .results import ResultsWriter
+from .results import ResultsDocument, ResultsWriter
 from .tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
 from .tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
 from .text_encoders import ChecksCoverage, EncoderOutputError, EncodesLayers, ReportsOOV, RunsTasks, TextEncoder
@@ -218,7 +218,8 @@ def score_layers(spec: TaskSpec, data: TaskData, cache: EmbeddingCache, run_para
 
 
 def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, console=None,
-              encode_batch_size: int = 128, budget_seconds: float | None = None, layers: bool = False) -> dict:
+              encode_batch_size: int = 128, budget_seconds: float | None = None,
+              layers: bool = False) -> ResultsDocument:
     """Run every loaded task in order; each result is written as soon as it exists. ``layers``: every layer of the
     encoder scored too (``run_task``).
 
@@ -240,19 +241,19 @@ def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, 
     for task in loaded:
         if task.error is not None:
             (writer.add_skipped if task.missing else writer.add_error)(task.spec.name, task.error)
-    runnable = [(i, t) for i, t in enumerate(loaded) if t.data is not None]
+    runnable = [(i, t, t.data) for i, t in enumerate(loaded) if t.data is not None]
     started = time.perf_counter()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                         TimeElapsedColumn(), console=console, transient=True, disable=console is None)
     with progress:
         bar = progress.add_task("SentEval", total=len(runnable))
-        for i, task in runnable:
+        for i, task, data in runnable:
             name = task.spec.name
             progress.update(bar, description=f"{name} ({task.spec.regime})")
             if budget_seconds is not None and time.perf_counter() - started > budget_seconds:
                 writer.add_skipped(name, f"time budget of {budget_seconds:g} s reached before this task")
                 writer.update(time_budget={"seconds": budget_seconds, "cut": True})
-                cache.forget([s for s in task.data.sentences() if last_use.get(s) == i])
+                cache.forget([s for s in data.sentences() if last_use.get(s) == i])
                 task.data = None
                 progress.advance(bar)
                 continue
@@ -277,9 +278,9 @@ def run_tasks(loaded: list[LoadedTask], encoder, params, writer: ResultsWriter, 
                 if console is not None:
                     progress.console.print(_summary_line(name, result), highlight=False, soft_wrap=True)
             finally:
-                cache.forget([s for s in task.data.sentences() if last_use.get(s) == i])
+                cache.forget([s for s in data.sentences() if last_use.get(s) == i])
                 task.data = None  # free the text too
             progress.advance(bar)
     writer.update(total_seconds=round(time.perf_counter() - started, 3),
                   encode_seconds=round(cache.seconds, 3), sentences_encoded=cache.encoded)
-    return writer.doc
+    return cast(ResultsDocument, writer.doc)

@@ -146,8 +146,8 @@ class Concatenation:
 
     def oov_rate(self, sentences: list[str]) -> float | None:
         """The largest OOV rate among the parts that report one (``None`` when none does)."""
-        rates = [part.oov_rate(sentences) for part in self.parts if isinstance(part, ReportsOOV)]
-        rates = [float(r) for r in rates if r is not None]
+        reported = [part.oov_rate(sentences) for part in self.parts if isinstance(part, ReportsOOV)]
+        rates = [float(r) for r in reported if r is not None]
         return max(rates) if rates else None
 
     def describe(self) -> dict:

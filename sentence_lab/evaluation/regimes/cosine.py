@@ -78,8 +78,8 @@ def pair_scores(splits: dict[str, Split], embed: Embed,
     ``similarity(u, v)`` applied pair by pair (SentEval's ``params.similarity``)."""
     def scores(split: Split) -> np.ndarray:
         if similarity is None:
-            return cosine_rows(embed(split.a), embed(split.b))
-        return np.asarray([similarity(u, v) for u, v in zip(embed(split.a), embed(split.b))], dtype=np.float64)
+            return cosine_rows(embed(split.a), embed(split.second))
+        return np.asarray([similarity(u, v) for u, v in zip(embed(split.a), embed(split.second))], dtype=np.float64)
 
     return {name: (scores(s), s.y.astype(np.float64)) for name, s in splits.items()}
 

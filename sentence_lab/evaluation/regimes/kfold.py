@@ -69,7 +69,7 @@ def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
     """A task's train and test splits through :func:`kfold_then_test`; F1 when the task reports it (MRPC)."""
     train, test = data.splits["train"], data.splits["test"]
     result = kfold_then_test(features(train, embed, spec.features), train.y, features(test, embed, spec.features),
-                             test.y, params, data.nclasses)
+                             test.y, params, data.classes)
     out = clean(result)
     if "f1" in spec.metrics:
         out["f1"] = round(100 * float(f1_score(test.y, np.asarray(result["yhat"]))), 2)
@@ -80,4 +80,4 @@ def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
 def run_dev(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
     """Dev-only: the k-fold accuracy on the training split."""
     split = data.splits["train"]
-    return kfold_then_test(features(split, embed, spec.features), split.y, None, None, params, data.nclasses)
+    return kfold_then_test(features(split, embed, spec.features), split.y, None, None, params, data.classes)

@@ -94,7 +94,7 @@ def _sklearn(X: np.ndarray, y: np.ndarray, folds, seed: int) -> dict:
 def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
     """A task's one pool of examples (split ``all``) through :func:`nested_cv`."""
     split = data.splits["all"]
-    out = clean(nested_cv(features(split, embed, spec.features), split.y, params, data.nclasses))
+    out = clean(nested_cv(features(split, embed, spec.features), split.y, params, data.classes))
     out["items"] = test_items(split, out.pop("yhat"), fold=out.pop("fold"))  # each item scored in its outer fold
     return out
 
@@ -102,4 +102,4 @@ def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
 def run_dev(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
     """Dev-only: the k-fold accuracy on the pool (only cross-validation folds are scored)."""
     split = data.splits["all"]
-    return kfold_then_test(features(split, embed, spec.features), split.y, None, None, params, data.nclasses)
+    return kfold_then_test(features(split, embed, spec.features), split.y, None, None, params, data.classes)

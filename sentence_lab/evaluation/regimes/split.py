@@ -33,7 +33,7 @@ def train_dev_test(Xtr, ytr, Xdev, ydev, Xte, yte, params: ProtocolParams, nclas
         return _sklearn(Xtr, ytr, Xdev, ydev, Xte, yte, params.seed, noreg=noreg)
     regs = [1e-9] if noreg else list(params.l2_grid)
     members = params.probe_members(regs)
-    hidden = [shape for shape, _ in members] if params.nhid_grid else None
+    hidden = params.member_shapes(members)
     group = [Group(np.arange(len(ytr)), np.arange(len(ydev)))]
     res: FitResult = fit_members(Xtr, ytr, group, [reg for _, reg in members], params, nclasses, Xdev=Xdev,
                                  ydev=ydev, hidden=hidden, **kw)
@@ -53,8 +53,8 @@ def probe_record(params: ProtocolParams, shape: tuple[int, float] | None, reg: f
     """What probe scored the task, and the settings chosen on dev (written into every result of this regime)."""
     if shape is not None:
         return {"type": "mlp", "nhid": shape[0], "dropout": shape[1], "l2": reg, "chosen_on": "dev",
-                "grid": {"nhid": list(params.nhid_grid), "dropout": sorted({p for _, p in params.probe_shapes()}),
-                         "l2": list(params.l2_grid)}}
+                "grid": {"nhid": list(params.nhid_grid or ()),
+                         "dropout": sorted({p for _, p in params.probe_shapes() or ()}), "l2": list(params.l2_grid)}}
     if params.nhid:
         return {"type": "mlp", "nhid": int(params.nhid), "dropout": float(params.dropout), "l2": reg,
                 "chosen_on": "dev"}
@@ -88,7 +88,7 @@ def run(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
     X = {k: features(data.splits[k], embed, spec.features) for k in SPLITS}
     y = {k: data.splits[k].y for k in SPLITS}
     out = clean(train_dev_test(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], params,
-                               data.nclasses, noreg=_noreg(params)))
+                               data.classes, noreg=_noreg(params)))
     out["items"] = test_items(data.splits["test"], out.pop("yhat"))
     return out
 
@@ -97,5 +97,5 @@ def run_dev(spec, data: TaskData, embed: Embed, params: ProtocolParams) -> dict:
     """Dev-only: the dev accuracy of the best L2 value."""
     X = {k: features(data.splits[k], embed, spec.features) for k in ("train", "dev")}
     y = {k: data.splits[k].y for k in ("train", "dev")}
-    return train_dev_test(X["train"], y["train"], X["dev"], y["dev"], None, None, params, data.nclasses,
+    return train_dev_test(X["train"], y["train"], X["dev"], y["dev"], None, None, params, data.classes,
                           noreg=_noreg(params))

@@ -45,6 +45,13 @@ class Split:
     def __len__(self) -> int:
         return len(self.a)
 
+    @property
+    def second(self) -> list[str]:
+        """The pairs' second sentences ``b``; a ``TaskDataError`` for a split of single sentences."""
+        if self.b is None:
+            raise TaskDataError("a pair regime was given a split of single sentences: its task is not a pair task")
+        return self.b
+
     def sentences(self) -> list[str]:
         return self.a + (self.b or [])
 
@@ -70,6 +77,14 @@ class TaskData:
     @property
     def n(self) -> int:
         return sum(len(s) for s in self.splits.values())
+
+    @property
+    def classes(self) -> int:
+        """``nclasses`` of a classification task; a ``TaskDataError`` for a task loaded without it."""
+        if self.nclasses is None:
+            raise TaskDataError("a classification regime was given a task loaded without its number of classes: "
+                                "its loader must set nclasses")
+        return self.nclasses
 
 
 def downstream_dir(data_dir: Path | str) -> Path:

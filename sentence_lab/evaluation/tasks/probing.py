@@ -73,7 +73,9 @@ def _finish(task: str, raw, info: dict) -> TaskData:
 
 
 def _load_senteval_layout(task: str, path: Path, layout: str = "senteval") -> TaskData:
-    raw = {split: ([], [], []) for split in ("train", "dev", "test")}
+    # per split: sentences, labels, and where each line is (file, line number)
+    raw: dict[str, tuple[list[str], list[str], list[tuple[Path, int]]]] = {
+        split: ([], [], []) for split in ("train", "dev", "test")}
     for lineno, line in iter_lines(path):
         fields = line.rstrip().split("\t")
         if len(fields) < 3 or fields[0] not in SPLIT_NAMES:

@@ -12,8 +12,10 @@ SICK_LABELS = {"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2}
 SICK_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
 
 
-def _load_file(path: Path, entailment: bool):
-    a, b, y = [], [], []
+def _load_file(path: Path, entailment: bool) -> tuple[list[str], list[str], list[float]]:
+    a: list[str] = []
+    b: list[str] = []
+    y: list[float] = []
     for lineno, line in iter_lines(path):
         if lineno == 1:
             continue

@@ -51,8 +51,10 @@ def load_sts_year(task: str, data_dir: Path) -> TaskData:
     return TaskData(splits=splits, info={"pairs_without_gold_score_dropped": dropped})
 
 
-def _load_stsb_file(path: Path):
-    a, b, y = [], [], []
+def _load_stsb_file(path: Path) -> tuple[list[str], list[str], list[float]]:
+    a: list[str] = []
+    b: list[str] = []
+    y: list[float] = []
     for lineno, line in iter_lines(path):
         text = line.strip().split("\t")
         try:
