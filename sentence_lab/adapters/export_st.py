@@ -10,6 +10,7 @@ vectors ``python evaluate.py ckpt_path=<run>`` scores (vocabulary expansion on b
 from __future__ import annotations
 
 import sys
+from typing import cast
 
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -41,7 +42,7 @@ def settings(argv: list[str]) -> dict:
     if OmegaConf.is_list(cfg.ckpt_path):
         raise SystemExit("error: ckpt_path is a list (combine-QT): export each checkpoint on its own; "
                          "sentence-transformers concatenates nothing, so evaluate the pair with evaluate.py")
-    return OmegaConf.to_container(cfg)
+    return cast(dict, OmegaConf.to_container(cfg))  # a DictConfig: a dict
 
 
 def main(argv: list[str] | None = None) -> int:

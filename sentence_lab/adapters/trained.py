@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, cast
 
 import torch
 from omegaconf import DictConfig, OmegaConf
@@ -53,7 +54,7 @@ def untrained_encoder(encoder_cfg: DictConfig, tokenizer_cfg: DictConfig, senten
                       seed: int) -> tuple[TrainedModel, dict]:
     """A trainable encoder config at its seeded random initialisation, with a vocabulary built from
     ``sentences`` (the requested tasks' text)."""
-    tokenizer = Tokenizer(**OmegaConf.to_container(tokenizer_cfg))
+    tokenizer = Tokenizer(**cast(dict[str, Any], OmegaConf.to_container(tokenizer_cfg)))
     vocab = Vocab.from_sentences(tokenizer(s) for s in sentences)
     model = untrained_model(encoder_cfg, vocab, tokenizer, seed=int(seed)).eval()
     target = str(encoder_cfg.get("_target_"))

@@ -20,6 +20,7 @@ from sentence_lab.home import CONF
 set_project_root()
 
 import hydra  # noqa: E402
+from hydra.core.hydra_config import HydraConfig  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
 from rich.console import Console  # noqa: E402
 
@@ -72,7 +73,7 @@ def _log_traceback(err: BaseException) -> str:
 
 def evaluate(cfg: DictConfig) -> int:
     console = Console(stderr=True)
-    tasks = OmegaConf.to_container(cfg.tasks) if OmegaConf.is_config(cfg.tasks) else cfg.tasks
+    tasks = cast("str | list[str]", OmegaConf.to_container(cfg.tasks) if OmegaConf.is_config(cfg.tasks) else cfg.tasks)
     data_dir = Path(hydra.utils.to_absolute_path(str(cfg.paths.data_dir)))
     try:
         suite = EvaluationSuite(tasks, data_dir, params_from_config(cfg.evaluation),
@@ -94,7 +95,7 @@ def evaluate(cfg: DictConfig) -> int:
     if cfg.results_file:
         results_file = Path(hydra.utils.to_absolute_path(str(cfg.results_file)))
     else:
-        results_file = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir) / "results.json"
+        results_file = Path(HydraConfig.get().runtime.output_dir) / "results.json"
     try:
         encoder, description = build_text_encoder(cfg, suite.sentences, hydra.utils.to_absolute_path)
     except (FileNotFoundError, ValueError, ImportError) as err:

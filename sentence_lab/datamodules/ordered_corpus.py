@@ -83,12 +83,16 @@ class OrderedCorpusDataModule(ResumableBatches):
     def token_counts(self) -> dict[str, np.ndarray]:
         """How often each vocabulary id occurs in the training sentences, ``</s>`` once per sentence (what a
         decoder's ``output_bias: log_unigram`` starts from)."""
+        if self.vocab is None:
+            raise RuntimeError("token_counts() before setup(): setup builds the vocabulary")
         train = self.splits["train"]
         counts = train.token_counts(len(self.vocab))
         counts[EOS_ID] += len(train)
         return {"source": counts}
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
+        chunks: ContiguousChunks | ScatteredRuns
+        sampler: EpochShuffledSampler | EpochShuffledGroups
         if self.run_length is None:
             chunks = ContiguousChunks(self.splits[split], self.batch_size)
             sampler = EpochShuffledSampler(len(chunks), self.seed, shuffle)

@@ -156,7 +156,8 @@ class PairsDataModule(ResumableBatches):
         return pick(kept), pick(held)
 
     def _build_vocabs(self, train: tuple) -> None:
-        counts_a, counts_b = Counter(), Counter()
+        counts_a: Counter[str] = Counter()
+        counts_b: Counter[str] = Counter()
         for tokens in train[0]:
             counts_a.update(tokens)
         for tokens in train[1]:
@@ -189,7 +190,8 @@ class PairsDataModule(ResumableBatches):
         splits = self._tokenized()
         train = splits["train"]
         if self.max_train_pairs:
-            train = tuple(column[: self.max_train_pairs] for column in train)
+            n = self.max_train_pairs
+            train = (train[0][:n], train[1][:n], train[2][:n])
         valid = splits.get("valid")
         if valid is None:
             train, valid = self._hold_out(train)

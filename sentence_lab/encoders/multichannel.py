@@ -4,14 +4,15 @@ scratch; with different inputs the two "discover less redundant features")."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from torch import nn
 
 from sentence_lab.encoders.base import NoLayers, SentenceEncoder, layers_of
+from sentence_lab.text.config_values import plain
 
 if TYPE_CHECKING:
     from sentence_lab.text import Vocab
@@ -26,14 +27,14 @@ class MultiChannelEncoder(SentenceEncoder):
         if not channels:
             raise ValueError("a multi-channel encoder needs at least one channel: set encoder.channels")
         built = {}
-        for name, cfg in channels.items():
-            cfg = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
+        for name, channel in channels.items():
+            cfg: dict[str, Any] = plain(channel) if isinstance(channel, DictConfig) else dict(channel)
             if "_target_" not in cfg:
                 raise ValueError(f"encoder.channels.{name} has no _target_: give it an encoder class, "
                                  "e.g. sentence_lab.encoders.bilstm.BiLSTMMaxEncoder")
             built[name] = instantiate(cfg, _partial_=True)(vocab=vocab)
         self.channels = nn.ModuleDict(built)
-        self.output_dim = sum(int(c.output_dim) for c in self.channels.values())
+        self.output_dim = sum(int(cast(SentenceEncoder, c).output_dim) for c in self.channels.values())
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return torch.cat([channel(tokens, lengths) for channel in self.channels.values()], dim=1)

@@ -25,7 +25,7 @@ import json
 import math
 import platform
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
@@ -190,7 +190,7 @@ def percent_score(result: dict | None) -> float | None:
     return value * 100 if correlation and abs(value) <= 1.0 else value
 
 
-def probe_label(result: dict) -> str | None:
+def probe_label(result: Mapping[str, Any]) -> str | None:
     """A short name of the probe that scored a result and what it chose on dev: ``logistic``, ``MLP 100/0.1``
     (hidden units / dropout), ``logistic (scikit-learn)``; None when the result names none."""
     probe = result.get("probe")
@@ -201,7 +201,7 @@ def probe_label(result: dict) -> str | None:
     return str(probe.get("type"))
 
 
-def probe_details(result: dict) -> str | None:
+def probe_details(result: Mapping[str, Any]) -> str | None:
     """The probe, and the controls and codelength a probing result carries: ``MLP 100/0.1, selectivity 31.2,
     MDL 14.3 kbits (compression 3.9)``."""
     parts = [label] if (label := probe_label(result)) else []
@@ -236,7 +236,7 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def markdown_table(doc: dict) -> str:
+def markdown_table(doc: Mapping[str, Any]) -> str:
     encoder = doc.get("encoder", {}).get("name", "?")
     protocol = doc.get("protocol", {}).get("name", "?")
     lines = [f"SentEval results: encoder `{encoder}`, protocol `{protocol}`", "", *_task_rows(doc)]
@@ -246,7 +246,7 @@ def markdown_table(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _task_rows(doc: dict) -> list[str]:
+def _task_rows(doc: Mapping[str, Any]) -> list[str]:
     """The Markdown table of one section's results, skipped tasks and errors."""
     lines = ["| task | main score | metric | extra | n | seconds (encode + classifier) |", "|---|---|---|---|---|---|"]
     for task, r in doc.get("results", {}).items():

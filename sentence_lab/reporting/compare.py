@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from sentence_lab.evaluation.results import probe_details, read_items, read_results
 from sentence_lab.evaluation.sts_conventions import CONVENTIONS, StsConvention, convention
@@ -67,11 +69,11 @@ def _fmt(score, sd=None, percent: bool | None = None) -> str:
     return f"{score:.{digits}f}" + (f" ± {sd:.{digits}f}" if sd is not None else "")
 
 
-def with_metric(doc: dict, metric: str | None) -> dict:
+def with_metric(doc: Mapping[str, Any], metric: str | None) -> dict[str, Any]:
     """The run with each task's ``main_score`` replaced by ``metric`` (a dotted path, e.g. ``pooled.spearman``)
     where the task has it."""
     if not metric:
-        return doc
+        return dict(doc)
     results = {}
     for task, r in doc.get("results", {}).items():
         value = get_path(r, metric)
@@ -81,7 +83,7 @@ def with_metric(doc: dict, metric: str | None) -> dict:
     return {**doc, "results": results}
 
 
-def with_convention(doc: dict, sts: StsConvention) -> dict:
+def with_convention(doc: Mapping[str, Any], sts: StsConvention) -> dict[str, Any]:
     """The run's STS tasks under ``sts``: each of its tasks with ``main_score`` read from the convention's key (all
     labelled with the convention, so the table gives their mean); the other tasks left out."""
     results = {}

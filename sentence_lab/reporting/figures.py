@@ -231,7 +231,8 @@ def correlation_matrix(runs: list[Run]) -> tuple[list[str], list[str], np.ndarra
     pval = np.full_like(rho, np.nan)
     for i, p in enumerate(probing):
         for j, d in enumerate(downstream):
-            pairs = [(r.final(p), r.final(d)) for r in runs if r.final(p) is not None and r.final(d) is not None]
+            finals = [(r.final(p), r.final(d)) for r in runs]
+            pairs = [(a, b) for a, b in finals if a is not None and b is not None]
             if len(pairs) >= 3 and len({a for a, _ in pairs}) > 1 and len({b for _, b in pairs}) > 1:
                 rho[i, j], pval[i, j] = spearman_with_p([a for a, _ in pairs], [b for _, b in pairs])
     return probing, downstream, rho, pval

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -32,7 +33,7 @@ class Run:
     curves: dict[str, dict[int, float]] = field(default_factory=dict)  # task -> epoch -> main score
     families: dict[str, str] = field(default_factory=dict)  # task -> probing | transfer | ...
     loss: list[tuple[int, float]] = field(default_factory=list)
-    tests: dict[str, float] = field(default_factory=dict)
+    tests: dict[str, float | None] = field(default_factory=dict)
     probes: dict[str, str] = field(default_factory=dict)  # task -> probe details of its last epoch
     # selectivity|mdl_kbits -> task -> epoch -> value
     measures: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)
@@ -40,7 +41,7 @@ class Run:
     overrides: list[str] = field(default_factory=list)  # the command line's overrides (.hydra/overrides.yaml)
     last_path: Path | None = None  # the results file of the last epoch evaluated
     reference: bool = False  # a results file of a fixed encoder (bow_glove, minilm), not a training run
-    last_results: dict = field(default_factory=dict)  # the results document of the last epoch evaluated
+    last_results: Mapping[str, Any] = field(default_factory=dict)  # the results document of the last epoch evaluated
     preset: str | None = None  # the per-epoch suite's preset (callbacks/eval_suite=curves): not SentEval's protocol
     # a two-language model's other sides (results' sides.<lang>): language -> task -> epoch -> main score
     sides: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)
@@ -151,7 +152,7 @@ def load_reference(path: Path) -> Run:
     return run
 
 
-def add_result(run: Run, task: str, result: dict, epoch: int) -> None:
+def add_result(run: Run, task: str, result: Mapping[str, Any], epoch: int) -> None:
     """One task's result at one epoch: its main score, its probe, its layers' scores, and selectivity and codelength
     when measured."""
     if result.get("main_score") is None:

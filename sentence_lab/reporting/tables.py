@@ -144,7 +144,7 @@ def sts_table(runs: list[Run], sts: StsConvention) -> str:
     docs = [with_convention(run.last_results, sts) for run in runs]
     lines = [f"STS as {sts.reproduces} (x100, last epoch evaluated).", "",
              "| task | " + " | ".join(run.name for run in runs) + " |", "|---" * (len(runs) + 1) + "|"]
-    values = {run.name: [] for run in runs}
+    values: dict[str, list[float]] = {run.name: [] for run in runs}
     for task in sts.tasks:
         cells = []
         for run, doc in zip(runs, docs):

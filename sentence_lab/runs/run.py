@@ -5,7 +5,7 @@ import json
 import logging
 import signal
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import lightning as L
 from hydra.core.hydra_config import HydraConfig
@@ -40,6 +40,7 @@ from sentence_lab.training.eval_suite import EvalSuiteCallback
 from sentence_lab.training.module import SentenceModel
 from sentence_lab.training.non_finite import NonFiniteSteps
 from sentence_lab.training.non_finite_checks import NonFiniteTraining
+from sentence_lab.training.trainer_state import callbacks_of, datamodule_of, fast_dev_run_of
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ def check_encoder_config(cfg: DictConfig) -> None:
 
 
 def objective_spec(cfg: DictConfig) -> ObjectiveSpec:
-    return get_class(cfg.objective._target_).spec
+    return cast(ObjectiveSpec, cast("type[Any]", get_class(cfg.objective._target_)).spec)
 
 
 def config_choice(cfg: DictConfig, group: str) -> str:
@@ -128,13 +129,13 @@ def continue_in_run_dir(cfg: DictConfig) -> None:
 
 def stop_reason(trainer: L.Trainer) -> str:
     """Why ``trainer.fit`` returned: the planned amount of work, or a budget or rule that cut it short."""
-    timer = next((c for c in trainer.callbacks if isinstance(c, Timer)), None)
+    timer = next((c for c in callbacks_of(trainer) if isinstance(c, Timer)), None)
     remaining = timer.time_remaining() if timer is not None else None
     if remaining is not None and remaining <= 0:
         return "max_time"
-    if any(isinstance(c, EarlyStopping) and c.stopped_epoch > 0 for c in trainer.callbacks):
+    if any(isinstance(c, EarlyStopping) and c.stopped_epoch > 0 for c in callbacks_of(trainer)):
         return "early_stopping"
-    if any(isinstance(c, TrialPruning) and c.pruned_at is not None for c in trainer.callbacks):
+    if any(isinstance(c, TrialPruning) and c.pruned_at is not None for c in callbacks_of(trainer)):
         return "pruned"
     if trainer.max_steps != -1 and trainer.global_step >= trainer.max_steps:
         return "max_steps"
@@ -157,14 +158,14 @@ def stop_local_ranks(trainer: L.Trainer) -> None:
 
 def non_finite_guard(trainer: L.Trainer) -> NonFiniteSteps | None:
     """The run's ``NonFiniteSteps`` callback, if it has one."""
-    return next((c for c in trainer.callbacks if isinstance(c, NonFiniteSteps)), None)  # type: ignore[attr-defined]
+    return next((c for c in callbacks_of(trainer) if isinstance(c, NonFiniteSteps)), None)
 
 
 def write_run_status(trainer: L.Trainer, stopped_by: str | None = None) -> dict[str, Any]:
     """``run_status.json``: steps done of steps planned, why training stopped (``stopped_by`` when the caller
     knows, e.g. ``non_finite_steps``) and the steps skipped for a non-finite loss or gradient; a cut run is said so."""
-    planned = trainer.estimated_stepping_batches
-    planned = int(planned) if planned != float("inf") else None
+    estimated = trainer.estimated_stepping_batches
+    planned = int(estimated) if estimated != float("inf") else None
     status: dict[str, Any] = {"steps_done": int(trainer.global_step), "steps_planned": planned,
                               "stopped_by": stopped_by or stop_reason(trainer),
                               "epochs_done": int(trainer.current_epoch)}
@@ -175,7 +176,7 @@ def write_run_status(trainer: L.Trainer, stopped_by: str | None = None) -> dict[
     status["complete"] = status["stopped_by"] in ("max_epochs", "max_steps")
     if guard is not None:
         status.update(guard.summary())
-    pruning = next((c for c in trainer.callbacks if isinstance(c, TrialPruning)), None)  # type: ignore[attr-defined]
+    pruning = next((c for c in callbacks_of(trainer) if isinstance(c, TrialPruning)), None)
     if pruning is not None:  # an Optuna sweep's trial: which, and what it reported
         status["optuna_trial"] = {"trial_id": pruning.trial_id, "pruned_at_epoch": pruning.pruned_at,
                                   "reported": {str(epoch): value for epoch, value in pruning.reported.items()}}
@@ -250,7 +251,7 @@ def _fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
             stop_local_ranks(trainer)
             raise PeerLost(trainer.global_rank, process_group_timeout_s(trainer), err) from err
         raise
-    if not trainer.fast_dev_run:
+    if not fast_dev_run_of(trainer):
         write_run_status(trainer)
     guard = non_finite_guard(trainer)
     too_many = guard.share_exceeded(int(trainer.global_step)) if guard is not None else None
@@ -262,7 +263,7 @@ def _fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
 def test(trainer: L.Trainer, model: SentenceModel, datamodule) -> ResultsDocument:
     """Score the best checkpoint (else the final weights) on the data's test sets; write test_results.json."""
     best = getattr(trainer.checkpoint_callback, "best_model_path", "") if trainer.checkpoint_callback else ""
-    if trainer.fast_dev_run or not best:
+    if fast_dev_run_of(trainer) or not best:
         best = None
     results = trainer.test(model, datamodule=datamodule, ckpt_path=best, verbose=False)
     merged = {k: float(v) for r in results for k, v in r.items()}
@@ -279,7 +280,7 @@ def metric_value(name: str, trainer: L.Trainer) -> float | None:
     metric = trainer.callback_metrics.get(name)
     if metric is not None:
         return float(metric)
-    for callback in trainer.callbacks:  # type: ignore[attr-defined]
+    for callback in callbacks_of(trainer):
         if isinstance(callback, EvalSuiteCallback):
             scores = callback.final_scores()
             if name in scores:
@@ -307,8 +308,8 @@ def train(cfg: DictConfig) -> float | None | list[float | None]:
     trainer, model = fit(cfg)
     name, value = optimized_value(cfg, trainer)
     log.info("%s = %s; run directory: %s", name, value, trainer.default_root_dir)
-    if cfg.get("test_after_fit", True) and getattr(trainer.datamodule, "test_names", None):
-        test(trainer, model, trainer.datamodule)
+    if cfg.get("test_after_fit", True) and getattr(datamodule_of(trainer), "test_names", None):
+        test(trainer, model, datamodule_of(trainer))
     close_trackers(trainer)
     return value
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from typing import Any
+from typing import Any, cast
 
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
@@ -64,7 +64,7 @@ def _describe(hint: Any) -> str:
 def _hints(target: str) -> dict[str, Any]:
     """The constructor's parameter hints that evaluate (one by one: a hint naming a type imported only for
     type checkers is left out, not the others)."""
-    init = get_class(target).__init__
+    init = cast("type[Any]", get_class(target)).__init__
     namespace = {**vars(typing), **getattr(inspect.getmodule(init), "__dict__", {})}
     hints = {}
     for name, annotation in getattr(init, "__annotations__", {}).items():
@@ -82,7 +82,8 @@ def check_group(cfg: DictConfig, group: str) -> None:
     node = OmegaConf.select(cfg, group)
     if not isinstance(node, DictConfig) or "_target_" not in node:
         return
-    values = {k: v for k, v in OmegaConf.to_container(node, resolve=True).items() if k != "_target_"}
+    settings: dict[str, Any] = plain(node)
+    values = {k: v for k, v in settings.items() if k != "_target_"}
     hints = _hints(str(node._target_))
     for key, value in values.items():
         if isinstance(value, (dict, list)) or key not in hints:

@@ -23,6 +23,7 @@ from omegaconf import DictConfig
 from sentence_lab.optuna_storage import PRUNED_AT, open_storage
 from sentence_lab.runs.optuna_sweep import optimized_names
 from sentence_lab.training.eval_suite import EvalSuiteCallback
+from sentence_lab.training.trainer_state import callbacks_of, fast_dev_run_of
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +52,14 @@ class TrialPruning(Callback):
             study = optuna.load_study(study_name=self.study_name, storage=open_storage(self.storage),
                                       pruner=self.pruner, sampler=optuna.samplers.RandomSampler())
             self.trial = optuna.Trial(study, self.trial_id)
-        suites = [c for c in trainer.callbacks if isinstance(c, EvalSuiteCallback)]  # type: ignore[attr-defined]
+        suites = [c for c in callbacks_of(trainer) if isinstance(c, EvalSuiteCallback)]
         if suites and self._suite is None:
             self._suite = suites[0]
             self._suite.after_evaluation.append(self.after_evaluation)
 
     def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         """Without the suite, the logged metric after every validation (step = epochs trained)."""
-        if self._suite is None and not trainer.sanity_checking and not trainer.fast_dev_run:  # type: ignore[attr-defined]
+        if self._suite is None and not trainer.sanity_checking and not fast_dev_run_of(trainer):
             self.after_evaluation(trainer, int(trainer.current_epoch) + 1, None)
 
     def value(self, trainer: Trainer, scores: dict[str, float] | None) -> float | None:

@@ -47,6 +47,7 @@ from sentence_lab.encoders.base import length_mask
 from sentence_lab.encoders.bilstm import BiLSTMMaxEncoder
 from sentence_lab.encoders.embedding import trim_to_longest
 from sentence_lab.objectives.contract import source_side
+from sentence_lab.training.trainer_state import datamodule_of
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +163,7 @@ class VectorDiagnostics(Callback):
 
     def _fixed_batches(self, trainer) -> list[dict[str, torch.Tensor]]:
         if self._batches is None:
-            loader = trainer.datamodule.val_dataloader()
+            loader = datamodule_of(trainer).val_dataloader()
             wanted = spread_indices(len(loader), self.n_batches)
             self._batches = []
             for index, batch in enumerate(loader):

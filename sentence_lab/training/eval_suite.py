@@ -38,6 +38,7 @@ from sentence_lab.evaluation.tasks.base import Split, TaskData
 from sentence_lab.evaluation.tasks.registry import TASKS, resolve_tasks
 from sentence_lab.evaluation.text_encoders import ExpandsVocabulary, RemembersTokens, TextEncoder
 from sentence_lab.text.config_values import plain
+from sentence_lab.training.trainer_state import fast_dev_run_of
 
 log = logging.getLogger(__name__)
 
@@ -265,7 +266,7 @@ class EvalSuiteCallback(Callback):
             return True
         if self._has_data is False:
             return True  # no task data at all: said once at setup (the same answer on every rank)
-        if trainer.fast_dev_run:
+        if fast_dev_run_of(trainer):
             if not self._told_fast_dev_run:
                 log.info("evaluation suite: not evaluating under fast_dev_run")
                 self._told_fast_dev_run = True
@@ -317,7 +318,7 @@ class EvalSuiteCallback(Callback):
     def on_fit_end(self, trainer, pl_module) -> None:
         """Each task's final and best score (``hparams/final/<Task>``, ``hparams/best/<Task>``) to every logger:
         with the run's hyper-parameters in TensorBoard's HParams tab, as scalars at the last epoch elsewhere."""
-        if not trainer.is_global_zero or not self.history or trainer.fast_dev_run:
+        if not trainer.is_global_zero or not self.history or fast_dev_run_of(trainer):
             return
         final_epoch = max(self.history)
         metrics: dict[str, float] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -25,6 +25,7 @@ from sentence_lab.text import Vocab
 from sentence_lab.training.inference import SentenceInference
 from sentence_lab.training.legacy_checkpoints import saved_vocabs
 from sentence_lab.training.non_finite_checks import refuse_non_finite
+from sentence_lab.training.trainer_state import datamodule_of, log_every_n_steps_of
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +70,10 @@ class SentenceModel(SentenceInference, LightningModule):
     def on_fit_start(self) -> None:
         """A fresh run (not a resumed one) starts the decoders that ask for it from the data's word frequencies."""
         if self.trainer.ckpt_path is None and isinstance(self.objective, LearnsFromUnigramCounts):
-            counts = getattr(self.trainer.datamodule, "token_counts", None)
+            counts = getattr(datamodule_of(self.trainer), "token_counts", None)
             if counts is None:
                 log.warning("output_bias=log_unigram: %s has no token_counts(); the decoders keep a zero bias",
-                            type(self.trainer.datamodule).__name__)
+                            type(datamodule_of(self.trainer)).__name__)
                 return
             self.objective.init_from_unigram_counts({side: torch.from_numpy(np.asarray(c))
                                                      for side, c in counts().items()})
@@ -82,7 +83,7 @@ class SentenceModel(SentenceInference, LightningModule):
         size = batch_size(batch)
         self._window.update(out, size)
         self._epoch.update(out, size)
-        if (self.global_step + 1) % max(1, self.trainer.log_every_n_steps) == 0:
+        if (self.global_step + 1) % max(1, log_every_n_steps_of(self.trainer)) == 0:
             # train/<metric>_step: the mean over the steps since the last point.
             self._log_means(self._window, "train", "_step", on_step=True)
             self._window.reset()
@@ -108,7 +109,7 @@ class SentenceModel(SentenceInference, LightningModule):
         self._test.setdefault(dataloader_idx, RunningMeans()).update(self._evaluate_batch(batch), batch_size(batch))
 
     def on_test_epoch_end(self) -> None:
-        names = list(getattr(self.trainer.datamodule, "test_names", []) or [])
+        names = list(getattr(datamodule_of(self.trainer), "test_names", []) or [])
         for idx, meter in sorted(self._test.items()):
             name = names[idx] if idx < len(names) else str(idx)
             for metric, value in meter.means().items():
@@ -187,7 +188,7 @@ class SentenceModel(SentenceInference, LightningModule):
         # The random streams, so that a run resumed from this point continues as if never stopped.
         # The running means of the epoch so far: a resumed epoch reports the same means as an uninterrupted one.
         checkpoint["running_means"] = {"window": self._window.state_dict(), "epoch": self._epoch.state_dict()}
-        name, keys, pos, has_gauss, cached = np.random.get_state()
+        name, keys, pos, has_gauss, cached = cast(tuple[str, np.ndarray, int, int, float], np.random.get_state())
         checkpoint["rng_states"] = {"torch": torch.get_rng_state(), "python": random.getstate(),
                                     # plain types: Lightning resumes with torch.load(weights_only=True)
                                     "numpy": [name, keys.tolist(), int(pos), int(has_gauss), float(cached)]}
