@@ -77,7 +77,7 @@ class SentenceLabModule(InputModule):
 
     def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
         tokens, lengths = features["input_ids"], features["lengths"]
-        features["sentence_embedding"] = self.model.objective.embed(tokens.to(self.model.device), lengths.cpu())
+        features["sentence_embedding"] = self.model.embedder.embed(tokens.to(self.model.device), lengths.cpu())
         return features
 
     def save(self, output_path: str, *args, safe_serialization: bool = True, **kwargs) -> None:

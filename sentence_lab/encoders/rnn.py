@@ -97,7 +97,7 @@ def run_rnn(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor,
     run, dtype = _runner(rnn, x, bucket_rows, packed, "run_rnn")
     if dtype is not None:
         with torch.autocast(x.device.type, enabled=False):
-            weights = [w.to(dtype) for w in rnn._flat_weights]  # cast once for every bucket
+            weights = [w.to(dtype) for w in cast(list[torch.Tensor], rnn._flat_weights)]  # cast once for every bucket
             return run(rnn, x.to(dtype), lengths, weights=weights)
     return run(rnn, x, lengths, weights=cast(list[torch.Tensor], rnn._flat_weights))
 
@@ -216,7 +216,6 @@ def _run_padded(rnn: Recurrent, x: torch.Tensor, lengths: torch.Tensor,
                 weights: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """``run_rnn`` on the whole padded batch at once."""
     is_lstm = rnn.mode == "LSTM"
-    kernel = torch._VF.lstm if is_lstm else torch._VF.gru
     directions = 2 if rnn.bidirectional else 1
     batch, max_len, _ = x.shape
     hidden = rnn.hidden_size
@@ -228,11 +227,13 @@ def _run_padded(rnn: Recurrent, x: torch.Tensor, lengths: torch.Tensor,
         for direction in range(directions):
             start = (layer * directions + direction) * per_direction
             params = weights[start : start + per_direction]
-            inp = layer_input if direction == 0 else _gather_time(layer_input, reverse)
+            inp = layer_input if reverse is None or direction == 0 else _gather_time(layer_input, reverse)
             h0 = x.new_zeros(1, batch, hidden)
-            hx = (h0, h0) if is_lstm else h0
-            out = kernel(inp, hx, params, rnn.bias, 1, 0.0, rnn.training, False, True)[0]
-            outputs.append(out if direction == 0 else _gather_time(out, reverse))
+            if is_lstm:
+                out = torch._VF.lstm(inp, (h0, h0), params, rnn.bias, 1, 0.0, rnn.training, False, True)[0]
+            else:
+                out = torch._VF.gru(inp, h0, params, rnn.bias, 1, 0.0, rnn.training, False, True)[0]
+            outputs.append(out if reverse is None or direction == 0 else _gather_time(out, reverse))
         layer_input = torch.cat(outputs, dim=2) if directions == 2 else outputs[0]
         if rnn.dropout and rnn.training and layer < rnn.num_layers - 1:
             layer_input = F.dropout(layer_input, rnn.dropout, training=True)

@@ -91,6 +91,15 @@ def check_pairing(objective_name: str, spec: ObjectiveSpec, data_name: str, data
                          f"data={data_name} builds a separate target vocabulary: set data.shared_vocab=true or {fix}")
 
 
+class Embeds(Protocol):
+    """What every objective gives at test time: ``embed(tokens, lengths)``, the source side's sentence vectors
+    ``[B, output_dim]`` (the model's ``encode`` and the evaluation read them)."""
+
+    output_dim: int
+
+    def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor: ...
+
+
 @runtime_checkable
 class LearnsFromUnigramCounts(Protocol):
     """An objective whose decoders start from the training words' frequencies (``output_bias: log_unigram``).

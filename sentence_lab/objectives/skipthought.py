@@ -3,7 +3,7 @@ the previous and the next sentence."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import torch
 from torch import nn
@@ -71,10 +71,14 @@ class SkipThought(nn.Module):
                                                      condition_norm, word_dropout, read_words)
                                        for t in targets})
 
+    def named_decoders(self) -> list[tuple[str, GRUDecoder]]:
+        """The decoders by the neighbour each generates, in ``targets`` order (typed: ModuleDict gives modules)."""
+        return [(name, cast(GRUDecoder, decoder)) for name, decoder in self.decoders.items()]
+
     def init_from_unigram_counts(self, counts: Mapping[str, torch.Tensor]) -> None:
         """``output_bias: log_unigram``: every decoder's output bias starts at the log frequencies of the words."""
         if self.output_bias == "log_unigram":
-            for decoder in self.decoders.values():
+            for _, decoder in self.named_decoders():
                 decoder.init_output_bias(counts["source"])
 
     def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -83,7 +87,7 @@ class SkipThought(nn.Module):
         condition = centre_by_document(vectors, doc_ids) if self.centre_condition else vectors
         nll = vectors.new_zeros(())
         n_tokens = correct = torch.zeros((), dtype=torch.long, device=tokens.device)
-        for name, decoder in self.decoders.items():
+        for name, decoder in self.named_decoders():
             rows, other = neighbour_rows(doc_ids, NEIGHBOURS[name])
             if rows.numel() == 0:
                 continue

@@ -129,7 +129,7 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
         writer.update_source(sentences=tables.sentences, tokens=tables.tokens, eligible_sentences=tables.eligible,
                              vocabulary=len(tables.unigrams),
                              bigram_table_bytes=tables.bigrams.nbytes if tables.bigrams is not None else None)
-        surface = []
+        surface: list[LengthTask | WordContentTask | BigramShiftTask] = []
         if "Length" in tasks:
             surface.append(LengthTask(settings, rng))
         if "WordContent" in tasks:
@@ -153,7 +153,7 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
                 parse_sample.offer(0, tokens)
             if coord_sample is not None and coordination is not None and coordination_candidate(tokens, coordination):
                 coord_sample.offer(0, tokens)
-            if heuristic_coord and coordination is not None:
+            if coord_reservoir is not None and coordination is not None:  # heuristic_coord
                 found = coordination_heuristic(tokens, settings.coord_max_length_ratio, coordination)
                 if found is not None:
                     coord_reservoir.offer(0, (tokens, found, _case_test(tokens, tables.unigrams)))
@@ -161,7 +161,7 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
         stages["pass2_sample"] = time.perf_counter() - started - sum(stages.values())
         for task in surface:
             writer.write(task.finish())
-        if heuristic_coord and coordination is not None:
+        if coord_reservoir is not None and coordination is not None:  # heuristic_coord
             writer.write(coordination_task(
                 coord_reservoir.items.get(0, []), settings, rng,
                 f"heuristic (no parser): exactly one ', <{'|'.join(sorted(coordination.coordinators))}>' followed by "
@@ -179,8 +179,8 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
             writer.update_source(coordination_candidates_parsed=len(sample))
             stages["parse_coordination"] = time.perf_counter() - started - sum(stages.values())
             writer.write(coordination_task(items, settings, rng, PARSED_COORDINATION, approximation=None))
-        if parser is not None and [t for t in tasks if t in PARSED_TASKS + TAGGED_TASKS
-                                   if t != "CoordinationInversion"]:
+        if parser is not None and parse_sample is not None and [t for t in tasks if t in PARSED_TASKS + TAGGED_TASKS
+                                                                if t != "CoordinationInversion"]:
             sample = parse_sample.items.get(0, [])
             assert language.rules is not None, "a language with parsed tasks has their rules"
             collect = ParsedTasks([t for t in tasks if t in PARSED_TASKS and t != "CoordinationInversion"], settings,
@@ -198,6 +198,7 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
             for output in collect.finish():
                 writer.write(output)
             if keep_tags:
+                assert tables.bigrams is not None, "the first pass counts bigrams for OddManOut"
                 writer.write(odd_man_out(tagged, tables.ids, tables.bigrams, settings, rng,
                                          language.rules.replaceable, language.rules.odd_words))
 

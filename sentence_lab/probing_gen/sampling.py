@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 SPLITS = ("tr", "va", "te")
 
@@ -13,8 +14,8 @@ class Reservoirs:
 
     def __init__(self, size: int, rng: random.Random) -> None:
         self.size, self.rng = size, rng
-        self.items: dict[Hashable, list] = defaultdict(list)
-        self.seen: dict[Hashable, int] = defaultdict(int)
+        self.items: dict[Any, list[Any]] = defaultdict(list)  # a task's classes and items: words, tags, sentences
+        self.seen: dict[Any, int] = defaultdict(int)
 
     def offer(self, key: Hashable, item) -> None:
         self.seen[key] += 1
@@ -39,8 +40,12 @@ def unique(items: Iterable, key=lambda item: item) -> list:
     return out
 
 
-def balanced_splits(by_class: dict[Hashable, list], per_split: dict[str, int], rng: random.Random,
-                    classes: Sequence[Hashable] | None = None) -> dict[str, list[tuple[Hashable, object]]]:
+Label = TypeVar("Label", str, int)  # a task's class: a word, a tag, a depth
+Item = TypeVar("Item")
+
+
+def balanced_splits(by_class: Mapping[Label, list[Item]], per_split: dict[str, int], rng: random.Random,
+                    classes: Sequence[Label] | None = None) -> dict[str, list[tuple[Label, Item]]]:
     """Cut each class's items into tr/va/te with the same count per class in each split.
 
     Each split gets ``per_split[split] // nclasses`` items of every class when the rarest class allows;
@@ -60,7 +65,7 @@ def balanced_splits(by_class: dict[Hashable, list], per_split: dict[str, int], r
                 scaled[s] = 1
         scaled["tr"] = min(per_class["tr"], have - scaled["va"] - scaled["te"])
         per_class = scaled
-    out: dict[str, list] = {s: [] for s in SPLITS}
+    out: dict[str, list[tuple[Label, Item]]] = {s: [] for s in SPLITS}
     for c in classes:
         items = distinct[c]
         rng.shuffle(items)

@@ -37,7 +37,7 @@ class Replacer:
                  replaceable: Callable[[str], bool] = is_english_noun_or_verb) -> None:
         self.ids, self.bigrams, self.tolerance, self.rng = ids, bigrams, tolerance, rng
         self.replaceable = replaceable
-        self.words = [None] * len(ids)
+        self.words: list[str] = [""] * len(ids)  # id -> word (ids numbers every word)
         for word, i in ids.items():
             self.words[i] = word
         self.by_tag: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(len(ids), dtype=bool))
@@ -59,7 +59,7 @@ class Replacer:
             left, word, right = (self.ids.get(t) for t in tokens[i - 1:i + 2])
             if left is None or word is None or right is None:
                 continue
-            f_left, f_right = (int(c) for c in self.bigrams.count([left, word], [word, right]))
+            f_left, f_right = (int(c) for c in self.bigrams.count(np.array([left, word]), np.array([word, right])))
             if not f_left or not f_right:
                 continue
             cands, counts = self.bigrams.followers(left)

@@ -90,7 +90,7 @@ def top_constituents(p: Parsed) -> str | None:
         return None
     root = roots[0]
     verbal = p.tags[root].startswith(("VB", "MD"))
-    labels = []
+    labels: list[str] = []
     for i in sorted(p.children(root) + [root]):
         dep = p.deps[i]
         if i == root:

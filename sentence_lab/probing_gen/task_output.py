@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sentence_lab.evaluation.tasks.probing import PROBING_FILES
@@ -26,6 +27,6 @@ class TaskOutput:
         return {s: dict(sorted(c.items())) for s, c in out.items()}
 
 
-def rows_from_splits(splits: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, str]]:
+def rows_from_splits(splits: Mapping[str, Sequence[tuple[object, str]]]) -> list[tuple[str, str, str]]:
     """{split: [(label, sentence)]} -> rows in split order."""
     return [(split, str(label), sentence) for split in ("tr", "va", "te") for label, sentence in splits[split]]

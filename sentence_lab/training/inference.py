@@ -20,7 +20,7 @@ from torch import nn
 from sentence_lab.encoders.base import NoLayers, SentenceEncoder, layers_of
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.encoders.expansion import expand_embeddings
-from sentence_lab.objectives.contract import EmbedsTargetSide
+from sentence_lab.objectives.contract import Embeds, EmbedsTargetSide
 from sentence_lab.text import UNK_ID, Tokenizer, Vocab
 from sentence_lab.text.config_values import plain
 from sentence_lab.text.padding import pad_batch
@@ -127,9 +127,14 @@ class SentenceInference(nn.Module):
         return settings
 
     @property
+    def embedder(self) -> Embeds:
+        """The objective as what it gives at test time (every objective embeds; ``objectives/contract.py``)."""
+        return cast(Embeds, self.objective)
+
+    @property
     def output_dim(self) -> int:
         """The width of the vectors ``encode`` returns."""
-        return int(self.objective.output_dim)
+        return int(self.embedder.output_dim)
 
     @classmethod
     def load_checkpoint(cls: type[Model], path: str, map_location: str | torch.device | None = None) -> Model:
@@ -213,7 +218,7 @@ class SentenceInference(nn.Module):
     @torch.no_grad()
     def embed_ids(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         device = cast(torch.device, self.device)  # where the weights are
-        return self.objective.embed(tokens.to(device), lengths.to(device))
+        return self.embedder.embed(tokens.to(device), lengths.to(device))
 
     @torch.no_grad()
     def encode(self, sentences: list[str] | str, batch_size: int = 128) -> np.ndarray:
