@@ -35,6 +35,7 @@ from sentence_lab.evaluation.text_encoders import EncoderOutputError  # noqa: E4
 from sentence_lab.runs.errors import write_traceback_to_logs  # noqa: E402
 from sentence_lab.runs.run_dir import register_resolvers  # noqa: E402
 from sentence_lab.runs.stop_signals import Stopped, stops_raise  # noqa: E402
+from sentence_lab.text.config_values import plain  # noqa: E402
 from sentence_lab.text.files import EXIT_WRITE_FAILED, OutputWriteError  # noqa: E402
 
 register_resolvers()
@@ -73,7 +74,7 @@ def _log_traceback(err: BaseException) -> str:
 
 def evaluate(cfg: DictConfig) -> int:
     console = Console(stderr=True)
-    tasks = cast("str | list[str]", OmegaConf.to_container(cfg.tasks) if OmegaConf.is_config(cfg.tasks) else cfg.tasks)
+    tasks: str | list[str] = plain(cfg.tasks)
     data_dir = Path(hydra.utils.to_absolute_path(str(cfg.paths.data_dir)))
     try:
         suite = EvaluationSuite(tasks, data_dir, params_from_config(cfg.evaluation),

@@ -179,8 +179,8 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
             writer.update_source(coordination_candidates_parsed=len(sample))
             stages["parse_coordination"] = time.perf_counter() - started - sum(stages.values())
             writer.write(coordination_task(items, settings, rng, PARSED_COORDINATION, approximation=None))
-        if parser is not None and parse_sample is not None and [t for t in tasks if t in PARSED_TASKS + TAGGED_TASKS
-                                                                if t != "CoordinationInversion"]:
+        if parse_sample is not None and [t for t in tasks if t in PARSED_TASKS + TAGGED_TASKS  # a parser is given
+                                         if t != "CoordinationInversion"]:
             sample = parse_sample.items.get(0, [])
             assert language.rules is not None, "a language with parsed tasks has their rules"
             collect = ParsedTasks([t for t in tasks if t in PARSED_TASKS and t != "CoordinationInversion"], settings,
