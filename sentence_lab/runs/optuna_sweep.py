@@ -219,7 +219,8 @@ def stopping_signal(err: BaseException) -> str | None:
             return None
     if isinstance(err, KeyboardInterrupt):
         return "SIGINT"
-    quoted = re.search(r"error: stopped by (SIGTERM|SIGINT)\b", str(err)) if isinstance(err, Exception) else None
+    said = str(err) if isinstance(err, Exception) else ""
+    quoted = re.search(r"error: stopped by (SIGTERM|SIGINT|SIGUSR2)\b", said)
     return quoted.group(1) if quoted else None
 
 

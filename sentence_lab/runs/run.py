@@ -26,6 +26,7 @@ from sentence_lab.runs.checkpoint_choice import (
     resumable_checkpoint_in,
     run_dir_of,
 )
+from sentence_lab.runs.cluster_environment import trainer_plugins
 from sentence_lab.runs.config_tree import config_tree
 from sentence_lab.runs.errors import PeerLost, RunInterrupted
 from sentence_lab.runs.optuna_sweep import optimized_names
@@ -227,8 +228,8 @@ def _fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     datamodule.setup("fit")
     model = build_model(cfg, datamodule)
     callbacks = _instantiate_group(cfg.get("callbacks")) + trial_callbacks(cfg)
-    trainer: L.Trainer = instantiate(cfg.trainer, callbacks=callbacks,
-                                     logger=_instantiate_group(cfg.get("logger")) or False)
+    loggers = _instantiate_group(cfg.get("logger")) or False
+    trainer: L.Trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers, **trainer_plugins(cfg.trainer))
     for logger in trainer.loggers:  # what the run is, next to the model's own hyper-parameters
         logger.log_hyperparams({"tags": list(cfg.get("tags") or []), "objective_name": config_choice(cfg, "objective"),
                                 "encoder_name": config_choice(cfg, "encoder"), "data_name": config_choice(cfg, "data"),

@@ -1,7 +1,7 @@
-"""A stop signal (SIGTERM from ``kill``, SLURM or a sweeper; SIGINT from Ctrl-C) ends a run or a sweep at once, and is
-never taken for a failure.
+"""A stop signal (SIGTERM from ``kill``, SLURM or a sweeper; SIGINT from Ctrl-C; SIGUSR2, SLURM's warning before a
+time limit or a pre-emption, as submitit asks for it) ends a run or a sweep at once, and is never taken for a failure.
 
-``stops_raise`` makes either signal raise ``Stopped`` where the process is (data preparation, a training step, the
+``stops_raise`` makes each of them raise ``Stopped`` where the process is (data preparation, a training step, the
 per-epoch suite, between a sweep's trials), within a fraction of a second. ``Stopped`` is a ``BaseException``: no
 ``except Exception`` that records a task's or a job's failure takes it, so it travels up to the code that records an
 interruption (the run's ``interrupted.ckpt``, the sweep's trial queued again) and the process exits 128 + N.
@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# SIGUSR2: sbatch --signal=USR2@<seconds> (submitit's); a job SLURM requeues then resumes (hydra_plugins/sentence_lab)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)
 
 
 class Stopped(BaseException):
@@ -44,9 +45,9 @@ def _in_main_thread() -> bool:
 
 @contextmanager
 def stops_raise() -> Iterator[None]:
-    """Inside, SIGTERM and SIGINT raise ``Stopped``; the handlers before are given back after. A signal the process
-    ignores (SIGINT in a background job of a non-interactive shell) stays ignored. Outside the main thread (where
-    Python runs no handler) nothing changes."""
+    """Inside, SIGTERM, SIGINT and SIGUSR2 raise ``Stopped``; the handlers before are given back after. A signal the
+    process ignores (SIGINT in a background job of a non-interactive shell) stays ignored. Outside the main thread
+    (where Python runs no handler) nothing changes."""
     if not _in_main_thread():
         yield
         return
@@ -63,9 +64,9 @@ def stops_raise() -> Iterator[None]:
 
 @contextmanager
 def signals_held() -> Iterator[None]:
-    """Inside, SIGTERM and SIGINT are held (recorded, not handled); after, each held signal is delivered once to the
-    handler in place before (``Stopped`` under ``stops_raise``, Lightning's own, Python's default). The process
-    still stops, only after the write inside has ended, whole or failed for its own reason."""
+    """Inside, SIGTERM, SIGINT and SIGUSR2 are held (recorded, not handled); after, each held signal is delivered once
+    to the handler in place before (``Stopped`` under ``stops_raise``, Lightning's own, Python's default). The
+    process still stops, only after the write inside has ended, whole or failed for its own reason."""
     if not _in_main_thread():
         yield
         return

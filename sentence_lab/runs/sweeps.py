@@ -57,9 +57,13 @@ def _record_failure(hydra_cfg: DictConfig, err: BaseException) -> None:
 
 def _record_event(hydra_cfg: DictConfig, event: str, outcome: str | None = None) -> None:
     """A line of the sweep's ``jobs.jsonl``: this job ``started`` or ``ended``, with its outcome (``complete``,
-    ``pruned``: an Optuna sweep stopped it early, ``failed``, ``interrupted``)."""
-    entry = {"job": int(hydra_cfg.job.num), "event": event, "pid": os.getpid(),
-             "dir": str(hydra_cfg.runtime.output_dir)}
+    ``pruned``: an Optuna sweep stopped it early, ``failed``, ``interrupted``); in a SLURM job, its job id and how many
+    times SLURM started it again (``slurm_job_id``, ``slurm_restarts``)."""
+    entry: dict[str, object] = {"job": int(hydra_cfg.job.num), "event": event, "pid": os.getpid(),
+                                "dir": str(hydra_cfg.runtime.output_dir)}
+    if os.environ.get("SLURM_JOB_ID"):
+        entry["slurm_job_id"] = os.environ["SLURM_JOB_ID"]
+        entry["slurm_restarts"] = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
     if outcome is not None:
         entry["outcome"] = outcome
     _append_line(Path(hydra_cfg.sweep.dir) / JOBS, json.dumps(entry))

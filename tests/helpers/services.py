@@ -11,7 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from tests.helpers.extras import missing_extra
 
 # services.sh's server: the loopback address only; SENTENCE_LAB_POSTGRES_URL names another
-POSTGRESQL_URL = os.environ.get("SENTENCE_LAB_POSTGRES_URL", "postgresql://sweeps:sweeps@127.0.0.1:55432/sweeps")
+POSTGRESQL_URL = os.environ.get("SENTENCE_LAB_POSTGRES_URL", "postgresql://sweeps:sweeps@127.0.0.1:15432/sweeps")
 
 
 def postgresql_problem(url: str = POSTGRESQL_URL) -> str | None:
