@@ -1,0 +1,160 @@
+"""``hydra/launcher=slurm`` on a real SLURM cluster (scripts/services.sh: slurmctld, slurmd, slurmdbd on 127.0.0.1):
+sweeps go through ``sbatch``, a refused submission is one line, and a job SLURM ends early (its time limit, a
+requeue) writes its checkpoint, comes back and finishes in its own directory."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hydra_plugins.sentence_lab.slurm_launcher import restarted_by_slurm, resuming
+from sentence_lab.reporting.report import main as report_main
+from sentence_lab.runs.sweeps import FAILED_JOBS, INTERRUPTED_JOBS
+from tests.helpers import processes
+from tests.helpers.slurm import (
+    cancel_jobs_of,
+    final_states,
+    job_events,
+    launcher_overrides,
+    slurm_partition,
+    submitted_job_ids,
+    wait_until,
+)
+from tests.helpers.train_config import sweep_command
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+
+
+@pytest.fixture
+def partition(tmp_path):
+    """The local cluster's partition; every job the test's sweep submitted is cancelled when the test ends."""
+    name = slurm_partition()
+    yield name
+    cancel_jobs_of(tmp_path / "sweep")
+
+
+def slurm_sweep(tiny_corpus: Path, senteval_root: Path, tmp_path: Path, partition: str, *overrides: str) -> list[str]:
+    return sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "-m", "encoder=bow",
+                         "logger=tensorboard", *launcher_overrides(partition), *overrides)
+
+
+def test_a_restarted_job_resumes_and_a_first_start_does_not(monkeypatch):
+    monkeypatch.delenv("SLURM_RESTART_COUNT", raising=False)
+    assert restarted_by_slurm() == 0
+    monkeypatch.setenv("SLURM_RESTART_COUNT", "2")
+    assert restarted_by_slurm() == 2
+    assert resuming(["seed=1", "resume=false"]) == ["seed=1", "resume=true"]
+
+
+def epochs_scored(run: Path) -> list[int]:
+    return sorted(int(p.stem.split("_")[1]) for p in (run / "eval").glob("epoch_*.json"))
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_a_sweep_runs_as_slurm_jobs_and_the_report_reads_every_run(tiny_corpus, senteval_root, tmp_path, partition):
+    cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1,2", "trainer.max_epochs=2")
+    done = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    sweep = tmp_path / "sweep"
+    events = job_events(sweep)
+    ids = sorted({e["slurm_job_id"] for e in events})
+    assert len(ids) == 2 and all(e["slurm_restarts"] == 0 for e in events)  # each point a SLURM job of its own
+    assert final_states(ids) == dict.fromkeys(ids, "COMPLETED")  # as SLURM's accounting has them
+    assert len({i.split("_")[0] for i in submitted_job_ids(sweep)}) == 1  # one sbatch: an array of two tasks
+    for run in (sweep / "0", sweep / "1"):
+        assert json.loads((run / "run_status.json").read_text())["complete"]
+        assert epochs_scored(run) == [0, 1, 2]  # the per-epoch suite, before training and after each epoch
+    assert report_main([str(sweep)]) == 0
+    assert (sweep / "report.csv").read_text().count("\n") == 3  # the header and both runs
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("request_, reason", [
+    (["hydra.launcher.partition=nowhere"], "invalid partition"),
+    (["hydra.launcher.cpus_per_task=4096"], "More processors requested than permitted"),
+    (["hydra.launcher.mem_gb=100000"], "Memory specification can not be satisfied")],
+    ids=["partition", "cpus", "memory"])
+def test_a_request_slurm_refuses_is_one_line_and_nothing_is_queued(request_, reason, tiny_corpus, senteval_root,
+                                                                   tmp_path, partition):
+    cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1,2", *request_)
+    done = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: SLURM refused the sweep's jobs, nothing was submitted: ") and reason in last
+    assert submitted_job_ids(tmp_path / "sweep") == []  # no job folder: sbatch queued nothing
+    assert not (tmp_path / "sweep" / "0").exists()
+
+
+def extend_time_limit_once_restarted(sweep: Path, minutes: int) -> str:
+    """Wait for the job's second start, then give it ``minutes`` (the rest of the run fits); its SLURM job id."""
+    wait_until(lambda: any(e["event"] == "started" and e["slurm_restarts"] >= 1 for e in job_events(sweep)),
+               timeout=240, what="SLURM to start the job again")
+    job = job_events(sweep)[-1]["slurm_job_id"]
+    subprocess.run(["scontrol", "update", f"JobId={job}", f"TimeLimit={minutes}"], check=True, timeout=30)
+    return job
+
+
+def assert_resumed_to_the_end(run: Path, epochs: int, steps_per_epoch: int) -> None:
+    status = json.loads((run / "run_status.json").read_text())
+    assert status["complete"] and status["steps_done"] == status["steps_planned"] == epochs * steps_per_epoch
+    assert epochs_scored(run) == list(range(epochs + 1))  # every epoch's suite, each in one file
+    last = json.loads((run / "eval" / f"epoch_{epochs:03d}.json").read_text())["results"]
+    assert sorted(last) == ["Length", "WordContent"]  # the last epoch's scores, both tasks
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_a_job_past_its_time_limit_is_signalled_requeued_and_finishes_in_its_own_directory(
+        tiny_corpus, senteval_root, tmp_path, partition):
+    """A one-minute limit, the signal 55 s before it (SLURM checks limits every 30 s: it comes 5 to 35 s into the
+    job), a run that needs longer: the first start is cut by the signal, writes its checkpoint and is requeued by
+    submitit; once the second start is seen, the test gives the job time enough to finish."""
+    epochs = 150  # 15 steps and a suite each: ~40 s of training on one core
+    cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1", f"trainer.max_epochs={epochs}",
+                      "data.batch_size=8", "hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=55")
+    proc = processes.start(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sweep = tmp_path / "sweep"
+    job = extend_time_limit_once_restarted(sweep, minutes=5)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr[-3000:]
+    events = job_events(sweep)
+    ends = [e["outcome"] for e in events if e["event"] == "ended"]
+    assert ends[0] == "interrupted" and ends[-1] == "complete" and {e["slurm_job_id"] for e in events} == {job}
+    assert_resumed_to_the_end(sweep / "0", epochs, steps_per_epoch=15)
+    cut = [json.loads(line) for line in (sweep / INTERRUPTED_JOBS).read_text().splitlines()]
+    assert cut and all("stopped by SIGUSR2" in c["error"] for c in cut)  # the time limit's signal, as submitit asks
+    assert not (sweep / FAILED_JOBS).exists()  # an interruption SLURM came back from is no failure
+    assert final_states([job]) == {job: "COMPLETED"}
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_a_job_requeued_by_hand_is_stopped_and_resumes_from_its_checkpoint(tiny_corpus, senteval_root, tmp_path,
+                                                                            partition):
+    """Pre-emption's path: ``scontrol requeue`` while the job trains (SIGTERM, then SLURM queues it again)."""
+    epochs = 40
+    cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1", f"trainer.max_epochs={epochs}",
+                      "data.batch_size=8", "hydra.launcher.timeout_min=10")
+    proc = processes.start(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sweep = tmp_path / "sweep"
+    wait_until(lambda: (sweep / "0" / "eval" / "epoch_003.json").is_file(), timeout=120, what="three epochs trained")
+    job = job_events(sweep)[0]["slurm_job_id"]
+    subprocess.run(["scontrol", "requeue", job], check=True, timeout=30)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr[-3000:]
+    events = job_events(sweep)
+    assert [(e["event"], e["slurm_restarts"]) for e in events] == [("started", 0), ("ended", 0), ("started", 1),
+                                                                   ("ended", 1)]
+    assert [e["outcome"] for e in events if e["event"] == "ended"] == ["interrupted", "complete"]
+    assert_resumed_to_the_end(sweep / "0", epochs, steps_per_epoch=15)
+    cut = [json.loads(line) for line in (sweep / INTERRUPTED_JOBS).read_text().splitlines()]
+    assert len(cut) == 1 and "stopped by SIGTERM" in cut[0]["error"]
+    assert not (sweep / FAILED_JOBS).exists()
