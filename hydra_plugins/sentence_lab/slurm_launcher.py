@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,11 +28,13 @@ from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, filter_overrides
 from omegaconf import OmegaConf
 
+from sentence_lab.runs.errors import one_line
+from sentence_lab.runs.optuna_sweep import stopping_signal
 from sentence_lab.runs.sweeps import set_aside_failures
 
 try:  # the optional sweeps extra; Hydra imports every hydra_plugins module at start-up, so its absence is no error
     import submitit
-    from submitit.core.utils import FailedJobError
+    from submitit.core.utils import FailedJobError, UncompletedJobError
 
     from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf
     from hydra_plugins.hydra_submitit_launcher.submitit_launcher import SlurmLauncher
@@ -95,7 +98,23 @@ if SlurmLauncher is not None:
             except FailedJobError as err:  # sbatch said no: nothing of the array was queued
                 raise SlurmSubmissionRefused(str(err)) from None
             log.info("submitted: SLURM job(s) %s", ", ".join(job.job_id for job in jobs))
-            return [job.results()[0] for job in jobs]
+            returns = []
+            for number, job in enumerate(jobs, start=initial_job_idx):
+                try:
+                    returns.append(job.results()[0])
+                except (FailedJobError, UncompletedJobError) as err:
+                    stopped_by = stopping_signal(err)  # the run's own line, which submitit quotes from its stderr
+                    if stopped_by is None:
+                        raise
+                    still = [j.job_id for j in jobs if not j.done()]
+                    said = re.search(r"error: (stopped by [^\n]*)", str(err))
+                    log.error("SLURM job %s (#%d) was stopped by %s and not requeued (scancel, or its time limit "
+                              "past hydra.launcher.max_num_timeout): recorded as interrupted, its checkpoints kept; "
+                              "the sweep stops%s. The run said: %s", job.job_id, number, stopped_by,
+                              f" (job(s) {', '.join(still)} still run on SLURM)" if still else "",
+                              said.group(1) if said else one_line(err))
+                    raise SystemExit(128 + signal.Signals[stopped_by]) from None
+            return returns
 
         def __call__(self, sweep_overrides: list[str], job_dir_key: str, job_num: int, job_id: str,
                      singleton_state: dict[Any, Any]) -> JobReturn:
@@ -114,5 +133,9 @@ if SlurmLauncher is not None:
                 return super().__call__(overrides, job_dir_key, job_num, job_id, singleton_state)
             except SystemExit as end:
                 if end.code == 128 + REQUEUE_SIGNAL and callable(requeue):
-                    requeue(REQUEUE_SIGNAL, None)  # requeues and exits, or raises submitit's UncompletedJobError
+                    try:
+                        requeue(REQUEUE_SIGNAL, None)  # requeues the job and exits
+                    except UncompletedJobError as refused:  # past max_num_timeout: the job ends, interrupted
+                        raise UncompletedJobError(f"error: stopped by {REQUEUE_SIGNAL.name}, not requeued: "
+                                                  f"{refused}") from None
                 raise

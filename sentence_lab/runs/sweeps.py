@@ -55,14 +55,21 @@ def _record_failure(hydra_cfg: DictConfig, err: BaseException) -> None:
     record_failed_job(Path(hydra_cfg.sweep.dir), int(hydra_cfg.job.num), overrides, one_line(err), job_dir)
 
 
+def slurm_job_id() -> str:
+    """This SLURM job's id as ``scancel``, ``sacct`` and ``squeue`` take it: ``<array>_<task>`` for a task of an array
+    job (a sweep's), else ``SLURM_JOB_ID``."""
+    array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+    return f"{array}_{task}" if array and task else os.environ.get("SLURM_JOB_ID", "")
+
+
 def _record_event(hydra_cfg: DictConfig, event: str, outcome: str | None = None) -> None:
     """A line of the sweep's ``jobs.jsonl``: this job ``started`` or ``ended``, with its outcome (``complete``,
-    ``pruned``: an Optuna sweep stopped it early, ``failed``, ``interrupted``); in a SLURM job, its job id and how many
-    times SLURM started it again (``slurm_job_id``, ``slurm_restarts``)."""
+    ``pruned``: an Optuna sweep stopped it early, ``failed``, ``interrupted``); in a SLURM job, its job id
+    (``slurm_job_id``) and how many times SLURM started it again (``slurm_restarts``)."""
     entry: dict[str, object] = {"job": int(hydra_cfg.job.num), "event": event, "pid": os.getpid(),
                                 "dir": str(hydra_cfg.runtime.output_dir)}
     if os.environ.get("SLURM_JOB_ID"):
-        entry["slurm_job_id"] = os.environ["SLURM_JOB_ID"]
+        entry["slurm_job_id"] = slurm_job_id()
         entry["slurm_restarts"] = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
     if outcome is not None:
         entry["outcome"] = outcome

@@ -34,7 +34,7 @@ def slurm_problem() -> str | None:
         return f"{needs}: {err}"
     if ping.returncode != 0 or "UP" not in ping.stdout:
         return f"{needs}: slurmctld does not answer ({(ping.stdout + ping.stderr).strip()})"
-    if not any(state.rstrip("*") in ("idle", "mixed", "allocated") for state in nodes.stdout.split()):
+    if not any(state.rstrip("*") in ("idle", "mixed", "allocated", "completing") for state in nodes.stdout.split()):
         return f"{needs}: partition {PARTITION} has no node up ({nodes.stdout.strip() or nodes.stderr.strip()})"
     return None
 
@@ -54,9 +54,9 @@ def launcher_overrides(partition: str, *extra: str) -> list[str]:
 
 
 def accounted_states(job_ids: list[str]) -> dict[str, str]:
-    """Each job's state as SLURM's accounting (``sacct``) holds it, by its own id (``SLURM_JOB_ID``, an array task's
-    too): ``COMPLETED``, ``CANCELLED``, ..."""
-    done = subprocess.run(["sacct", "-n", "-X", "-P", "-o", "JobIDRaw,State", "-j", ",".join(job_ids)],
+    """Each job's state as SLURM's accounting (``sacct``) holds it, by id (``<array>_<task>`` for a sweep's):
+    ``COMPLETED``, ``CANCELLED``, ..."""
+    done = subprocess.run(["sacct", "-n", "-X", "-P", "-o", "JobID,State", "-j", ",".join(job_ids)],
                           capture_output=True, text=True, timeout=30, check=True)
     return dict(line.split("|")[:2] for line in done.stdout.splitlines() if "|" in line)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def test_a_sweep_runs_as_slurm_jobs_and_the_report_reads_every_run(tiny_corpus, 
     ids = sorted({e["slurm_job_id"] for e in events})
     assert len(ids) == 2 and all(e["slurm_restarts"] == 0 for e in events)  # each point a SLURM job of its own
     assert final_states(ids) == dict.fromkeys(ids, "COMPLETED")  # as SLURM's accounting has them
-    assert len({i.split("_")[0] for i in submitted_job_ids(sweep)}) == 1  # one sbatch: an array of two tasks
+    assert {i.split("_")[0] for i in ids} == {i.split("_")[0] for i in submitted_job_ids(sweep)}  # one sbatch array
     for run in (sweep / "0", sweep / "1"):
         assert json.loads((run / "run_status.json").read_text())["complete"]
         assert epochs_scored(run) == [0, 1, 2]  # the per-epoch suite, before training and after each epoch
@@ -93,10 +94,11 @@ def test_a_request_slurm_refuses_is_one_line_and_nothing_is_queued(request_, rea
     assert not (tmp_path / "sweep" / "0").exists()
 
 
-def extend_time_limit_once_restarted(sweep: Path, minutes: int) -> str:
-    """Wait for the job's second start, then give it ``minutes`` (the rest of the run fits); its SLURM job id."""
-    wait_until(lambda: any(e["event"] == "started" and e["slurm_restarts"] >= 1 for e in job_events(sweep)),
-               timeout=240, what="SLURM to start the job again")
+def extend_time_limit_once_interrupted(sweep: Path, minutes: int) -> str:
+    """Wait for the job's first start to end interrupted, then give it ``minutes`` (the rest of the run fits, and its
+    next start is not signalled at once); its SLURM job id."""
+    wait_until(lambda: any(e["event"] == "ended" for e in job_events(sweep)), timeout=180,
+               what="the time limit's signal to stop the job")
     job = job_events(sweep)[-1]["slurm_job_id"]
     subprocess.run(["scontrol", "update", f"JobId={job}", f"TimeLimit={minutes}"], check=True, timeout=30)
     return job
@@ -116,13 +118,14 @@ def test_a_job_past_its_time_limit_is_signalled_requeued_and_finishes_in_its_own
         tiny_corpus, senteval_root, tmp_path, partition):
     """A one-minute limit, the signal 55 s before it (SLURM checks limits every 30 s: it comes 5 to 35 s into the
     job), a run that needs longer: the first start is cut by the signal, writes its checkpoint and is requeued by
-    submitit; once the second start is seen, the test gives the job time enough to finish."""
+    submitit; then the test gives the job time enough to finish (a one-minute limit may signal a restarted job at once,
+    before Python has a handler: SLURM's limits are checked at a resolution of up to a minute)."""
     epochs = 150  # 15 steps and a suite each: ~40 s of training on one core
     cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1", f"trainer.max_epochs={epochs}",
                       "data.batch_size=8", "hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=55")
     proc = processes.start(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     sweep = tmp_path / "sweep"
-    job = extend_time_limit_once_restarted(sweep, minutes=5)
+    job = extend_time_limit_once_interrupted(sweep, minutes=5)
     _, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr[-3000:]
     events = job_events(sweep)
@@ -158,3 +161,37 @@ def test_a_job_requeued_by_hand_is_stopped_and_resumes_from_its_checkpoint(tiny_
     cut = [json.loads(line) for line in (sweep / INTERRUPTED_JOBS).read_text().splitlines()]
     assert len(cut) == 1 and "stopped by SIGTERM" in cut[0]["error"]
     assert not (sweep / FAILED_JOBS).exists()
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_a_job_past_its_time_limit_with_no_requeue_left_is_recorded_as_interrupted(tiny_corpus, senteval_root,
+                                                                                     tmp_path, partition):
+    """``max_num_timeout=0``: the time limit's signal ends the job for good; the sweep says so and exits 128 + 12."""
+    cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1", "trainer.max_epochs=150",
+                      "data.batch_size=8", "hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=55",
+                      "hydra.launcher.max_num_timeout=0")
+    done = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 128 + signal.SIGUSR2, done.stderr[-3000:]
+    assert "was stopped by SIGUSR2 and not requeued" in done.stdout + done.stderr  # Hydra logs to stdout
+    sweep = tmp_path / "sweep"
+    assert [(e["event"], e.get("outcome")) for e in job_events(sweep)] == [("started", None), ("ended", "interrupted")]
+    assert (sweep / "0" / "checkpoints" / "interrupted.ckpt").is_file()
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_scancel_stops_the_job_and_the_sweep_with_its_checkpoint_kept(tiny_corpus, senteval_root, tmp_path, partition):
+    cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1", "trainer.max_epochs=150",
+                      "data.batch_size=8", "hydra.launcher.timeout_min=10")
+    proc = processes.start(cmd, cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sweep = tmp_path / "sweep"
+    wait_until(lambda: (sweep / "0" / "eval" / "epoch_002.json").is_file(), timeout=120, what="two epochs trained")
+    job = job_events(sweep)[0]["slurm_job_id"]
+    subprocess.run(["scancel", job], check=True, timeout=30)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err[-3000:]
+    assert f"SLURM job {job} (#0) was stopped by SIGTERM" in out + err
+    assert [(e["event"], e.get("outcome")) for e in job_events(sweep)] == [("started", None), ("ended", "interrupted")]
+    assert final_states([job])[job].startswith("CANCELLED")  # "CANCELLED by 0": by root
+    assert (sweep / "0" / "checkpoints" / "interrupted.ckpt").is_file()
