@@ -9,9 +9,12 @@ import signal
 import subprocess
 from pathlib import Path
 
+import optuna
 import pytest
+from optuna.trial import TrialState
 
 from hydra_plugins.sentence_lab.slurm_launcher import restarted_by_slurm, resuming
+from sentence_lab.optuna_storage import storage_url
 from sentence_lab.reporting.report import main as report_main
 from sentence_lab.runs.sweeps import FAILED_JOBS, INTERRUPTED_JOBS
 from tests.helpers import processes
@@ -195,3 +198,23 @@ def test_scancel_stops_the_job_and_the_sweep_with_its_checkpoint_kept(tiny_corpu
     assert [(e["event"], e.get("outcome")) for e in job_events(sweep)] == [("started", None), ("ended", "interrupted")]
     assert final_states([job])[job].startswith("CANCELLED")  # "CANCELLED by 0": by root
     assert (sweep / "0" / "checkpoints" / "interrupted.ckpt").is_file()
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_an_optuna_sweeps_trials_are_slurm_jobs_and_pruning_still_prunes(tiny_corpus, senteval_root, tmp_path,
+                                                                        partition):
+    """Each trial a SLURM job that reports its epochs to the study (SQLite in the shared sweep folder); a threshold
+    no score reaches prunes every trial after its first epoch, and the study accounts for all of them."""
+    cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
+                        "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=2",
+                        "logger=none", "hydra.sweeper.n_trials=2", "hydra.sweeper.n_jobs=2",
+                        "hydra/sweeper/pruner=threshold", "hydra.sweeper.pruner.lower=101",
+                        *launcher_overrides(partition))
+    done = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    study = optuna.load_study(study_name="qt_probing", storage=storage_url(None, tmp_path / "sweep"))
+    assert [t.state for t in study.trials] == [TrialState.PRUNED] * 2
+    assert all(sorted(t.intermediate_values) == [0, 1] for t in study.trials)  # epoch 0 and 1 reported, then pruned
+    ids = sorted({e["slurm_job_id"] for e in job_events(tmp_path / "sweep")})
+    assert len(ids) == 2 and set(final_states(ids).values()) == {"COMPLETED"}
