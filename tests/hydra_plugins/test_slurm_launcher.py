@@ -146,7 +146,7 @@ def test_a_job_past_its_time_limit_is_signalled_requeued_and_finishes_in_its_own
 def test_a_job_requeued_by_hand_is_stopped_and_resumes_from_its_checkpoint(tiny_corpus, senteval_root, tmp_path,
                                                                             partition):
     """Pre-emption's path: ``scontrol requeue`` while the job trains (SIGTERM, then SLURM queues it again)."""
-    epochs = 40
+    epochs = 20
     cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1", f"trainer.max_epochs={epochs}",
                       "data.batch_size=8", "hydra.launcher.timeout_min=10")
     proc = processes.start(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
