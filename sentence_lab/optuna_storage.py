@@ -19,7 +19,8 @@ import yaml
 from optuna.storages import BaseStorage, JournalStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
 
 STUDY_FILE = "optuna.db"  # the default storage, in the sweep directory
 STUDY_RECORD = "study.yaml"  # the sweep directory's note of its storage and study name
@@ -29,6 +30,37 @@ RETRY_OF = "retry_of"  # the attribute of a trial that re-runs an interrupted on
 ATTEMPT = "attempt"  # and which run of those parameters it is (2, 3)
 INTERRUPTED_BY = "interrupted_by"  # the stop signal that cut a failed trial (run again under RETRY_OF)
 CREATE_ATTEMPTS = 5  # opening a database another sweep is creating at the same moment (open_storage)
+CONNECT_TIMEOUT_S = 10  # a database server that does not answer fails the sweep after this, not after TCP's minutes
+SERVER_DIALECTS = ("postgresql", "mysql", "mariadb")  # SQLAlchemy URLs of a database server: a connect timeout
+
+
+class StorageUnavailable(ValueError):
+    """The study's database server cannot be reached or opened (not answering, refusing, a wrong password, no such
+    database): one line naming it, its password hidden, and the driver's own reason."""
+
+    def __init__(self, url: str, cause: BaseException) -> None:
+        reason = str(getattr(cause, "orig", None) or cause).strip().splitlines()
+        super().__init__(f"the sweep's study storage {shown_url(url)} cannot be opened: "
+                         f"{reason[0] if reason else type(cause).__name__}. Check its host, port, user, password "
+                         "and database (the local server: sudo bash scripts/services.sh start)")
+
+
+def shown_url(url: str) -> str:
+    """``url`` with its password hidden (``***``), for messages and logs."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def server_connect_args(url: str) -> dict[str, object] | None:
+    """The engine's connection arguments: a connect timeout for a database server (unless the URL sets one), SQLite's
+    lock timeout for a file; None otherwise."""
+    if url.startswith("sqlite"):
+        return {"timeout": 60}
+    if url.startswith(SERVER_DIALECTS) and "connect_timeout" not in url:
+        return {"connect_timeout": CONNECT_TIMEOUT_S}
+    return None
 
 log = logging.getLogger(__name__)
 
@@ -49,20 +81,38 @@ def open_storage(url: str, heartbeat_interval: int | None = None, grace_period: 
         return JournalStorage(JournalFileBackend(str(path)))
     if url.startswith("sqlite:///"):
         Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+    connect_args = server_connect_args(url)
     open_rdb = partial(RDBStorage, url, heartbeat_interval=heartbeat_interval, grace_period=grace_period,
                        heartbeat_stale_trial_callback=on_stale,
-                       engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else None)
+                       engine_kwargs={"connect_args": connect_args} if connect_args else None)
     with warnings.catch_warnings():  # heartbeats are "experimental" since Optuna 2.9 (docs/sweeps.md)
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         for attempt in range(1, CREATE_ATTEMPTS):
             try:
                 return open_rdb()
-            except (IntegrityError, OperationalError, ProgrammingError):
+            except OperationalError as err:
+                if url.startswith(SERVER_DIALECTS) and _no_connection(err):
+                    raise StorageUnavailable(url, err) from None  # the server itself said no (or nothing)
+                time.sleep(0.2 * attempt)
+            except (IntegrityError, ProgrammingError):
                 # Two sweeps creating one new database at once both create its tables and stamp its schema
                 # version; the second fails ("UNIQUE constraint failed: alembic_version", "table ... already
                 # exists"). Opened again, the database is there and stamped. Any other cause fails the last try.
                 time.sleep(0.2 * attempt)
-        return open_rdb()
+        try:
+            return open_rdb()
+        except OperationalError as err:
+            if url.startswith(SERVER_DIALECTS):
+                raise StorageUnavailable(url, err) from None
+            raise
+
+
+def _no_connection(err: OperationalError) -> bool:
+    """The driver could not open a connection at all (refused, timed out, authentication, no such database): trying
+    again changes nothing, unlike two sweeps creating one database's tables at once."""
+    said = str(err.orig or err).lower()
+    return any(s in said for s in ("connection", "timeout", "timed out", "password", "authentication",
+                                   "does not exist", "unknown database", "access denied"))
 
 
 def write_study_record(sweep_dir: Path, url: str, study_name: str) -> None:

@@ -2,13 +2,29 @@
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import socket
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import optuna
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from sentence_lab.optuna_storage import open_storage
+from sentence_lab.optuna_storage import (
+    CONNECT_TIMEOUT_S,
+    StorageUnavailable,
+    open_storage,
+    server_connect_args,
+    shown_url,
+)
+from tests.helpers import processes
+from tests.helpers.extras import needs_extra
+from tests.helpers.services import postgresql_url
+from tests.helpers.train_config import sweep_command
+
+ROOT = Path(__file__).resolve().parents[1]
 
 OPENERS = 4
 
@@ -50,3 +66,59 @@ def test_a_database_that_cannot_be_opened_still_fails(tmp_path):
     folder.mkdir()
     with pytest.raises(OperationalError, match="unable to open database file"):
         open_storage(f"sqlite:///{Path(folder)}")
+
+
+def test_a_urls_password_is_hidden_and_a_server_gets_a_connect_timeout():
+    assert shown_url("postgresql://sweeps:secret@127.0.0.1:15432/sweeps") == \
+        "postgresql://sweeps:***@127.0.0.1:15432/sweeps"
+    assert server_connect_args("postgresql://u:p@127.0.0.1/db") == {"connect_timeout": CONNECT_TIMEOUT_S}
+    assert server_connect_args("postgresql://u:p@127.0.0.1/db?connect_timeout=2") is None  # the URL's own wins
+    assert server_connect_args("sqlite:///x.db") == {"timeout": 60}
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A port on 127.0.0.1 that takes connections and never answers (a server that hangs, a host behind a firewall
+    that drops packets: the client waits)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        yield listener.getsockname()[1]
+
+
+@needs_extra("sweeps-postgresql")
+def test_a_database_server_that_does_not_answer_fails_in_one_line_after_the_connect_timeout(silent_server):
+    url = f"postgresql://sweeps:secret@127.0.0.1:{silent_server}/sweeps?connect_timeout=2"
+    started = time.monotonic()
+    with pytest.raises(StorageUnavailable) as caught:
+        open_storage(url)
+    assert time.monotonic() - started < 15  # its timeout, once: not TCP's minutes, not five attempts of it
+    message = str(caught.value)
+    assert "\n" not in message and "secret" not in message and "sweeps:***@" in message and "timeout" in message
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("wrong, reason", [("password", "password authentication failed"),
+                                           ("database", "does not exist")])
+def test_a_refusing_database_server_fails_in_one_line_at_once(wrong, reason):
+    base, database = postgresql_url().rsplit("/", 1)
+    url = base.replace(":sweeps@", ":wrong@") + f"/{database}" if wrong == "password" else f"{base}/no_such_database"
+    started = time.monotonic()
+    with pytest.raises(StorageUnavailable, match=reason) as caught:
+        open_storage(url)
+    assert time.monotonic() - started < 5  # the server's answer, not retried
+    assert "\n" not in str(caught.value) and "wrong" not in str(caught.value)
+
+
+@needs_extra("sweeps-postgresql")
+def test_a_sweep_on_a_storage_that_does_not_answer_ends_in_one_line_before_any_job(silent_server, tiny_corpus,
+                                                                                  senteval_root, tmp_path):
+    url = f"postgresql://sweeps:secret@127.0.0.1:{silent_server}/sweeps?connect_timeout=2"
+    cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length]", "hparams_search=qt_optuna", "encoder=bow",
+                        f"hydra.sweeper.storage='{url}'", "hydra.sweeper.n_trials=1")
+    done = processes.run(cmd, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                         text=True, timeout=120)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: the sweep's study storage postgresql://sweeps:***@127.0.0.1:") and "timeout" in last
+    assert not (tmp_path / "sweep" / "jobs.jsonl").exists()  # no job started

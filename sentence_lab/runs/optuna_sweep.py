@@ -47,7 +47,9 @@ from sentence_lab.optuna_storage import (
     INTERRUPTED_BY,
     PRUNED_AT,
     RETRY_OF,
+    StorageUnavailable,
     open_storage,
+    shown_url,
     storage_url,
     write_study_record,
 )
@@ -325,12 +327,15 @@ class PruningOptunaSweeper(Sweeper):
         sweep_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
         space, fixed = search_space(self.params, arguments)
-        study, storage, url = self.open_study(sweep_dir)
+        try:
+            study, storage, url = self.open_study(sweep_dir)
+        except StorageUnavailable as err:  # before any job: one line, exit 1
+            raise SystemExit(f"error: {err}") from None
         write_study_record(sweep_dir, url, study.study_name)
         trials = study.get_trials(deepcopy=False)  # jobs an earlier command had interrupted run again here:
         set_aside_failures(sweep_dir, {t.user_attrs[RETRY_OF] for t in trials if RETRY_OF in t.user_attrs})
         log.info("Optuna study %s in %s (%d trial(s) there): %d trial(s) of %s, %s, in batches of %d; pruner %s; "
-                 "parameters %s", study.study_name, url, len(trials), self.n_trials,
+                 "parameters %s", study.study_name, shown_url(url), len(trials), self.n_trials,
                  ", ".join(optimized_names(self.config)), "/".join(self.directions), self.n_jobs,
                  type(self.pruner).__name__, ", ".join(space) or "none")
         with stops_raise():
