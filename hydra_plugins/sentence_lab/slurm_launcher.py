@@ -4,6 +4,9 @@ of ``sbatch`` per batch of sweep points, with what a shared cluster needs on top
 - **Submission refused, one line.** A partition that does not exist or resources that no node has: SLURM refuses the
   whole array at ``sbatch`` and nothing is submitted; the sweep ends with one line quoting SLURM's reason
   (``SlurmSubmissionRefused``), not submitit's traceback.
+- **A job that ends without a word** (``scancel --signal=KILL``, a node lost, the out-of-memory killer) is recorded in
+  ``failed_jobs.jsonl`` with SLURM's end state, and the sweep ends naming it (an Optuna sweep queues its trial again:
+  the same command runs it).
 - **A job SLURM ends early comes back and finishes.** One mechanism, submitit's: the job asks for ``--signal=USR2@<
   signal_delay_s>`` before its time limit (and a pre-emption sends it, or SIGTERM). The run turns the signal into a stop
   (``sentence_lab.runs.stop_signals``): its ``interrupted.ckpt`` is written, the job is recorded as interrupted; then
@@ -30,7 +33,7 @@ from omegaconf import OmegaConf
 
 from sentence_lab.runs.errors import one_line
 from sentence_lab.runs.optuna_sweep import stopping_signal
-from sentence_lab.runs.sweeps import set_aside_failures
+from sentence_lab.runs.sweeps import failed_jobs_message, job_events, record_failed_job, set_aside_failures
 
 try:  # the optional sweeps extra; Hydra imports every hydra_plugins module at start-up, so its absence is no error
     import submitit
@@ -104,6 +107,14 @@ if SlurmLauncher is not None:
                     returns.append(job.results()[0])
                 except (FailedJobError, UncompletedJobError) as err:
                     stopped_by = stopping_signal(err)  # the run's own line, which submitit quotes from its stderr
+                    if stopped_by is None and isinstance(err, UncompletedJobError):  # ended without a word
+                        sweep = Path(str(self.config.hydra.sweep.dir))
+                        started = job_events(sweep).get(number, {}).get("started")
+                        record_failed_job(sweep, number, list(job_overrides[number - initial_job_idx]),
+                                          f"SLURM job {job.job_id} ended as {job.state} without a word (scancel "
+                                          "--signal=KILL, a node lost, the out-of-memory killer)",
+                                          Path(started["dir"]) if started else None)
+                        raise SystemExit(failed_jobs_message(sweep)) from None
                     if stopped_by is None:
                         raise
                     still = [j.job_id for j in jobs if not j.done()]

@@ -14,7 +14,7 @@ import pytest
 from optuna.trial import TrialState
 
 from hydra_plugins.sentence_lab.slurm_launcher import restarted_by_slurm, resuming
-from sentence_lab.optuna_storage import storage_url
+from sentence_lab.optuna_storage import RETRY_OF, storage_url
 from sentence_lab.reporting.report import main as report_main
 from sentence_lab.runs.sweeps import FAILED_JOBS, INTERRUPTED_JOBS
 from tests.helpers import processes
@@ -218,3 +218,34 @@ def test_an_optuna_sweeps_trials_are_slurm_jobs_and_pruning_still_prunes(tiny_co
     assert all(sorted(t.intermediate_values) == [0, 1] for t in study.trials)  # epoch 0 and 1 reported, then pruned
     ids = sorted({e["slurm_job_id"] for e in job_events(tmp_path / "sweep")})
     assert len(ids) == 2 and set(final_states(ids).values()) == {"COMPLETED"}
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_a_trial_killed_without_warning_is_recorded_and_the_same_command_runs_it_again(tiny_corpus, senteval_root,
+                                                                                       tmp_path, partition):
+    """SIGKILL to the job's Python (the out-of-memory killer's way; SLURM 22.05 turns ``scancel --signal=KILL`` into
+    its usual SIGTERM first): no checkpoint, no line of the run's own. The sweep records the job with SLURM's end
+    state and stops; the same command runs that trial's parameters again and repeats nothing that finished."""
+    cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length]", "hparams_search=qt_optuna",
+                        "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=20",
+                        "data.batch_size=8", "logger=none", "hydra.sweeper.n_trials=2",
+                        *launcher_overrides(partition))
+    sweep = tmp_path / "sweep"
+    proc = processes.start(cmd, cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_until(lambda: (sweep / "0" / "eval" / "epoch_002.json").is_file(), timeout=120, what="two epochs trained")
+    started = job_events(sweep)[0]
+    os.kill(started["pid"], signal.SIGKILL)  # the job runs on this machine: its pid is the one it recorded
+    _, err = proc.communicate(timeout=180)
+    assert proc.returncode == 1, err[-3000:]
+    assert f"SLURM job {started['slurm_job_id']} ended as FAILED" in err.strip().splitlines()[-1]
+    failed = [json.loads(line) for line in (sweep / FAILED_JOBS).read_text().splitlines()]
+    assert [f["job"] for f in failed] == [0] and "without a word" in failed[0]["error"]
+    again = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    trials = optuna.load_study(study_name="qt_probing", storage=storage_url(None, sweep)).trials
+    killed = trials[0]
+    assert killed.state == TrialState.FAIL
+    reruns = [t for t in trials if t.user_attrs.get(RETRY_OF) == killed.number]
+    assert len(reruns) == 1 and reruns[0].params == killed.params and reruns[0].state == TrialState.COMPLETE
+    assert sum(t.state == TrialState.COMPLETE for t in trials) == 2  # the budget, nothing run twice
