@@ -119,13 +119,13 @@ def assert_resumed_to_the_end(run: Path, epochs: int, steps_per_epoch: int) -> N
 @pytest.mark.slow
 def test_a_job_past_its_time_limit_is_signalled_requeued_and_finishes_in_its_own_directory(
         tiny_corpus, senteval_root, tmp_path, partition):
-    """A one-minute limit, the signal 55 s before it (SLURM checks limits every 30 s: it comes 5 to 35 s into the
-    job), a run that needs longer: the first start is cut by the signal, writes its checkpoint and is requeued by
-    submitit; then the test gives the job time enough to finish (a one-minute limit may signal a restarted job at once,
-    before Python has a handler: SLURM's limits are checked at a resolution of up to a minute)."""
-    epochs = 150  # 15 steps and a suite each: ~40 s of training on one core
+    """A one-minute limit and the signal 20 s before it. SLURM checks limits every 30 s and sends the signal at the
+    first check that finds less than the delay plus 30 s left: 10 to 40 s into the job (a delay within 30 s of the
+    limit can signal at the very start, before Python has a handler). A run that needs longer is cut by the signal,
+    writes its checkpoint and is requeued by submitit; then the test gives the job time enough to finish."""
+    epochs = 200  # 15 steps and a suite each: ~55 s of training on one core
     cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1", f"trainer.max_epochs={epochs}",
-                      "data.batch_size=8", "hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=55")
+                      "data.batch_size=8", "hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=20")
     proc = processes.start(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     sweep = tmp_path / "sweep"
     job = extend_time_limit_once_interrupted(sweep, minutes=5)
@@ -171,8 +171,8 @@ def test_a_job_requeued_by_hand_is_stopped_and_resumes_from_its_checkpoint(tiny_
 def test_a_job_past_its_time_limit_with_no_requeue_left_is_recorded_as_interrupted(tiny_corpus, senteval_root,
                                                                                      tmp_path, partition):
     """``max_num_timeout=0``: the time limit's signal ends the job for good; the sweep says so and exits 128 + 12."""
-    cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1", "trainer.max_epochs=150",
-                      "data.batch_size=8", "hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=55",
+    cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1", "trainer.max_epochs=200",
+                      "data.batch_size=8", "hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=20",
                       "hydra.launcher.max_num_timeout=0")
     done = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=240)
     assert done.returncode == 128 + signal.SIGUSR2, done.stderr[-3000:]
