@@ -4,7 +4,7 @@ of ``sbatch`` per batch of sweep points, with what a shared cluster needs on top
 - **Submission refused, one line.** A partition that does not exist or resources that no node has: SLURM refuses the
   whole array at ``sbatch`` and nothing is submitted; the sweep ends with one line quoting SLURM's reason
   (``SlurmSubmissionRefused``), not submitit's traceback.
-- **A job that ends without a word** (``scancel --signal=KILL``, a node lost, the out-of-memory killer) is recorded in
+- **A job that ends without a word** (SIGKILL from the out-of-memory killer, a node lost) is recorded in
   ``failed_jobs.jsonl`` with SLURM's end state, and the sweep ends naming it (an Optuna sweep queues its trial again:
   the same command runs it).
 - **A job SLURM ends early comes back and finishes.** One mechanism, submitit's: the job asks for ``--signal=USR2@<
@@ -111,8 +111,8 @@ if SlurmLauncher is not None:
                         sweep = Path(str(self.config.hydra.sweep.dir))
                         started = job_events(sweep).get(number, {}).get("started")
                         record_failed_job(sweep, number, list(job_overrides[number - initial_job_idx]),
-                                          f"SLURM job {job.job_id} ended as {job.state} without a word (scancel "
-                                          "--signal=KILL, a node lost, the out-of-memory killer)",
+                                          f"SLURM job {job.job_id} ended as {job.state} without a word (SIGKILL: "
+                                          "the out-of-memory killer, a node lost)",
                                           Path(started["dir"]) if started else None)
                         raise SystemExit(failed_jobs_message(sweep)) from None
                     if stopped_by is None:
