@@ -14,13 +14,12 @@ of ``sbatch`` per batch of sweep points, with what a shared cluster needs on top
   A job SLURM starts again (``SLURM_RESTART_COUNT`` > 0, whoever requeued it) runs with ``resume=true``: it continues
   from its own directory's newest checkpoint, and its earlier interruption moves from ``failed_jobs.jsonl`` to
   ``interrupted_jobs.jsonl``. Lightning's own SLURM requeue (SIGUSR1) is turned off in such jobs
-  (``sentence_lab.runs.run``), so one signal means one thing.
+  (``sentence_lab.runs.cluster_environment``), so one signal means one thing.
 
 Defined only where the optional ``sweeps`` extra (hydra-submitit-launcher) is installed."""
 from __future__ import annotations
 
 import logging
-import os
 import re
 import signal
 from collections.abc import Sequence
@@ -33,7 +32,13 @@ from omegaconf import OmegaConf
 
 from sentence_lab.runs.errors import one_line
 from sentence_lab.runs.optuna_sweep import stopping_signal
-from sentence_lab.runs.sweeps import failed_jobs_message, job_events, record_failed_job, set_aside_failures
+from sentence_lab.runs.sweeps import (
+    failed_jobs_message,
+    job_events,
+    record_failed_job,
+    restarted_by_slurm,
+    set_aside_failures,
+)
 
 try:  # the optional sweeps extra; Hydra imports every hydra_plugins module at start-up, so its absence is no error
     import submitit
@@ -58,15 +63,6 @@ class SlurmSubmissionRefused(SystemExit):
         super().__init__(f"error: SLURM refused the sweep's jobs, nothing was submitted: {said}. Check "
                          "hydra.launcher.partition (sinfo lists the partitions) and the resources asked for "
                          "(hydra.launcher.cpus_per_task, mem_gb, gpus_per_node, nodes, timeout_min)")
-
-
-def restarted_by_slurm() -> int:
-    """How many times SLURM has started this job again (``SLURM_RESTART_COUNT``: a requeue, a pre-emption, a node
-    lost); 0 for a first start or outside SLURM."""
-    try:
-        return int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
-    except ValueError:
-        return 0
 
 
 def resuming(overrides: Sequence[str]) -> list[str]:
@@ -106,26 +102,31 @@ if SlurmLauncher is not None:
                 try:
                     returns.append(job.results()[0])
                 except (FailedJobError, UncompletedJobError) as err:
-                    stopped_by = stopping_signal(err)  # the run's own line, which submitit quotes from its stderr
-                    if stopped_by is None and isinstance(err, UncompletedJobError):  # ended without a word
-                        sweep = Path(str(self.config.hydra.sweep.dir))
-                        started = job_events(sweep).get(number, {}).get("started")
-                        record_failed_job(sweep, number, list(job_overrides[number - initial_job_idx]),
-                                          f"SLURM job {job.job_id} ended as {job.state} without a word (SIGKILL: "
-                                          "the out-of-memory killer, a node lost)",
-                                          Path(started["dir"]) if started else None)
-                        raise SystemExit(failed_jobs_message(sweep)) from None
-                    if stopped_by is None:
-                        raise
-                    still = [j.job_id for j in jobs if not j.done()]
-                    said = re.search(r"error: (stopped by [^\n]*)", str(err))
-                    log.error("SLURM job %s (#%d) was stopped by %s and not requeued (scancel, or its time limit "
-                              "past hydra.launcher.max_num_timeout): recorded as interrupted, its checkpoints kept; "
-                              "the sweep stops%s. The run said: %s", job.job_id, number, stopped_by,
-                              f" (job(s) {', '.join(still)} still run on SLURM)" if still else "",
-                              said.group(1) if said else one_line(err))
-                    raise SystemExit(128 + signal.Signals[stopped_by]) from None
+                    self._ended_early(sweep, number, job, job_overrides[number - initial_job_idx], err, jobs)
             return returns
+
+        def _ended_early(self, sweep: Path, number: int, job: Any, overrides: Sequence[str], err: Exception,
+                         jobs: Sequence[Any]) -> None:
+            """A job that gave no result: stopped by a signal and not requeued (the sweep exits 128 + N), ended
+            without a word (recorded with SLURM's end state, the sweep fails naming it), or failed otherwise (raised
+            as submitit raised it)."""
+            stopped_by = stopping_signal(err)  # the run's own line, which submitit quotes from its stderr
+            if stopped_by is None and isinstance(err, UncompletedJobError):  # ended without a word
+                started = job_events(sweep).get(number, {}).get("started")
+                record_failed_job(sweep, number, list(overrides),
+                                  f"SLURM job {job.job_id} ended as {job.state} without a word (SIGKILL: the "
+                                  "out-of-memory killer, a node lost)", Path(started["dir"]) if started else None)
+                raise SystemExit(failed_jobs_message(sweep)) from None
+            if stopped_by is None:
+                raise err
+            still = [j.job_id for j in jobs if not j.done()]
+            said = re.search(r"error: (stopped by [^\n]*)", str(err))
+            log.error("SLURM job %s (#%d) was stopped by %s and not requeued (scancel, or its time limit past "
+                      "hydra.launcher.max_num_timeout): recorded as interrupted, its checkpoints kept; the sweep "
+                      "stops%s. The run said: %s", job.job_id, number, stopped_by,
+                      f" (job(s) {', '.join(still)} still run on SLURM)" if still else "",
+                      said.group(1) if said else one_line(err))
+            raise SystemExit(128 + signal.Signals[stopped_by]) from None
 
         def __call__(self, sweep_overrides: list[str], job_dir_key: str, job_num: int, job_id: str,
                      singleton_state: dict[Any, Any]) -> JobReturn:
@@ -134,12 +135,13 @@ if SlurmLauncher is not None:
             ``max_num_timeout``, ends it as not requeued)."""
             requeue = signal.getsignal(REQUEUE_SIGNAL)  # submitit's: pickle this call again, scontrol requeue
             overrides = list(sweep_overrides)
-            if restarted_by_slurm():
+            restarts = restarted_by_slurm()
+            if restarts:
                 overrides = resuming(overrides)
                 assert self.config is not None, "the pickled launcher holds its config"
                 moved = set_aside_failures(Path(str(self.config.hydra.sweep.dir)), {job_num})
-                log.info("SLURM started job #%d again (restart %d): resuming its run%s", job_num,
-                         restarted_by_slurm(), "; its interruption moved to interrupted_jobs.jsonl" if moved else "")
+                log.info("SLURM started job #%d again (restart %d): resuming its run%s", job_num, restarts,
+                         "; its interruption moved to interrupted_jobs.jsonl" if moved else "")
             try:
                 return super().__call__(overrides, job_dir_key, job_num, job_id, singleton_state)
             except SystemExit as end:

@@ -62,6 +62,15 @@ def slurm_job_id() -> str:
     return f"{array}_{task}" if array and task else os.environ.get("SLURM_JOB_ID", "")
 
 
+def restarted_by_slurm() -> int:
+    """How many times SLURM has started this job again (``SLURM_RESTART_COUNT``: a requeue, a pre-emption, a node
+    lost); 0 for a first start or outside SLURM."""
+    try:
+        return int(os.environ.get("SLURM_RESTART_COUNT") or 0)
+    except ValueError:
+        return 0
+
+
 def _record_event(hydra_cfg: DictConfig, event: str, outcome: str | None = None) -> None:
     """A line of the sweep's ``jobs.jsonl``: this job ``started`` or ``ended``, with its outcome (``complete``,
     ``pruned``: an Optuna sweep stopped it early, ``failed``, ``interrupted``); in a SLURM job, its job id
@@ -70,7 +79,7 @@ def _record_event(hydra_cfg: DictConfig, event: str, outcome: str | None = None)
                                 "dir": str(hydra_cfg.runtime.output_dir)}
     if os.environ.get("SLURM_JOB_ID"):
         entry["slurm_job_id"] = slurm_job_id()
-        entry["slurm_restarts"] = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
+        entry["slurm_restarts"] = restarted_by_slurm()
     if outcome is not None:
         entry["outcome"] = outcome
     _append_line(Path(hydra_cfg.sweep.dir) / JOBS, json.dumps(entry))

@@ -13,10 +13,10 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from hydra_plugins.sentence_lab.slurm_launcher import restarted_by_slurm, resuming
+from hydra_plugins.sentence_lab.slurm_launcher import resuming
 from sentence_lab.optuna_storage import RETRY_OF, storage_url
 from sentence_lab.reporting.report import main as report_main
-from sentence_lab.runs.sweeps import FAILED_JOBS, INTERRUPTED_JOBS
+from sentence_lab.runs.sweeps import FAILED_JOBS, INTERRUPTED_JOBS, restarted_by_slurm
 from tests.helpers import processes
 from tests.helpers.slurm import (
     cancel_jobs_of,
