@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from lib import records, smoke_inputs
-from sentence_lab.evaluation.baselines import BowGloveEncoder
+from sentence_lab.evaluation.encoders.baselines import BowGloveEncoder
 from sentence_lab.evaluation.runner import params_from_config
 from sentence_lab.evaluation.suite import EvaluationSuite
 

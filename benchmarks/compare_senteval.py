@@ -178,8 +178,8 @@ class Reference:
 
 
 def run_ours(task: str, p, encoder, data_dir: Path) -> dict:
-    from sentence_lab.evaluation.embedding_cache import EmbeddingCache
     from sentence_lab.evaluation.runner import load_tasks, run_task
+    from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 
     t0 = time.perf_counter()
     (loaded,) = load_tasks([task], data_dir)
@@ -311,7 +311,7 @@ def compare(ap: argparse.ArgumentParser, args: argparse.Namespace, run: records.
     logging.getLogger().setLevel(logging.WARNING)
     warnings.filterwarnings("ignore")
 
-    from sentence_lab.evaluation.baselines import BowGloveEncoder
+    from sentence_lab.evaluation.encoders.baselines import BowGloveEncoder
     from sentence_lab.evaluation.results import git_revision
 
     p = protocol(args.params)

@@ -114,7 +114,7 @@ def machine_peaks(seconds: float = 1.0, floats: int = 1 << 28, matmul: int = 204
     """Streaming read bandwidth and random-row read bandwidth (bytes/s), float32 matmul peak (FLOP/s), best of
     repeated runs, with torch's and numba's thread count (``floats``: the streamed array, 1 GiB by default;
     ``matmul``: the square product's side)."""
-    from sentence_lab.evaluation.probe_kernels import sync_threads
+    from sentence_lab.evaluation.classifier.probe_kernels import sync_threads
 
     sync_threads()
 
@@ -264,10 +264,10 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
     ``smoke``: the machine's peaks and the BLAS shapes measured briefly, on small arrays; 256-d features and
     BiLSTM-max."""
     import sentence_lab.evaluation.classifier as engine
-    from sentence_lab.evaluation.embedding_cache import EmbeddingCache
     from sentence_lab.evaluation.protocol import FULL, PROTOTYPE
     from sentence_lab.evaluation.regimes import MODULES
     from sentence_lab.evaluation.runner import load_tasks
+    from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 
     params = {"prototype": PROTOTYPE, "full": FULL}[params_name]
     if reference:

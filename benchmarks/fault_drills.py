@@ -147,7 +147,7 @@ print("whole" if now == good else f"corrupted: {{len(now)}} bytes where {{len(go
             path = run / "checkpoints" / name
             path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
         resumed = self.run(self.train_cmd(here, "trainer.max_epochs=3", "task_name=t", "resume=true", keep), here)
-        code = (f"from sentence_lab.runs.checkpoint_choice import resolve_checkpoint; "
+        code = (f"from sentence_lab.checkpoints.choice import resolve_checkpoint; "
                 f"print(resolve_checkpoint('{run}').name)")
         resolved = self.python(code, here)
         held = resumed.returncode == 0 and resolved.returncode == 0

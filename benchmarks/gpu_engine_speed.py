@@ -27,8 +27,8 @@ import torch
 
 from lib import engine_timing, records, smoke_inputs, timing
 from sentence_lab.evaluation import regimes
-from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import PROTOTYPE, ProtocolParams
+from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TASKS = "MR,TREC,SICKRelatedness"

@@ -35,10 +35,10 @@ from lib import records, smoke_inputs
 from sentence_lab.adapters.export_st import main as export_main
 from sentence_lab.adapters.mteb import local_sts_task, mteb_model
 from sentence_lab.adapters.trained import load_checkpoint_encoder
-from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import git_revision, library_versions
 from sentence_lab.evaluation.runner import load_tasks, run_task
+from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("PROJECT_ROOT", str(ROOT))

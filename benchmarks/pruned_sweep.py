@@ -37,8 +37,8 @@ import optuna
 from optuna.trial import TrialState
 
 from lib import records, smoke_inputs
+from sentence_lab.checkpoints.choice import INIT_NAME
 from sentence_lab.optuna_storage import PRUNED_AT, RETRY_OF, load_recorded_study
-from sentence_lab.runs.checkpoint_choice import INIT_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = ("unpruned", "pruned", "resume", "ddp")

@@ -30,9 +30,9 @@ import torch
 
 from lib import engine_timing, records, smoke_inputs
 from lib.dispatch_counts import CountedSteps, Dispatched, HostReads
-from sentence_lab.evaluation.baselines import BowGloveEncoder
-from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+from sentence_lab.evaluation.encoders.baselines import BowGloveEncoder
 from sentence_lab.evaluation.protocol import PROTOTYPE
+from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 
 ROOT = Path(__file__).resolve().parents[1]
 # The twelve tasks of the results table and two probing tasks, one of each classifier family and regime.
@@ -50,8 +50,8 @@ def count_task(task: Any, embed: Any, device: str = "cpu") -> dict[str, Any]:
     n, epochs = max(steps.steps, 1), max(steps.epochs, 1)
     return {"task": task.spec.name, "family": task.spec.family, "regime": task.spec.regime, "steps": steps.steps,
             "epochs": steps.epochs, "per_evaluation": dict(counter.kinds), "host_reads": dict(reads.counts),
-            # what CUDA graphs can take (sentence_lab.evaluation.step_graphs): the epochs every group steps through
-            # (without dropout, recorded once and replayed in one launch); the rest steps one by one on the host
+            # what CUDA graphs can take (sentence_lab.evaluation.classifier.step_graphs): the epochs every group steps
+            # through (without dropout, recorded once and replayed in one launch); the rest steps one by one on the host
             "recordable_epochs": steps.full_epochs, "recordable_steps": steps.full_epoch_steps,
             "kernels_a_step": round(counter.in_steps["kernels"] / n, 2),
             "views_a_step": round(counter.in_steps["views"] / n, 2),

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from sentence_lab.evaluation.baselines import BowGloveEncoder
 from sentence_lab.evaluation.classifier import Group, fit_members
+from sentence_lab.evaluation.encoders.baselines import BowGloveEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes.common import features, labels
 from sentence_lab.evaluation.runner import load_tasks

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from sentence_lab.evaluation import regimes
-from sentence_lab.evaluation.baselines import BowGloveEncoder
+from sentence_lab.evaluation.encoders.baselines import BowGloveEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes import features
 from sentence_lab.evaluation.runner import load_tasks

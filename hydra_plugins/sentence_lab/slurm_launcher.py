@@ -9,7 +9,7 @@ of ``sbatch`` per batch of sweep points, with what a shared cluster needs on top
   the same command runs it).
 - **A job SLURM ends early comes back and finishes.** One mechanism, submitit's: the job asks for ``--signal=USR2@<
   signal_delay_s>`` before its time limit (and a pre-emption sends it, or SIGTERM). The run turns the signal into a stop
-  (``sentence_lab.runs.stop_signals``): its ``interrupted.ckpt`` is written, the job is recorded as interrupted; then
+  (``sentence_lab.stop_signals``): its ``interrupted.ckpt`` is written, the job is recorded as interrupted; then
   submitit's own handler requeues the job (``scontrol requeue``), counting time limits against ``max_num_timeout``.
   A job SLURM starts again (``SLURM_RESTART_COUNT`` > 0, whoever requeued it) runs with ``resume=true``: it continues
   from its own directory's newest checkpoint, and its earlier interruption moves from ``failed_jobs.jsonl`` to

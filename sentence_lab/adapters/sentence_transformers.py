@@ -8,7 +8,7 @@ so ``sentence_lab`` must be installed where the folder is loaded.
 
 What ``trust_remote_code=True`` admits for such a folder: the class ``modules.json`` names is imported and its
 ``load`` runs. This class reads ``sentence_lab.json`` as JSON and ``model.safetensors`` as tensors, and builds only
-the classes of the allow-list in ``sentence_lab.training.received`` (anything else is refused before an import). The
+the classes of the allow-list in ``sentence_lab.checkpoints.received`` (anything else is refused before an import). The
 flag itself admits any class a folder names, so a received folder is loaded with ``load_exported``, which first
 checks that its ``modules.json`` names this class or sentence-transformers' own (docs/trust.md).
 
@@ -27,13 +27,13 @@ from safetensors.torch import load_file, save_file
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import InputModule
 
+from sentence_lab.checkpoints.non_finite_weights import refuse_non_finite
+from sentence_lab.checkpoints.received import check_saved_targets
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.text import Vocab
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.text.refused_files import check_module_classes
 from sentence_lab.training.inference import SentenceInference, TrainedModel
-from sentence_lab.training.non_finite_checks import refuse_non_finite
-from sentence_lab.training.received import check_saved_targets
 
 CONFIG_FILE = "sentence_lab.json"
 WEIGHTS_FILE = "model.safetensors"

@@ -9,8 +9,8 @@ from typing import Any, cast
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from sentence_lab.evaluation.text_encoders import Concatenation
-from sentence_lab.runs.checkpoint_choice import resolve_checkpoint
+from sentence_lab.checkpoints.choice import resolve_checkpoint
+from sentence_lab.evaluation.encoders.text_encoders import Concatenation
 from sentence_lab.text import Tokenizer, Vocab
 from sentence_lab.training.inference import TrainedModel
 from sentence_lab.training.untrained import untrained_model

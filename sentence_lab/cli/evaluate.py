@@ -26,15 +26,15 @@ from rich.console import Console  # noqa: E402
 
 from sentence_lab.adapters.from_config import build_text_encoder  # noqa: E402
 from sentence_lab.cli.imported_objects import freeze_imported_objects  # noqa: E402
+from sentence_lab.evaluation.encoders.text_encoders import EncoderOutputError  # noqa: E402
+from sentence_lab.evaluation.languages.sides import NoSuchSide  # noqa: E402
 from sentence_lab.evaluation.results import markdown_table, read_results  # noqa: E402
 from sentence_lab.evaluation.runner import params_from_config  # noqa: E402
-from sentence_lab.evaluation.sides import NoSuchSide  # noqa: E402
 from sentence_lab.evaluation.suite import EvaluationSuite, IncompatibleResultsFile, OnExisting  # noqa: E402
 from sentence_lab.evaluation.tasks import UnknownTask  # noqa: E402
-from sentence_lab.evaluation.text_encoders import EncoderOutputError  # noqa: E402
 from sentence_lab.runs.errors import write_traceback_to_logs  # noqa: E402
 from sentence_lab.runs.run_dir import register_resolvers  # noqa: E402
-from sentence_lab.runs.stop_signals import Stopped, stops_raise  # noqa: E402
+from sentence_lab.stop_signals import Stopped, stops_raise  # noqa: E402
 from sentence_lab.text.config_values import plain  # noqa: E402
 from sentence_lab.text.files import EXIT_WRITE_FAILED, OutputWriteError  # noqa: E402
 

@@ -107,7 +107,7 @@ def run_rnn_layers(rnn: nn.LSTM | nn.GRU, x: torch.Tensor, lengths: torch.Tensor
                    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """``run_rnn``'s states and final states for every layer, bottom first: the layers run one by one, each as a
     one-layer RNN over the layer below's states (the last entry is ``run_rnn``'s result; the probing suite's
-    per-layer view, ``sentence_lab.evaluation.layer_store``). Training never runs this: ``run_rnn`` runs every
+    per-layer view, ``sentence_lab.evaluation.vectors.layer_store``). Training never runs this: ``run_rnn`` runs every
     layer in one kernel call on the GPU."""
     run, dtype = _runner(rnn, x, bucket_rows, packed, "run_rnn_layers")
     weights = cast(list[torch.Tensor], rnn._flat_weights)

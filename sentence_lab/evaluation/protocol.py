@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from sentence_lab.evaluation.controls import FUNCTIONS as CONTROL_FUNCTIONS
+from sentence_lab.evaluation.probing.controls import FUNCTIONS as CONTROL_FUNCTIONS
 
 __all__ = ["BACKENDS", "ProtocolParams", "PROTOTYPE", "FULL", "parse_optim", "resolve_device", "OPTIM_DEFAULTS"]
 
@@ -34,11 +34,12 @@ class ProtocolParams:
     seed: int = 1111
     l2_grid: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
     device: str = "auto"  # auto -> cuda if available else cpu
-    # The fused CPU kernels of a linear probe (sentence_lab.evaluation.probe_kernels) where they apply; false forces the
-    # torch path a GPU takes, on any device (same scores, tested against SentEval's code on both paths).
+    # The fused CPU kernels of a linear probe (sentence_lab.evaluation.classifier.probe_kernels) where they apply;
+    # false forces the torch path a GPU takes, on any device (same scores, tested against SentEval's code on both
+    # paths).
     fused_kernels: bool = True
     # On a GPU, an epoch of a probe's training steps is recorded once as a CUDA graph and replayed (one launch an
-    # epoch instead of ~20 a step; the same kernels: sentence_lab.evaluation.step_graphs); false runs each step.
+    # epoch instead of ~20 a step; the same kernels: evaluation.classifier.step_graphs); false runs each step.
     cuda_graphs: bool = True
     # On a GPU, a task whose features (train and dev rows) take more than this many GB stays in host memory and
     # each step's rows are copied to the device (4096-d features of 100k probing sentences are 1.6 GB); the scores
@@ -57,10 +58,10 @@ class ProtocolParams:
     # value, trained together, the best chosen on dev (train/dev/test tasks; None: nhid and dropout as set).
     nhid_grid: tuple[int, ...] | None = None
     dropout_grid: tuple[float, ...] | None = None
-    # Probing tasks only (sentence_lab.evaluation.probing_measures): a control task per task and its selectivity
+    # Probing tasks only (sentence_lab.evaluation.probing.measures): a control task per task and its selectivity
     # (controls), and the online codelength of the labels (mdl). Each multiplies a probing task's classifier cost.
     controls: bool = False
-    control_function: str = "first_word"  # sentence_lab.evaluation.controls.FUNCTIONS
+    control_function: str = "first_word"  # sentence_lab.evaluation.probing.controls.FUNCTIONS
     mdl: bool = False
 
     def __post_init__(self) -> None:

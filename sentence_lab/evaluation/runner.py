@@ -12,15 +12,23 @@ from typing import cast
 import numpy as np
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from . import probing_measures
-from .embedding_cache import EmbeddingCache
-from .layer_store import LayerStore
+from sentence_lab.evaluation.encoders.text_encoders import (
+    ChecksCoverage,
+    EncoderOutputError,
+    EncodesLayers,
+    ReportsOOV,
+    RunsTasks,
+    TextEncoder,
+)
+from sentence_lab.evaluation.probing import measures as probing_measures
+from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
+from sentence_lab.evaluation.vectors.layer_store import LayerStore
+
 from .protocol import ProtocolParams
 from .regimes import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_view, run_dev_only, task_params
 from .results import ResultsDocument, ResultsWriter
 from .tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
 from .tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
-from .text_encoders import ChecksCoverage, EncoderOutputError, EncodesLayers, ReportsOOV, RunsTasks, TextEncoder
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +46,7 @@ def load_tasks(names, data_dir: Path | str, console=None, probing: str = "auto",
     """Resolve names (raises ``UnknownTask``) and load each task; data problems become one-line errors.
     ``probing``: where the probing tasks come from (``sentence_lab.evaluation.tasks.probing``: auto, senteval, xprobe,
     generated, generated:<dir>); ``language``: the probing tasks' language (another than English: a model's second
-    side, ``sentence_lab.evaluation.sides``)."""
+    side, ``sentence_lab.evaluation.languages.sides``)."""
     out = []
     for name in resolve_tasks(names):
         spec = TASKS[name]

@@ -16,6 +16,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from sentence_lab.evaluation.encoders.text_encoders import TextEncoder
+from sentence_lab.evaluation.languages.sides import SideTasks, load_retrieval, run_side, side_languages
+
 from .protocol import PROTOTYPE, ProtocolParams
 from .results import (
     IncompatibleResultsFile,
@@ -28,9 +31,7 @@ from .results import (
     resume_from,
 )
 from .runner import LoadedTask, all_sentences, load_tasks, run_tasks
-from .sides import SideTasks, load_retrieval, run_side, side_languages
 from .tasks.tatoeba import RETRIEVAL_SIZE
-from .text_encoders import TextEncoder
 
 __all__ = ["EvaluationSuite", "IncompatibleResultsFile", "OnExisting"]
 
@@ -62,7 +63,7 @@ class EvaluationSuite:
             task's ``layers`` (``runner.score_layers``); the task's own score stays the encoder's output.
         sides: the further languages of a model with several (``text_encoders.HasLanguages``: J_bi's) to score, each
             on its language's probing tasks (those of ``tasks``) and on translation retrieval against the first, into
-            the results' ``sides[LANG]`` (``sentence_lab.evaluation.sides``): ``auto`` (every one), ``none``, or a
+            the results' ``sides[LANG]`` (``languages.sides``): ``auto`` (every one), ``none``, or a
             list of codes (one the encoder lacks is refused in one line when the run starts).
         side_probing: where a side's probing tasks come from (``tasks.probing``: auto reads
             ``probing/xprobe-<lang>`` or ``probing/generated-<lang>``; xprobe, generated, generated:<dir>).

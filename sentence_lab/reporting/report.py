@@ -31,7 +31,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sentence_lab.evaluation.sts_conventions import CONVENTIONS, convention
+from sentence_lab.evaluation.tasks.sts_conventions import CONVENTIONS, convention
 from sentence_lab.reporting.figures import (
     plot_correlations,
     plot_losses,
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="an evaluate.py results file shown beside the runs (repeatable), e.g. bow_glove, minilm")
     parser.add_argument("--sts-convention", default=None, choices=sorted(CONVENTIONS),
                         help="also the STS rows as a paper's convention reports them (simcse, senteval, "
-                             "senteval_spearman; sentence_lab/evaluation/sts_conventions.py)")
+                             "senteval_spearman; sentence_lab/evaluation/tasks/sts_conventions.py)")
     parser.add_argument("--storage", default=None,
                         help="read an Optuna sweep's study from this storage address (e.g. postgresql://..., "
                              "journal:<file>); by default only from the study file inside the sweep folder")

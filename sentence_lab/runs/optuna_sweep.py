@@ -10,7 +10,7 @@ whichever process or node ran it. A job's number is its trial's number (``<sweep
 The study lives in ``storage`` (default ``sqlite:///<sweep dir>/optuna.db``; any SQLAlchemy URL; or
 ``journal:<file>``, Optuna's journal file, safe on a network filesystem). Run the same command again and the sweep
 goes on where it stopped: finished trials are kept and never repeated; a trial cut by a signal (SIGTERM, SIGINT, in
-any phase: ``sentence_lab.runs.stop_signals``) is failed with ``interrupted_by`` and run again with the same
+any phase: ``sentence_lab.stop_signals``) is failed with ``interrupted_by`` and run again with the same
 parameters; one whose sweep died without a word (SIGKILL, a lost node) is found by its missing heartbeat (database
 storages) and run again the same way. Two sweeps on one storage share the study: each
 asks only for the trials the budget (``n_trials`` finished) still allows.
@@ -53,8 +53,8 @@ from sentence_lab.optuna_storage import (
     storage_url,
     write_study_record,
 )
-from sentence_lab.runs.stop_signals import Stopped, signals_held, stops_raise
 from sentence_lab.runs.sweeps import set_aside_failures
+from sentence_lab.stop_signals import Stopped, signals_held, stops_raise
 
 log = logging.getLogger(__name__)
 

@@ -17,15 +17,15 @@ from lightning.pytorch.trainer.states import TrainerStatus
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, open_dict
 
-from sentence_lab.encoders.base import is_trainable
-from sentence_lab.evaluation.results import ResultsDocument, document_of_test_scores, to_jsonable
-from sentence_lab.objectives.contract import ObjectiveSpec, check_pairing
-from sentence_lab.runs.checkpoint_choice import (
+from sentence_lab.checkpoints.choice import (
     check_checkpoint_path,
     newest_resumable_checkpoint,
     resumable_checkpoint_in,
     run_dir_of,
 )
+from sentence_lab.encoders.base import is_trainable
+from sentence_lab.evaluation.results import ResultsDocument, document_of_test_scores, to_jsonable
+from sentence_lab.objectives.contract import ObjectiveSpec, check_pairing
 from sentence_lab.runs.cluster_environment import trainer_plugins
 from sentence_lab.runs.config_tree import config_tree
 from sentence_lab.runs.errors import PeerLost, RunInterrupted
@@ -33,8 +33,8 @@ from sentence_lab.runs.optuna_sweep import optimized_names
 from sentence_lab.runs.renamed_keys import move_renamed_nodes
 from sentence_lab.runs.run_dir import check_run_dir_free, move_into_run
 from sentence_lab.runs.settings_check import check_resume_settings, check_settings
-from sentence_lab.runs.stop_signals import Stopped
 from sentence_lab.runs.trial_pruning import TrialPruning, trial_callbacks
+from sentence_lab.stop_signals import Stopped
 from sentence_lab.text.config_values import plain
 from sentence_lab.text.files import atomic_write_text
 from sentence_lab.training.eval_suite import EvalSuiteCallback
@@ -209,7 +209,7 @@ def prepare_run(cfg: DictConfig) -> None:
 def fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     """Fit ``cfg.objective`` with ``cfg.encoder`` on ``cfg.data``; return the trainer and model.
     ``prepare_run`` first; a run stopped by a signal raises ``RunInterrupted`` after its checkpoint is written (in
-    any phase under ``sentence_lab.runs.stop_signals.stops_raise``: data preparation, training, the suite)."""
+    any phase under ``sentence_lab.stop_signals.stops_raise``: data preparation, training, the suite)."""
     try:
         return _fit(cfg)
     except Stopped as stop:  # before training started: nothing to save

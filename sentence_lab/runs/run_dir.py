@@ -15,8 +15,8 @@ from pathlib import Path
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
+from sentence_lab.checkpoints.choice import checkpoints_in, resumable_checkpoint_in, run_dir_of
 from sentence_lab.optuna_storage import STUDY_RECORD
-from sentence_lab.runs.checkpoint_choice import checkpoints_in, resumable_checkpoint_in, run_dir_of
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from typing import Any, cast
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
+from sentence_lab.checkpoints.legacy import namespaced_targets
+from sentence_lab.checkpoints.received import read_checkpoint
 from sentence_lab.text.config_values import plain
-from sentence_lab.training.legacy_checkpoints import namespaced_targets
-from sentence_lab.training.received import read_checkpoint
 
 # Groups whose ``_target_`` constructor receives the group's keys as keyword arguments.
 CHECKED_GROUPS = ("data", "encoder", "objective", "trainer", "model.optimizer")

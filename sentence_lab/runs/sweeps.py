@@ -19,7 +19,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, read_write
 
 from sentence_lab.runs.errors import RunInterrupted, one_line, report
-from sentence_lab.runs.stop_signals import Stopped, signals_held, stops_raise
+from sentence_lab.stop_signals import Stopped, signals_held, stops_raise
 from sentence_lab.text.files import atomic_write_text
 
 log = logging.getLogger(__name__)

@@ -30,13 +30,13 @@ import torch
 from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import TensorBoardLogger
 
+from sentence_lab.evaluation.encoders.text_encoders import ExpandsVocabulary, RemembersTokens, TextEncoder
+from sentence_lab.evaluation.languages.sides import side_languages
 from sentence_lab.evaluation.results import ResultsDocument, ResultsWriter
 from sentence_lab.evaluation.runner import LoadedTask, params_from_config
-from sentence_lab.evaluation.sides import side_languages
 from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.evaluation.tasks.base import Split, TaskData
 from sentence_lab.evaluation.tasks.registry import TASKS, resolve_tasks
-from sentence_lab.evaluation.text_encoders import ExpandsVocabulary, RemembersTokens, TextEncoder
 from sentence_lab.text.config_values import plain
 from sentence_lab.training.trainer_state import fast_dev_run_of
 
@@ -155,7 +155,7 @@ class EvalSuiteCallback(Callback):
         vocab_expansion: evaluate with vocabulary expansion, as ``evaluate.py`` does a checkpoint (fit anew
             for each evaluation, removed afterwards); skipped, with the reason in the JSON, when impossible.
         sides, side_probing: a two-language model's second language (J_bi's), scored each evaluation on its probing
-            tasks and on translation retrieval (``sentence_lab.evaluation.sides``; auto, none or [codes]), logged as
+            tasks and on translation retrieval (``evaluation.languages.sides``; auto, none or [codes]), logged as
             ``<lang>/probing/<Task>`` and ``<lang>/retrieval/Tatoeba``; where its probing tasks come from.
         retrieval_held_out, retrieval_path: the pairs the training data held out for retrieval
             (``data.retrieval_held_out`` of ``data.train.path``: the same draw); ``None``: 1,000 pairs of the data

@@ -17,6 +17,8 @@ import torch
 from hydra.utils import instantiate
 from torch import nn
 
+from sentence_lab.checkpoints.legacy import UNRECORDED_TOKENIZER, namespaced_targets, saved_vocabs
+from sentence_lab.checkpoints.received import check_saved_targets, read_checkpoint
 from sentence_lab.encoders.base import NoLayers, SentenceEncoder, layers_of
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.encoders.expansion import expand_embeddings
@@ -24,8 +26,6 @@ from sentence_lab.objectives.contract import Embeds, EmbedsTargetSide
 from sentence_lab.text import UNK_ID, Tokenizer, Vocab
 from sentence_lab.text.config_values import plain
 from sentence_lab.text.padding import pad_batch
-from sentence_lab.training.legacy_checkpoints import UNRECORDED_TOKENIZER, namespaced_targets, saved_vocabs
-from sentence_lab.training.received import check_saved_targets, read_checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ class SentenceInference(nn.Module):
     @classmethod
     def load_checkpoint(cls: type[Model], path: str, map_location: str | torch.device | None = None) -> Model:
         """Rebuild a model from a checkpoint written by ``train.py`` (vocabulary included), read as data
-        (``sentence_lab.training.received``: ``RefusedFile`` for code in the file or a class off the allow-list)."""
+        (``sentence_lab.checkpoints.received``: ``RefusedFile`` for code in the file or a class off the allow-list)."""
         ckpt = read_checkpoint(path)
         vocabs = saved_vocabs(ckpt)
         if not vocabs or not isinstance(ckpt.get("hyper_parameters"), dict):

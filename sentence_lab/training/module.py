@@ -13,6 +13,8 @@ from hydra.utils import instantiate
 from lightning import LightningModule
 from torch import nn
 
+from sentence_lab.checkpoints.legacy import saved_vocabs
+from sentence_lab.checkpoints.non_finite_weights import refuse_non_finite
 from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.objectives.contract import (
     CollectsCorpusMetrics,
@@ -23,8 +25,6 @@ from sentence_lab.objectives.contract import (
 from sentence_lab.objectives.metrics import RunningMeans
 from sentence_lab.text import Vocab
 from sentence_lab.training.inference import SentenceInference
-from sentence_lab.training.legacy_checkpoints import saved_vocabs
-from sentence_lab.training.non_finite_checks import refuse_non_finite
 from sentence_lab.training.trainer_state import datamodule_of, log_every_n_steps_of
 
 log = logging.getLogger(__name__)

@@ -1,11 +1,7 @@
-"""What non-finite numbers raise, and the check on weights, without Lightning: the errors a run ends with
-(``NonFiniteTraining``, ``NonFiniteShare``: ``sentence_lab.training.non_finite`` skips and counts the steps) and
-``refuse_non_finite``, which keeps weights holding NaN or inf out of every checkpoint and export."""
+"""What non-finite steps end a run with, without Lightning: ``NonFiniteTraining`` and ``NonFiniteShare``
+(``sentence_lab.training.non_finite`` skips and counts the steps). Weights holding NaN or inf are kept out of every
+checkpoint by ``sentence_lab.checkpoints.non_finite_weights``."""
 from __future__ import annotations
-
-from typing import Any
-
-import torch
 
 
 class NonFiniteTraining(RuntimeError):
@@ -28,22 +24,3 @@ class NonFiniteShare(RuntimeError):
                          f"loss or gradient, more than callbacks.non_finite_steps.max_share={max_share:g}: the weights "
                          "are not those of the recipe (run_status.json says complete: false). Lower "
                          "model.optimizer.lr, check the data, or use trainer.precision=32-true")
-
-
-class NonFiniteWeights(ValueError):
-    """Weights holding NaN or inf: no checkpoint is written with them (nor exported)."""
-
-
-def non_finite_tensors(state_dict: dict[str, Any]) -> list[str]:
-    """The names of the floating-point tensors of ``state_dict`` that hold a NaN or an inf."""
-    return [name for name, value in state_dict.items()
-            if isinstance(value, torch.Tensor) and value.is_floating_point() and not bool(torch.isfinite(value).all())]
-
-
-def refuse_non_finite(state_dict: dict[str, Any], what: str) -> None:
-    """``NonFiniteWeights`` naming the first tensors that hold NaN or inf, if any."""
-    bad = non_finite_tensors(state_dict)
-    if bad:
-        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
-        raise NonFiniteWeights(f"{what}: the weights hold NaN or inf ({shown}), so it was not written; the run's "
-                               "earlier checkpoints are kept")

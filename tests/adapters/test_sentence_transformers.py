@@ -20,9 +20,9 @@ from sentence_transformers import SentenceTransformer
 from sentence_lab.adapters.export_st import main as export_main
 from sentence_lab.adapters.sentence_transformers import export, load_exported
 from sentence_lab.adapters.trained import load_checkpoint_encoder
+from sentence_lab.checkpoints.non_finite_weights import NonFiniteWeights
 from sentence_lab.runs.run import fit
 from sentence_lab.text.refused_files import EXPORT_MODULE_CLASS, RefusedFile
-from sentence_lab.training.non_finite_checks import NonFiniteWeights
 from tests.helpers import processes
 from tests.helpers.train_config import compose_objective_cfg
 

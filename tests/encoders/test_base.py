@@ -9,8 +9,8 @@ import torch
 from hydra import compose, initialize_config_dir
 
 from sentence_lab.encoders.base import SentenceEncoder, encode_together, encoder_class, is_trainable, max_over
-from sentence_lab.evaluation.baselines import LengthEncoder
-from sentence_lab.evaluation.text_encoders import TextEncoder
+from sentence_lab.evaluation.encoders.baselines import LengthEncoder
+from sentence_lab.evaluation.encoders.text_encoders import TextEncoder
 from sentence_lab.text.padding import pad_batch
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "encoder"

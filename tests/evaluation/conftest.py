@@ -18,7 +18,7 @@ def _one_thread():
 @pytest.fixture(params=["fused", "torch"])
 def probe_path(request, monkeypatch) -> str:
     """Run a test on both paths of the linear probe: the fused CPU kernel and torch's gather-and-multiply."""
-    from sentence_lab.evaluation import probe_kernels
+    from sentence_lab.evaluation.classifier import probe_kernels
 
     if request.param == "torch":
         monkeypatch.setattr(probe_kernels, "MAX_GROUP_BYTES", 0)

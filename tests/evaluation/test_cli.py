@@ -162,7 +162,7 @@ def test_cli_concatenates_checkpoints_for_combine_qt(senteval_root, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     enc = json.loads(out.read_text())["encoder"]
     assert enc["output_dim"] == 14 and enc["name"].startswith("concat(") and len(enc["parts"]) == 2
-    from sentence_lab.evaluation.text_encoders import Concatenation
+    from sentence_lab.evaluation.encoders.text_encoders import Concatenation
 
     parts = [SentenceModel.load_checkpoint(str(p), map_location="cpu") for p in paths]
     joined = Concatenation(parts, [{}, {}]).encode(["good film"])

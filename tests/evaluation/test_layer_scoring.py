@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from sentence_lab.evaluation import runner
-from sentence_lab.evaluation.layer_store import LayerStore
+from sentence_lab.evaluation.encoders.text_encoders import NonFiniteOutput
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import items_path, read_items, read_results
 from sentence_lab.evaluation.suite import EvaluationSuite
-from sentence_lab.evaluation.text_encoders import NonFiniteOutput
+from sentence_lab.evaluation.vectors.layer_store import LayerStore
 from sentence_lab.training.eval_suite import layer_metrics
 from tests.helpers.hash_encoder import HashEncoder
 

@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+from sentence_lab.evaluation.encoders.text_encoders import EncoderOutputError
 from sentence_lab.evaluation.results import ResultsWriter
 from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
-from sentence_lab.evaluation.text_encoders import EncoderOutputError
+from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 from sentence_lab.text.files import atomic_write_text
 
 FAST = {"name": "prototype", "kfold": 2, "epoch_size": 1, "max_epoch": 4, "tenacity": 1, "l2_grid": [1e-3],

@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from sentence_lab.evaluation.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.runner import load_tasks, run_task
+from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 from tests.evaluation.test_cli import _evaluate
 
 FAST = ProtocolParams(kfold=2, max_epoch=6, l2_grid=(1e-3,))

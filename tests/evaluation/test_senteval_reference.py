@@ -32,7 +32,7 @@ def _reference() -> dict:
 def test_bow_glove_gives_sentevals_own_scores(task, seed, tmp_path):
     reference = _reference()
     expected = reference["prototype"]["by_seed"][seed][task]
-    from sentence_lab.evaluation.baselines import BowGloveEncoder
+    from sentence_lab.evaluation.encoders.baselines import BowGloveEncoder
     from sentence_lab.evaluation.results import ResultsWriter
     from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
 

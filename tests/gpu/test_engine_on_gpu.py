@@ -13,13 +13,12 @@ import numpy as np
 import pytest
 import torch
 
-from sentence_lab.evaluation import step_graphs
-from sentence_lab.evaluation.baselines import BowGloveEncoder
-from sentence_lab.evaluation.classifier import Group, fit_members
-from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+from sentence_lab.evaluation.classifier import Group, fit_members, step_graphs
+from sentence_lab.evaluation.encoders.baselines import BowGloveEncoder
 from sentence_lab.evaluation.protocol import PROTOTYPE, ProtocolParams
 from sentence_lab.evaluation.regimes.regression import relatedness
 from sentence_lab.evaluation.runner import LoadedTask, load_tasks, run_task
+from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow, pytest.mark.real_data]
 

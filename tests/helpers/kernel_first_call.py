@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from sentence_lab.evaluation.probe_kernels import compiled_once
+from sentence_lab.evaluation.classifier.probe_kernels import compiled_once
 
 
 @njit(cache=True)

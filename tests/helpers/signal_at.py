@@ -71,7 +71,7 @@ class SignalAtPhase(Callback):
         self._wrap(PruningOptunaSweeper, "run_batch")
 
     def _checkpoint(self) -> None:
-        import sentence_lab.runs.checkpoint_io as checkpoint_io
+        import sentence_lab.checkpoints.lightning_io as checkpoint_io
 
         original, helper, writing = torch.save, self, {"name": ""}
         writer = "_write" if hasattr(checkpoint_io, "_write") else "atomic_torch_save"  # (an older checkout's)

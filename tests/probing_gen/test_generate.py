@@ -84,10 +84,10 @@ def test_generated_set_loads_in_the_evaluation_engine(surface_set):
 
 
 def test_length_baseline_reads_length_off_a_generated_set(surface_set):
-    from sentence_lab.evaluation.baselines import LengthEncoder
-    from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+    from sentence_lab.evaluation.encoders.baselines import LengthEncoder
     from sentence_lab.evaluation.protocol import ProtocolParams
     from sentence_lab.evaluation.runner import run_task
+    from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 
     (task,) = load_tasks(["Length"], "/nonexistent", probing=f"generated:{surface_set}")
     result = run_task(task, EmbeddingCache(LengthEncoder()), ProtocolParams(l2_grid=(1e-5,)))

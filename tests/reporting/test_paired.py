@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lib.calibration import real_probe_probabilities, rejection_rate, shifted
-from sentence_lab.evaluation.baselines import BowGloveEncoder, LengthEncoder
+from sentence_lab.evaluation.encoders.baselines import BowGloveEncoder, LengthEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import items_path, read_items
 from sentence_lab.evaluation.suite import EvaluationSuite

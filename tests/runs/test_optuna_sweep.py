@@ -30,8 +30,8 @@ from sentence_lab.runs.optuna_sweep import (
     stopping_signal,
     trial_overrides,
 )
-from sentence_lab.runs.stop_signals import Stopped
 from sentence_lab.runs.sweeps import FAILED_JOBS, job_events
+from sentence_lab.stop_signals import Stopped
 from tests.helpers import processes
 from tests.helpers.extras import needs_extra
 from tests.helpers.in_process import run_command

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from sentence_lab.runs.checkpoint_choice import resolve_checkpoint
+from sentence_lab.checkpoints.choice import resolve_checkpoint
+from sentence_lab.checkpoints.weights_hash import weights_hash
 from sentence_lab.runs.run import fit
-from sentence_lab.runs.weights_hash import weights_hash
 from sentence_lab.text.refused_files import RefusedFile
 from tests.helpers.hostile_files import copy_run, with_payload
 from tests.helpers.in_process import run_main

@@ -135,7 +135,7 @@ def _instantiate_what_the_group_builds(group: str, cfg: DictConfig) -> None:
 
 
 def test_a_baseline_that_cannot_be_trained_is_a_clear_error():
-    cfg = DictConfig({"encoder": {"_target_": "sentence_lab.evaluation.baselines.BowGloveEncoder"}})
+    cfg = DictConfig({"encoder": {"_target_": "sentence_lab.evaluation.encoders.baselines.BowGloveEncoder"}})
     with pytest.raises(ValueError, match="bilstm_max"):
         check_encoder_config(cfg)
 

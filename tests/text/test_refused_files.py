@@ -21,7 +21,7 @@ def test_the_projects_export_and_sentence_transformers_modules_pass(tmp_path):
     check_module_classes(bare)  # a folder without modules.json names no module class
 
 
-@pytest.mark.parametrize("kind", ["evil.Module", "sentence_lab.evaluation.external_encoders.CallableEncoder",
+@pytest.mark.parametrize("kind", ["evil.Module", "sentence_lab.evaluation.encoders.external.CallableEncoder",
                                   "sentence_transformersX.Module", None])
 def test_any_other_module_class_is_refused_naming_it(tmp_path, kind):
     with pytest.raises(RefusedFile, match="modules.json: refused: it names the module class"):

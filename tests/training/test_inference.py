@@ -9,7 +9,7 @@ import torch
 from lightning import LightningModule
 from torch import nn
 
-from sentence_lab.evaluation.text_encoders import EncodesLayers, HasLanguages, RemembersTokens, TextEncoder
+from sentence_lab.evaluation.encoders.text_encoders import EncodesLayers, HasLanguages, RemembersTokens, TextEncoder
 from sentence_lab.text import Tokenizer, Vocab
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.training.inference import SentenceInference, TrainedModel

@@ -11,16 +11,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from sentence_lab.runs.checkpoint_io import AtomicCheckpointIO
-from sentence_lab.runs.checkpoints import BestCheckpoint
+from sentence_lab.checkpoints.callbacks import BestCheckpoint
+from sentence_lab.checkpoints.lightning_io import AtomicCheckpointIO
+from sentence_lab.checkpoints.non_finite_weights import NonFiniteWeights, non_finite_tensors
 from sentence_lab.runs.run import fit
 from sentence_lab.training.non_finite import NonFiniteSteps
-from sentence_lab.training.non_finite_checks import (
-    NonFiniteShare,
-    NonFiniteTraining,
-    NonFiniteWeights,
-    non_finite_tensors,
-)
+from sentence_lab.training.non_finite_checks import NonFiniteShare, NonFiniteTraining
 from tests.helpers import processes
 from tests.helpers.in_process import run_command
 from tests.helpers.train_config import compose_train_cfg

@@ -26,14 +26,14 @@ up to float rounding (summation order inside the products): ``tests/helpers/sent
 reference. Dropout > 0 draws its masks from its own
 generator, so with dropout the two agree in distribution only.
 
-Speed: on the CPU a linear probe without dropout steps through :mod:`sentence_lab.evaluation.probe_kernels` (one
+Speed: on the CPU a linear probe without dropout steps through :mod:`.probe_kernels` (one
 compiled pass per step reads each row once, straight from the feature matrix); otherwise (MLP, dropout, wide outputs,
 a GPU) the features get a column of ones once per fit, the rows and weighted targets of an epoch's steps are
 gathered at once (``GATHER_BUDGET``), and a step dispatches only torch's products ``W @ Xb^T`` and ``dZ @ Xb``, the
 softmax, the loss's gradient and the update: 10 kernels a step for a linear probe under RMSprop, 6 under Adam
 (torch's fused kernel, when all groups share a step count), 9 for the relatedness regression
 (``benchmarks/lib/dispatch_counts.py``, ``benchmarks/suite_dispatch.py``). On a GPU an epoch whose groups
-all step at every step is recorded once as a CUDA graph and replayed (:mod:`sentence_lab.evaluation.step_graphs`).
+all step at every step is recorded once as a CUDA graph and replayed (:mod:`.step_graphs`).
 What the engine reads and computes is counted in ``FitResult.work`` (``benchmarks/eval_speed.py --high-dim``).
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sentence_lab.evaluation import probe_kernels, step_graphs
+from sentence_lab.evaluation.classifier import probe_kernels, step_graphs
 from sentence_lab.evaluation.classifier.batch_plan import BatchPlan, EpochSteps, Group, Step
 from sentence_lab.evaluation.classifier.early_stopping import EarlyStopping
 from sentence_lab.evaluation.classifier.masked_optimizer import MaskedOptimizer
@@ -180,7 +180,7 @@ def fit_members(X, y, groups: Sequence[Group], l2, params: ProtocolParams, nclas
 
 
 class _RecordedEpochs:
-    """:func:`fit_members`' epochs through a :class:`~sentence_lab.evaluation.step_graphs.EpochGraph`, for epochs
+    """:func:`fit_members`' epochs through a :class:`.step_graphs.EpochGraph`, for epochs
     whose groups all step at every step: each step's gradients and update, with Adam's step count in a device
     tensor that the recording advances (set from the host's count before every epoch)."""
 

@@ -68,7 +68,7 @@ class MaskedOptimizer:
         return self.method == "adam" and self.same_step and p.device.type in self.FUSED_ADAM_DEVICES
 
     def recordable(self, p: torch.Tensor) -> bool:
-        """Whether a step can be recorded once and replayed (:mod:`~sentence_lab.evaluation.step_graphs`): its
+        """Whether a step can be recorded once and replayed (:mod:`.step_graphs`): its
         factors do not follow the step count on the host (Adam's come from ``step_count`` in its fused kernel)."""
         if self.method == "adam":
             return self._fused_adam(p)

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import torch
 
-from sentence_lab.evaluation import probe_kernels
+from sentence_lab.evaluation.classifier import probe_kernels
 from sentence_lab.evaluation.classifier.batch_plan import EpochSteps, Step
 
 EVAL_BUDGET = 1 << 24  # floats materialised at once when scoring dev or test rows

@@ -33,7 +33,7 @@ def test_cosine_zero_vector_is_zero():
 
 
 def test_run_cosine_on_fixture(senteval_root, hash_encoder):
-    from sentence_lab.evaluation.embedding_cache import EmbeddingCache
+    from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 
     data = TASKS["STS14"].loader(senteval_root)
     r = run_cosine(TASKS["STS14"], data, EmbeddingCache(hash_encoder), None)
@@ -53,9 +53,9 @@ def test_cosine_protocol_scores_the_test_split_by_spearman(senteval_root):
     """SimCSE's STS-B: cosine of the test pairs, Spearman against gold, no regressor (checked by hand here)."""
     from scipy.stats import rankdata
 
-    from sentence_lab.evaluation.embedding_cache import EmbeddingCache
     from sentence_lab.evaluation.protocol import ProtocolParams
     from sentence_lab.evaluation.runner import load_tasks, run_task
+    from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 
     class Fixed:
         def encode(self, sentences):
