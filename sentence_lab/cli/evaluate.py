@@ -12,7 +12,6 @@
 """
 import sys
 from pathlib import Path
-from typing import cast
 
 from sentence_lab.cli.project_root import set_project_root
 from sentence_lab.home import CONF
@@ -21,7 +20,7 @@ set_project_root()
 
 import hydra  # noqa: E402
 from hydra.core.hydra_config import HydraConfig  # noqa: E402
-from omegaconf import DictConfig, OmegaConf  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from sentence_lab.adapters.from_config import build_text_encoder  # noqa: E402
@@ -29,13 +28,11 @@ from sentence_lab.cli.imported_objects import freeze_imported_objects  # noqa: E
 from sentence_lab.evaluation.encoders.text_encoders import EncoderOutputError  # noqa: E402
 from sentence_lab.evaluation.languages.sides import NoSuchSide  # noqa: E402
 from sentence_lab.evaluation.results import markdown_table, read_results  # noqa: E402
-from sentence_lab.evaluation.runner import params_from_config  # noqa: E402
 from sentence_lab.evaluation.suite import EvaluationSuite, IncompatibleResultsFile, OnExisting  # noqa: E402
 from sentence_lab.evaluation.tasks import UnknownTask  # noqa: E402
 from sentence_lab.runs.errors import write_traceback_to_logs  # noqa: E402
 from sentence_lab.runs.run_dir import register_resolvers  # noqa: E402
 from sentence_lab.stop_signals import Stopped, stops_raise  # noqa: E402
-from sentence_lab.text.config_values import plain  # noqa: E402
 from sentence_lab.text.files import EXIT_WRITE_FAILED, OutputWriteError  # noqa: E402
 
 register_resolvers()
@@ -46,13 +43,6 @@ def _on_existing(cfg: DictConfig) -> OnExisting:
     if cfg.get("overwrite"):
         return "overwrite"
     return "resume" if cfg.get("resume") else "merge"
-
-
-def _sides(value) -> str | list[str]:
-    """``sides=``: auto, none, one code or a list of them."""
-    if OmegaConf.is_config(value):
-        return [str(code) for code in cast(list, OmegaConf.to_container(value))]
-    return "none" if value is None or value is False else str(value)
 
 
 def _tasks_written(results_file: Path) -> int:
@@ -74,16 +64,9 @@ def _log_traceback(err: BaseException) -> str:
 
 def evaluate(cfg: DictConfig) -> int:
     console = Console(stderr=True)
-    tasks: str | list[str] = plain(cfg.tasks)
     data_dir = Path(hydra.utils.to_absolute_path(str(cfg.paths.data_dir)))
     try:
-        suite = EvaluationSuite(tasks, data_dir, params_from_config(cfg.evaluation),
-                                probing=str(cfg.get("probing") or "auto"),
-                                encode_batch_size=int(cfg.evaluation.get("encode_batch_size", 128)),
-                                layers=bool(cfg.evaluation.get("layers", False)),
-                                sides=_sides(cfg.get("sides", "auto")),
-                                side_probing=str(cfg.get("side_probing") or "auto"),
-                                retrieval_held_out=cfg.get("retrieval_held_out"), console=console)
+        suite = EvaluationSuite.from_config(cfg, cfg.evaluation, data_dir, console=console)
     except (UnknownTask, TypeError, ValueError) as err:
         console.print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
         return 2

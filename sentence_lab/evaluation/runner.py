@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -21,14 +21,21 @@ from sentence_lab.evaluation.encoders.text_encoders import (
     TextEncoder,
 )
 from sentence_lab.evaluation.probing import measures as probing_measures
+from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes import (
+    DEV_ONLY_NOTE,
+    DEV_ONLY_SCORE,
+    REGIMES,
+    NoDevSplit,
+    dev_view,
+    run_dev_only,
+    task_params,
+)
+from sentence_lab.evaluation.results import ResultsDocument, ResultsWriter
+from sentence_lab.evaluation.tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
+from sentence_lab.evaluation.tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
 from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.vectors.layer_store import LayerStore
-
-from .protocol import ProtocolParams
-from .regimes import DEV_ONLY_NOTE, DEV_ONLY_SCORE, REGIMES, NoDevSplit, dev_view, run_dev_only, task_params
-from .results import ResultsDocument, ResultsWriter
-from .tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
-from .tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +50,18 @@ class LoadedTask:
 
 def load_tasks(names, data_dir: Path | str, console=None, probing: str = "auto",
                language: str = "en") -> list[LoadedTask]:
-    """Resolve names (raises ``UnknownTask``) and load each task; data problems become one-line errors.
+    """Resolve task and group names (raises ``UnknownTask``), then load each task (``load_named_tasks``)."""
+    return load_named_tasks(resolve_tasks(names), data_dir, console=console, probing=probing, language=language)
+
+
+def load_named_tasks(names: Iterable[str], data_dir: Path | str, console=None, probing: str = "auto",
+                     language: str = "en") -> list[LoadedTask]:
+    """Load each task of ``names`` (task names, already resolved); data problems become one-line errors.
     ``probing``: where the probing tasks come from (``sentence_lab.evaluation.tasks.probing``: auto, senteval, xprobe,
     generated, generated:<dir>); ``language``: the probing tasks' language (another than English: a model's second
     side, ``sentence_lab.evaluation.languages.sides``)."""
     out = []
-    for name in resolve_tasks(names):
+    for name in names:
         spec = TASKS[name]
         kwargs: dict[str, str] = {"source": probing} if spec.family == "probing" else {}
         if spec.family == "probing" and language != "en":

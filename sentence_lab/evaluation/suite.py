@@ -3,8 +3,10 @@
     suite = EvaluationSuite(["MR", "STS14", "probing"], data_dir, PROTOTYPE)   # the tasks, loaded once
     doc = suite.run(encoder, "results.json")                   # an existing file of this encoder is merged
     doc = suite.run(other_encoder, "other.json", on_existing="overwrite")
+    suite = EvaluationSuite.from_config(cfg, cfg.evaluation, data_dir)     # a config's settings, read once
 
-``evaluate.py`` and the per-epoch callback of training both run their tasks through this class. It builds the
+``evaluate.py`` and the per-epoch callback of training both make their suite from their config
+(``settings.SuiteSettings.from_config``) and run their tasks through this class. It builds the
 results header (``results.results_meta``), the writer (``results.ResultsWriter``) and applies the results-file
 policy, then runs the tasks (``runner.run_tasks``) and returns the document. A suite is reusable: each run works
 on copies of the loaded tasks, so the task data stays for the next run.
@@ -18,9 +20,8 @@ from typing import Any, Literal, get_args
 
 from sentence_lab.evaluation.encoders.text_encoders import TextEncoder
 from sentence_lab.evaluation.languages.sides import SideTasks, load_retrieval, run_side, side_languages
-
-from .protocol import PROTOTYPE, ProtocolParams
-from .results import (
+from sentence_lab.evaluation.protocol import PROTOTYPE, ProtocolParams
+from sentence_lab.evaluation.results import (
     IncompatibleResultsFile,
     Kind,
     ResultsDocument,
@@ -30,8 +31,10 @@ from .results import (
     results_meta,
     resume_from,
 )
-from .runner import LoadedTask, all_sentences, load_tasks, run_tasks
-from .tasks.tatoeba import RETRIEVAL_SIZE
+from sentence_lab.evaluation.runner import LoadedTask, all_sentences, load_named_tasks, run_tasks
+from sentence_lab.evaluation.settings import SuiteSettings
+from sentence_lab.evaluation.tasks.registry import resolve_tasks
+from sentence_lab.evaluation.tasks.tatoeba import RETRIEVAL_SIZE
 
 __all__ = ["EvaluationSuite", "IncompatibleResultsFile", "OnExisting"]
 
@@ -81,18 +84,42 @@ class EvaluationSuite:
                  sides: str | Iterable[str] = "auto", side_probing: str = "auto",
                  retrieval_held_out: int | None = None, retrieval_path: Path | str | None = None,
                  console=None) -> None:
+        self._start(SuiteSettings(tasks=tuple(resolve_tasks(tasks)), params=params, probing=probing,
+                                  encode_batch_size=encode_batch_size, layers=layers,
+                                  sides=sides if isinstance(sides, str) else tuple(sides), side_probing=side_probing,
+                                  retrieval_held_out=retrieval_held_out,
+                                  retrieval_path=None if retrieval_path is None else str(retrieval_path)),
+                    data_dir, console)
+
+    @classmethod
+    def from_settings(cls, settings: SuiteSettings, data_dir: Path | str, console=None) -> EvaluationSuite:
+        """The suite of ``settings`` (``sentence_lab.evaluation.settings``), its tasks loaded from ``data_dir``."""
+        suite = cls.__new__(cls)
+        suite._start(settings, data_dir, console)
+        return suite
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any], protocol: Mapping[str, Any] | None, data_dir: Path | str,
+                    console=None) -> EvaluationSuite:
+        """The suite a config asks for: its suite keys (``tasks``, ``probing``, ``sides``, ...) and its
+        ``evaluation`` group, read once by ``SuiteSettings.from_config``."""
+        return cls.from_settings(SuiteSettings.from_config(cfg, protocol), data_dir, console)
+
+    def _start(self, settings: SuiteSettings, data_dir: Path | str, console) -> None:
+        self.settings = settings
         self.data_dir = Path(data_dir)
-        self.sides = sides if isinstance(sides, str) else [str(code) for code in sides]
-        self.side_probing = str(side_probing or "auto")
-        self.retrieval_held_out = int(retrieval_held_out or RETRIEVAL_SIZE)
-        self.retrieval_path = retrieval_path
+        self.params = settings.params
+        self.probing = settings.probing
+        self.encode_batch_size = settings.encode_batch_size
+        self.layers = settings.layers
+        self.sides = settings.sides
+        self.side_probing = settings.side_probing
+        self.retrieval_held_out = settings.retrieval_held_out or RETRIEVAL_SIZE
+        self.retrieval_path = settings.retrieval_path
         self._side_tasks: dict[str, SideTasks] = {}  # language -> its tasks, loaded the first time a side is run
-        self.params = params
-        self.probing = str(probing or "auto")
-        self.encode_batch_size = int(encode_batch_size)
-        self.layers = bool(layers)
-        self.tasks: list[LoadedTask] = load_tasks(tasks, self.data_dir, console=console, probing=self.probing)
-        self.task_names: list[str] = [task.spec.name for task in self.tasks]
+        self.task_names: list[str] = list(settings.tasks)
+        self.tasks: list[LoadedTask] = load_named_tasks(self.task_names, self.data_dir, console=console,
+                                                        probing=self.probing)
 
     @property
     def has_data(self) -> bool:
@@ -174,7 +201,7 @@ class EvaluationSuite:
         loaded once."""
         if language not in self._side_tasks:
             probing = [task.spec.name for task in self.tasks if task.spec.family == "probing"]
-            loaded = (load_tasks(probing, self.data_dir, probing=self.side_probing, language=language)
+            loaded = (load_named_tasks(probing, self.data_dir, probing=self.side_probing, language=language)
                       if probing else [])
             pairs, error, missing = load_retrieval(self.data_dir, language, self.retrieval_held_out,
                                                    self.retrieval_path)

@@ -7,11 +7,10 @@ import sys
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from sentence_lab.probing_gen.generate import generate
+from sentence_lab.probing_gen.parser import ParserUnavailable
+from sentence_lab.probing_gen.settings import GenSettings
 from sentence_lab.text.files import EXIT_WRITE_FAILED, write_failure
-
-from .generate import generate
-from .parser import ParserUnavailable
-from .settings import GenSettings
 
 USAGE = ("usage: python -m sentence_lab.probing_gen corpus=<dir or file> out=<dir> [tasks=[Length,BigramShift]] "
          "[train=100000 dev=10000 test=10000] [language=en|fr|de|...] [corpus_format=documents|lines] "

@@ -10,14 +10,14 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .languages import Language, language_of, parser_name, tokenizer, tokenizer_kind
-from .parser import Parsed, load_parser
-from .sampling import Reservoirs
-from .settings import ALL_TASKS, PARSED_TASKS, TAGGED_TASKS, GenSettings
-from .somo import odd_man_out
-from .stream import CorpusTables, corpus_documents, prepare_tables
-from .surface import BigramShiftTask, LengthTask, WordContentTask
-from .syntax import (
+from sentence_lab.probing_gen.languages import Language, language_of, parser_name, tokenizer, tokenizer_kind
+from sentence_lab.probing_gen.parser import Parsed, load_parser
+from sentence_lab.probing_gen.sampling import Reservoirs
+from sentence_lab.probing_gen.settings import ALL_TASKS, PARSED_TASKS, TAGGED_TASKS, GenSettings
+from sentence_lab.probing_gen.somo import odd_man_out
+from sentence_lab.probing_gen.stream import CorpusTables, corpus_documents, prepare_tables
+from sentence_lab.probing_gen.surface import BigramShiftTask, LengthTask, WordContentTask
+from sentence_lab.probing_gen.syntax import (
     PARSED_COORDINATION,
     ParsedTasks,
     coordination_candidate,
@@ -26,7 +26,7 @@ from .syntax import (
     coordination_task,
     proper_noun_test,
 )
-from .writer import ProbingWriter
+from sentence_lab.probing_gen.writer import ProbingWriter
 
 GENERATOR_VERSION = 2  # 2: Penn-Treebank tokens (sentence_lab.text.treebank); 1: Moses
 

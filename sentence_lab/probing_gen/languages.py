@@ -12,11 +12,10 @@ from dataclasses import dataclass
 
 from sacremoses.corpus import NonbreakingPrefixes
 
+from sentence_lab.probing_gen.settings import PARSED_TASKS, SURFACE_TASKS, TAGGED_TASKS, GenSettings
+from sentence_lab.probing_gen.syntax import ENGLISH_RULES, ParsedRules
+from sentence_lab.probing_gen.syntax_fr import FRENCH_RULES
 from sentence_lab.text import Tokenizer
-
-from .settings import PARSED_TASKS, SURFACE_TASKS, TAGGED_TASKS, GenSettings
-from .syntax import ENGLISH_RULES, ParsedRules
-from .syntax_fr import FRENCH_RULES
 
 # Codes sacremoses has Moses rules (non-breaking prefixes) for: the languages of the surface tasks.
 MOSES_LANGUAGES = tuple(sorted({code for code in NonbreakingPrefixes().available_langs.values()}))

@@ -13,12 +13,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .parser import Parsed
-from .sampling import SPLITS
-from .settings import GenSettings
-from .stream import BigramCounter
-from .surface import modified_half
-from .task_output import TaskOutput, rows_from_splits
+from sentence_lab.probing_gen.parser import Parsed
+from sentence_lab.probing_gen.sampling import SPLITS
+from sentence_lab.probing_gen.settings import GenSettings
+from sentence_lab.probing_gen.stream import BigramCounter
+from sentence_lab.probing_gen.surface import modified_half
+from sentence_lab.probing_gen.task_output import TaskOutput, rows_from_splits
 
 NOUN_VERB_TAGS = ("NN", "NNS", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ")
 ENGLISH_METHOD = "a random noun or verb (Penn tag NN/NNS/VB*)"

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import random
 
-from .sampling import Reservoirs, balanced_splits, unique
-from .settings import GenSettings
-from .task_output import TaskOutput, rows_from_splits
+from sentence_lab.probing_gen.sampling import Reservoirs, balanced_splits, unique
+from sentence_lab.probing_gen.settings import GenSettings
+from sentence_lab.probing_gen.task_output import TaskOutput, rows_from_splits
 
 
 def is_word(token: str) -> bool:

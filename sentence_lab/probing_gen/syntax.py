@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from scipy.stats import spearmanr
 
-from .parser import Parsed
-from .sampling import balanced_splits, split_by_target
-from .settings import GenSettings
-from .somo import ENGLISH_METHOD, is_english_noun_or_verb
-from .surface import length_bin_edges, modified_half
-from .task_output import TaskOutput, rows_from_splits
+from sentence_lab.probing_gen.parser import Parsed
+from sentence_lab.probing_gen.sampling import balanced_splits, split_by_target
+from sentence_lab.probing_gen.settings import GenSettings
+from sentence_lab.probing_gen.somo import ENGLISH_METHOD, is_english_noun_or_verb
+from sentence_lab.probing_gen.surface import length_bin_edges, modified_half
+from sentence_lab.probing_gen.task_output import TaskOutput, rows_from_splits
 
 FINITE = {"VBD": "PAST", "VBP": "PRES", "VBZ": "PRES"}
 NUMBER = {"NN": "NN", "NNS": "NNS"}

@@ -59,8 +59,8 @@ The main predicate is the one root, a verb or a word with a copula (``Les chiens
 """
 from __future__ import annotations
 
-from .parser import Parsed
-from .syntax import QUOTES, Coordination, ParsedRules, final_punctuation
+from sentence_lab.probing_gen.parser import Parsed
+from sentence_lab.probing_gen.syntax import QUOTES, Coordination, ParsedRules, final_punctuation
 
 SUBJECT_DEPS = ("nsubj", "nsubj:pass")
 CLAUSE_SUBJECTS = SUBJECT_DEPS + ("expl:subj",)  # an impersonal il (``Il faut ...``) is a clause's subject too

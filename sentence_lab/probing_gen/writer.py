@@ -4,9 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from sentence_lab.probing_gen.task_output import TaskOutput
 from sentence_lab.text.files import atomic_write_text
-
-from .task_output import TaskOutput
 
 
 class ProbingWriter:

@@ -33,10 +33,11 @@ from lightning.pytorch.loggers import TensorBoardLogger
 from sentence_lab.evaluation.encoders.text_encoders import ExpandsVocabulary, RemembersTokens, TextEncoder
 from sentence_lab.evaluation.languages.sides import side_languages
 from sentence_lab.evaluation.results import ResultsDocument, ResultsWriter
-from sentence_lab.evaluation.runner import LoadedTask, params_from_config
+from sentence_lab.evaluation.runner import LoadedTask
+from sentence_lab.evaluation.settings import SuiteSettings
 from sentence_lab.evaluation.suite import EvaluationSuite
 from sentence_lab.evaluation.tasks.base import Split, TaskData
-from sentence_lab.evaluation.tasks.registry import TASKS, resolve_tasks
+from sentence_lab.evaluation.tasks.registry import TASKS
 from sentence_lab.text.config_values import plain
 from sentence_lab.training.trainer_state import fast_dev_run_of
 
@@ -170,26 +171,17 @@ class EvalSuiteCallback(Callback):
                  sides: Any = "auto", side_probing: str = "auto", retrieval_held_out: int | None = None,
                  retrieval_path: str | Path | None = None) -> None:
         super().__init__()
-        sides = plain(sides)
-        self.sides = sides if isinstance(sides, str) else "none" if sides is None else [str(c) for c in sides]
-        self.side_probing = str(side_probing or "auto")
-        self.retrieval_held_out = None if retrieval_held_out is None else int(retrieval_held_out)
-        # the training file is the one to hold pairs out of only when the training data held some out of it
-        self.retrieval_path = retrieval_path if self.retrieval_held_out else None
+        # the suite's settings, each normalised once (a task typo fails here, before training; reads no data)
+        self.settings = SuiteSettings.from_config(
+            {"tasks": plain(tasks), "probing": probing, "sides": plain(sides), "side_probing": side_probing,
+             "retrieval_held_out": retrieval_held_out, "retrieval_path": retrieval_path}, plain(params))
         if preset is not None and not str(preset).isidentifier():
             raise ValueError(f"preset={preset!r}: a preset's name is a word (letters, digits, _), e.g. curves")
         self.preset = None if preset is None else str(preset)
-        self.probing = str(probing or "auto")
         self.before_training = bool(before_training)
         self.time_budget_s = None if time_budget_s is None else float(time_budget_s)
         self.vocab_expansion = bool(vocab_expansion)
-        tasks = plain(tasks)
-        self.task_names = resolve_tasks(tasks)  # a typo fails here, before training; reads no data
         self.data_dir = Path(data_dir)
-        self.params_cfg = dict(plain(params) or {})
-        self.params = params_from_config(self.params_cfg)
-        self.encode_batch_size = int(self.params_cfg.get("encode_batch_size", 128))
-        self.layers = bool(self.params_cfg.get("layers", False))
         self.output_dir = Path(output_dir) if output_dir else None
         if int(every_n_epochs) < 1:
             raise ValueError(f"every_n_epochs must be >= 1, got {every_n_epochs}")
@@ -213,7 +205,7 @@ class EvalSuiteCallback(Callback):
         ranks take the same path to the barrier after each evaluation."""
         if stage != "fit" or self._has_data is not None:
             return
-        side_languages(pl_module, self.sides)  # a language the model lacks: refused before training, in one line
+        side_languages(pl_module, self.settings.sides)  # a language it lacks: refused, one line
         if trainer.is_global_zero and self._suite is None:
             self._load()
         has_data = self._suite is not None and self._suite.has_data
@@ -226,10 +218,7 @@ class EvalSuiteCallback(Callback):
 
     def _load(self) -> EvaluationSuite:
         t0 = time.perf_counter()
-        self._suite = suite = EvaluationSuite(self.task_names, self.data_dir, self.params, probing=self.probing,
-                                      encode_batch_size=self.encode_batch_size, layers=self.layers, sides=self.sides,
-                                      side_probing=self.side_probing, retrieval_held_out=self.retrieval_held_out,
-                                      retrieval_path=self.retrieval_path)
+        self._suite = suite = EvaluationSuite.from_settings(self.settings, self.data_dir)
         loaded = suite.tasks
         missing = [t for t in loaded if t.missing]
         if len(missing) == len(loaded):
@@ -322,7 +311,7 @@ class EvalSuiteCallback(Callback):
             return
         final_epoch = max(self.history)
         metrics: dict[str, float] = {}
-        for task in self.task_names:
+        for task in self.settings.tasks:
             values = [(e, score) for e, s in sorted(self.history.items()) if (score := s.get(task)) is not None]
             if values:
                 metrics[f"hparams/{self._kind('final')}/{task}"] = float(dict(values).get(final_epoch, values[-1][1]))

@@ -15,7 +15,7 @@ from hydra.utils import instantiate
 
 import sentence_lab.evaluation.suite as suite_module
 from sentence_lab.evaluation.results import ResultsWriter, read_items, read_results
-from sentence_lab.evaluation.runner import load_tasks, params_from_config, run_tasks
+from sentence_lab.evaluation.runner import load_named_tasks, load_tasks, params_from_config, run_tasks
 from sentence_lab.evaluation.tasks import UnknownTask
 from sentence_lab.text import Tokenizer, Vocab
 from sentence_lab.training import inference
@@ -40,7 +40,8 @@ def test_two_epochs_write_json_and_tensorboard_curves(tiny_corpus, senteval_root
     from sentence_lab.runs.run import fit
 
     loads = []
-    monkeypatch.setattr(suite_module, "load_tasks", lambda *a, **k: loads.append(a) or load_tasks(*a, **k))
+    monkeypatch.setattr(suite_module, "load_named_tasks",
+                        lambda *a, **k: loads.append(a) or load_named_tasks(*a, **k))
     cfg = _train_cfg(tiny_corpus, tmp_path / "run", [
         "trainer.max_epochs=2", "logger=tensorboard",
         "~callbacks.rich_progress_bar", "~callbacks.model_summary",
@@ -122,7 +123,7 @@ def _trainer(tmp_path: Path, epoch: int = 0):
 
 def test_construction_reads_no_data_and_rejects_unknown_tasks(tmp_path):
     cb = EvalSuiteCallback(data_dir=tmp_path / "nowhere", params=FAST)
-    assert cb._loaded is None and len(cb.task_names) == 10
+    assert cb._loaded is None and len(cb.settings.tasks) == 10
     with pytest.raises(UnknownTask):
         EvalSuiteCallback(tasks=["Length", "Bogus"])
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
@@ -268,7 +269,6 @@ def test_time_budget_skips_the_remaining_tasks_and_says_so(senteval_root, hash_e
 
 def test_fit_end_sends_final_and_best_scores_with_the_hyperparameters(senteval_root, hash_encoder, tmp_path):
     cb = EvalSuiteCallback(tasks=["STS13"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
-    cb.task_names = ["STS13"]
     cb.history = {0: {"STS13": 0.2}, 1: {"STS13": 0.5}, 2: {"STS13": 0.4}}
     model, trainer = _Model(hash_encoder), _trainer(tmp_path)
     model.hparams = {"encoder": {"_target_": "x"}}

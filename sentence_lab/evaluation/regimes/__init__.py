@@ -22,15 +22,14 @@ import dataclasses
 from collections.abc import Callable
 
 from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes import cosine, kfold, nested, regression, split
+from sentence_lab.evaluation.regimes.common import Embed, correlation, features
+from sentence_lab.evaluation.regimes.cosine import cosine_rows, cosine_summary, sts_summary
+from sentence_lab.evaluation.regimes.kfold import kfold_folds, kfold_then_test
+from sentence_lab.evaluation.regimes.nested import nested_cv, nested_folds
+from sentence_lab.evaluation.regimes.regression import relatedness, tai_target
+from sentence_lab.evaluation.regimes.split import train_dev_test
 from sentence_lab.evaluation.tasks.base import TaskData
-
-from . import cosine, kfold, nested, regression, split
-from .common import Embed, correlation, features
-from .cosine import cosine_rows, cosine_summary, sts_summary
-from .kfold import kfold_folds, kfold_then_test
-from .nested import nested_cv, nested_folds
-from .regression import relatedness, tai_target
-from .split import train_dev_test
 
 MODULES = {"nested": nested, "kfold": kfold, "split": split, "regression": regression,
            "cosine": cosine}

@@ -13,9 +13,8 @@ import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes.common import Embed, correlation, test_items
 from sentence_lab.evaluation.tasks.base import Split, TaskData
-
-from .common import Embed, correlation, test_items
 
 DEV_SCORE = "dev.spearman"
 

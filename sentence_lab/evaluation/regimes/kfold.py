@@ -12,9 +12,17 @@ from sklearn.model_selection import StratifiedKFold
 
 from sentence_lab.evaluation.classifier import Group, fit_members
 from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes.common import (
+    KFOLD_C,
+    Embed,
+    best_of,
+    clean,
+    features,
+    fit_logistic,
+    labels,
+    test_items,
+)
 from sentence_lab.evaluation.tasks.base import TaskData
-
-from .common import KFOLD_C, Embed, best_of, clean, features, fit_logistic, labels, test_items
 
 DEV_SCORE = "devacc"
 

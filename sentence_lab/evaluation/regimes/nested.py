@@ -12,10 +12,18 @@ from sklearn.model_selection import StratifiedKFold
 
 from sentence_lab.evaluation.classifier import Group, fit_members
 from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes.common import (
+    NESTED_AND_SPLIT_C,
+    Embed,
+    best_of,
+    clean,
+    features,
+    fit_logistic,
+    labels,
+    test_items,
+)
+from sentence_lab.evaluation.regimes.kfold import kfold_then_test
 from sentence_lab.evaluation.tasks.base import TaskData
-
-from .common import NESTED_AND_SPLIT_C, Embed, best_of, clean, features, fit_logistic, labels, test_items
-from .kfold import kfold_then_test
 
 NESTED_RANDOM_STATE = 1111  # validation.py hard-codes it for both outer and inner folds
 DEV_SCORE = "devacc"

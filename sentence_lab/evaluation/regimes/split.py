@@ -10,9 +10,17 @@ import numpy as np
 
 from sentence_lab.evaluation.classifier import FitResult, Group, fit_members
 from sentence_lab.evaluation.protocol import ProtocolParams
+from sentence_lab.evaluation.regimes.common import (
+    NESTED_AND_SPLIT_C,
+    NOREG_C,
+    Embed,
+    clean,
+    features,
+    fit_logistic,
+    labels,
+    test_items,
+)
 from sentence_lab.evaluation.tasks.base import TaskData
-
-from .common import NESTED_AND_SPLIT_C, NOREG_C, Embed, clean, features, fit_logistic, labels, test_items
 
 DEV_SCORE = "devacc"
 SPLITS = ("train", "dev", "test")

@@ -3,7 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import MalformedData, TaskData, downstream_dir, iter_lines, join_tokens, pair_split, require
+from sentence_lab.evaluation.tasks.base import (
+    MalformedData,
+    TaskData,
+    downstream_dir,
+    iter_lines,
+    join_tokens,
+    pair_split,
+    require,
+)
 
 
 def _load_file(path: Path):

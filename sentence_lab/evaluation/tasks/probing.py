@@ -25,9 +25,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from sentence_lab.home import ASSETS
-
-from .base import (
+from sentence_lab.evaluation.tasks.base import (
     GET_DATA_HINT,
     MalformedData,
     MissingTaskData,
@@ -37,6 +35,7 @@ from .base import (
     iter_lines,
     join_tokens,
 )
+from sentence_lab.home import ASSETS
 
 PROBING_FILES = {
     "Length": "sentence_length",

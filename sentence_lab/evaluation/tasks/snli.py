@@ -10,7 +10,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import MalformedData, MissingTaskData, Split, TaskData, downstream_dir, join_tokens, ntokens, read_lines
+from sentence_lab.evaluation.tasks.base import (
+    MalformedData,
+    MissingTaskData,
+    Split,
+    TaskData,
+    downstream_dir,
+    join_tokens,
+    ntokens,
+    read_lines,
+)
 
 SNLI_LABELS = {"entailment": 0, "neutral": 1, "contradiction": 2}
 SNLI_SPLITS = ("train", "dev", "test")

@@ -3,7 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import MalformedData, TaskData, downstream_dir, int_split, iter_lines, join_tokens, require
+from sentence_lab.evaluation.tasks.base import (
+    MalformedData,
+    TaskData,
+    downstream_dir,
+    int_split,
+    iter_lines,
+    join_tokens,
+    require,
+)
 
 
 def _load_file(path: Path, nclasses: int) -> tuple[list[str], list[int]]:

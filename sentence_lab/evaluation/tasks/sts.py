@@ -7,7 +7,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import MalformedData, TaskData, downstream_dir, iter_lines, join_tokens, pair_split, read_lines, require
+from sentence_lab.evaluation.tasks.base import (
+    MalformedData,
+    TaskData,
+    downstream_dir,
+    iter_lines,
+    join_tokens,
+    pair_split,
+    read_lines,
+    require,
+)
 
 # SentEval's sub-datasets; STS13 has no SMT subset (licence), as upstream.
 STS_DATASETS = {

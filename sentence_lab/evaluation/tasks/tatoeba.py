@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from sentence_lab.evaluation.tasks.base import MissingTaskData, TaskDataError
 from sentence_lab.text.held_out import RETRIEVAL_SEED, hold_out
 from sentence_lab.text.pair_files import read_pairs
-
-from .base import MissingTaskData, TaskDataError
 
 RETRIEVAL_TASK = "Tatoeba"
 RETRIEVAL_SIZE = 1000  # what data=tatoeba_* hold out (their retrieval_held_out)

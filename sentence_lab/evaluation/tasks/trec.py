@@ -3,7 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import MalformedData, TaskData, downstream_dir, int_split, iter_lines, join_tokens, require
+from sentence_lab.evaluation.tasks.base import (
+    MalformedData,
+    TaskData,
+    downstream_dir,
+    int_split,
+    iter_lines,
+    join_tokens,
+    require,
+)
 
 TREC_LABELS = {"ABBR": 0, "DESC": 1, "ENTY": 2, "HUM": 3, "LOC": 4, "NUM": 5}
 
