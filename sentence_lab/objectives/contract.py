@@ -11,7 +11,9 @@ An objective (an ``nn.Module`` built as ``Objective(encoder_factory=..., **confi
 ``encoder_factory(vocab)`` building one sentence encoder) says what it consumes in ``spec``: the batch,
 the vocabularies it needs, the validation metric a run monitors, and the data config that fits it
 (``conf/data/<default_data>.yaml``). It implements ``forward(batch) -> {"loss": ..., metrics...}``
-and ``embed(tokens, lengths) -> [B, output_dim]`` (what the evaluation sees), and sets ``output_dim``.
+and ``embed(tokens, lengths) -> [B, output_dim]`` (what the evaluation sees), and sets ``output_dim``. Every objective
+is a ``SentenceObjective``: its sentence encoder is ``f``, and ``embed_layers`` (each layer's vectors, for
+``evaluation.layers=true``) reads ``f``'s layers unless the objective joins encoders differently.
 
 ``train.py`` calls ``check_pairing`` before training: a mismatch is a one-line error.
 """
@@ -22,6 +24,9 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import torch
+from torch import nn
+
+from sentence_lab.encoders.base import layers_of
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,17 @@ class Embeds(Protocol):
     output_dim: int
 
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor: ...
+
+
+class SentenceObjective(nn.Module):
+    """The base of every objective: ``f`` is the sentence encoder ``embed`` reads. ``embed_layers(tokens, lengths)``
+    gives ``embed``'s vectors per layer of ``f``, bottom first (``sentence_lab.encoders.base.layers_of``;
+    ``NoLayers`` for an encoder without them); an objective whose ``embed`` joins several encoders overrides it."""
+
+    f: nn.Module
+
+    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
+        return layers_of(self.f, tokens, lengths)
 
 
 @runtime_checkable

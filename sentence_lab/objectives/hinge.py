@@ -13,6 +13,7 @@ from torch import nn
 from sentence_lab.encoders.base import SentenceEncoder, encode_together, layers_of
 from sentence_lab.encoders.bow import BagOfWordsEncoder
 from sentence_lab.encoders.embedding import WordEmbedding
+from sentence_lab.objectives.contract import SentenceObjective
 
 DISTANCES = ("euclidean", "cosine")
 NEGATIVES = ("random", "max", "mix")
@@ -59,7 +60,7 @@ def closest_others(queries: torch.Tensor, pool: torch.Tensor, excluded: torch.Te
         return dist.masked_fill(excluded, float("inf")).argmin(1)
 
 
-class PairHinge(nn.Module):
+class PairHinge(SentenceObjective):
     """Encoders ``f`` (side a) and ``g`` (side b; ``f`` itself when ``shared_encoder``: one pass over both sides). For
     pair ``i`` with vectors ``x1 = f(a_i)``, ``x2 = g(b_i)`` and negatives ``n1_j`` (for ``x1``) and ``n2_j`` (for
     ``x2``)::

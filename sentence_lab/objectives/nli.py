@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder, encode_together, layers_of
-from sentence_lab.objectives.contract import LABELLED_PAIRS, ObjectiveSpec
+from sentence_lab.encoders.base import SentenceEncoder, encode_together
+from sentence_lab.objectives.contract import LABELLED_PAIRS, ObjectiveSpec, SentenceObjective
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 
@@ -20,7 +20,7 @@ def pair_features(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return torch.cat([u, v, (u - v).abs(), u * v], dim=1)
 
 
-class NLI(nn.Module):
+class NLI(SentenceObjective):
     """``u = f(premise)``, ``v = f(hypothesis)`` (one pass over both); ``pair_features`` into an MLP with
     ``hidden_dim`` units (InferSent: 512, one hidden layer) and ``n_classes`` outputs; cross-entropy. Embedding:
     ``f(s)``."""
@@ -51,6 +51,3 @@ class NLI(nn.Module):
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return self.f(tokens, lengths)
 
-    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
-        """``embed`` per layer of the encoder, bottom first."""
-        return layers_of(self.f, tokens, lengths)

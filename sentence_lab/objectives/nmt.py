@@ -8,10 +8,9 @@ from typing import ClassVar
 
 import sacrebleu
 import torch
-from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder, layers_of
-from sentence_lab.objectives.contract import PAIRS, ObjectiveSpec
+from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.objectives.contract import PAIRS, ObjectiveSpec, SentenceObjective
 from sentence_lab.objectives.decoders import GRUDecoder, check_output_bias, token_mean
 from sentence_lab.objectives.noise import sdae_noise
 from sentence_lab.text import PAD_ID, UNK_ID, Vocab
@@ -23,7 +22,7 @@ def detokenized(ids: list[int], vocab: Vocab, drop_unknown: bool) -> str:
     return " ".join(vocab.itos[i] for i in ids if i != PAD_ID and not (drop_unknown and i == UNK_ID))
 
 
-class Seq2Seq(nn.Module):
+class Seq2Seq(SentenceObjective):
     """NMT: encoder ``f`` over the source vocabulary; ``GRUDecoder`` over the target vocabulary (its
     ``decoder_vocab_size`` most frequent words) generates side b. Loss: token cross-entropy averaged over real
     target tokens. Validation also decodes greedily the first ``bleu_sentences`` pairs and reports corpus
@@ -98,6 +97,3 @@ class Seq2Seq(nn.Module):
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return self.f(tokens, lengths)
 
-    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
-        """``embed`` per layer of the encoder, bottom first."""
-        return layers_of(self.f, tokens, lengths)

@@ -6,10 +6,9 @@ from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from sentence_lab.encoders.base import SentenceEncoder, layers_of
-from sentence_lab.objectives.contract import SENTENCES, ObjectiveSpec
+from sentence_lab.objectives.contract import SENTENCES, ObjectiveSpec, SentenceObjective
 
 
 def context_targets(doc_ids: torch.Tensor, context_size: int = 3) -> torch.Tensor:
@@ -58,7 +57,7 @@ def pair_scores(u: torch.Tensor, v: torch.Tensor, similarity: str = "dot", tempe
     return u @ v.T
 
 
-class QuickThoughts(nn.Module):
+class QuickThoughts(SentenceObjective):
     """Two encoders f and g (or one shared); scores are f(s_i) . g(s_j) over the batch.
 
     At test time a sentence is ``[f(s), g(s)]`` (just ``f(s)`` when shared). ``similarity`` is

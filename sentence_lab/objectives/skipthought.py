@@ -8,8 +8,8 @@ from typing import ClassVar, cast
 import torch
 from torch import nn
 
-from sentence_lab.encoders.base import SentenceEncoder, layers_of
-from sentence_lab.objectives.contract import SENTENCES, ObjectiveSpec
+from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.objectives.contract import SENTENCES, ObjectiveSpec, SentenceObjective
 from sentence_lab.objectives.decoders import GRUDecoder, check_output_bias, token_mean
 
 NEIGHBOURS = {"previous": -1, "current": 0, "next": 1}
@@ -36,7 +36,7 @@ def centre_by_document(vectors: torch.Tensor, doc_ids: torch.Tensor) -> torch.Te
     return vectors - (sums / counts)[groups]
 
 
-class SkipThought(nn.Module):
+class SkipThought(SentenceObjective):
     """Encoder ``f``; one decoder per entry of ``targets`` (``previous``, ``next``: Kiros et al.; ``[next]``
     alone: Tang et al. 2017, which the probing paper trains; ``current`` adds a decoder that regenerates the
     sentence itself, as Hill et al. 2016's FastSent+AE adds the sentence's own words to FastSent's targets).
@@ -100,6 +100,3 @@ class SkipThought(nn.Module):
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return self.f(tokens, lengths)
 
-    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
-        """``embed`` per layer of the encoder, bottom first."""
-        return layers_of(self.f, tokens, lengths)

@@ -19,10 +19,10 @@ from torch import nn
 
 from sentence_lab.checkpoints.legacy import UNRECORDED_TOKENIZER, namespaced_targets, saved_vocabs
 from sentence_lab.checkpoints.received import check_saved_targets, read_checkpoint
-from sentence_lab.encoders.base import NoLayers, SentenceEncoder, layers_of
+from sentence_lab.encoders.base import NoLayers, SentenceEncoder
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.encoders.expansion import expand_embeddings
-from sentence_lab.objectives.contract import Embeds, EmbedsTargetSide
+from sentence_lab.objectives.contract import Embeds, EmbedsTargetSide, SentenceObjective
 from sentence_lab.text import UNK_ID, Tokenizer, Vocab
 from sentence_lab.text.config_values import plain
 from sentence_lab.text.padding import pad_batch
@@ -48,7 +48,7 @@ def unknown_share(token_ids: Callable[[str], list[int]], sentences: list[str]) -
     return unknown / max(total, 1)
 
 
-class EncoderOnly(nn.Module):
+class EncoderOnly(SentenceObjective):
     """No training objective: the embedding is the encoder's output (untrained baselines)."""
 
     def __init__(self, encoder_factory) -> None:
@@ -58,10 +58,6 @@ class EncoderOnly(nn.Module):
 
     def embed(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return self.f(tokens, lengths)
-
-    def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
-        """``embed`` per layer of the encoder, bottom first."""
-        return layers_of(self.f, tokens, lengths)
 
 
 class SentenceInference(nn.Module):
@@ -237,10 +233,9 @@ class SentenceInference(nn.Module):
         layer 0 the pooled word vectors, the last ``encode``'s vectors); ``NoLayers`` for an encoder without them."""
         def layers(tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
             device = cast(torch.device, self.device)
-            embed_layers = getattr(self.objective, "embed_layers", None)
-            if embed_layers is None:
+            if not isinstance(self.objective, SentenceObjective):
                 raise NoLayers(f"objective {type(self.objective).__name__} does not expose its encoder's layers")
-            return embed_layers(tokens.to(device), lengths.to(device))
+            return self.objective.embed_layers(tokens.to(device), lengths.to(device))
         return self._encode_batches(sentences, batch_size, layers)
 
     def _encode_batches(self, sentences: list[str], batch_size: int,

@@ -7,7 +7,7 @@ import torch
 from sentence_lab.datamodules.ordered_corpus import OrderedCorpusDataModule
 from sentence_lab.datamodules.pairs import PairsDataModule
 from sentence_lab.objectives.autoencoder import AutoEncoder
-from sentence_lab.objectives.contract import BATCH_SPECS, check_pairing
+from sentence_lab.objectives.contract import BATCH_SPECS, SentenceObjective, check_pairing
 from sentence_lab.objectives.jbi import JBi
 from sentence_lab.objectives.jpa import JPa
 from sentence_lab.objectives.nli import NLI
@@ -75,3 +75,11 @@ def test_every_objectives_layers_end_with_its_embedding(name):
     with torch.no_grad():
         layers = model.objective.embed_layers(tokens, lengths)
         assert len(layers) == 3 and torch.equal(layers[-1], model.objective.embed(tokens, lengths))
+
+
+def test_every_objective_is_a_sentence_objective_and_only_those_joining_encoders_read_layers_their_own_way():
+    """The contract's ``embed_layers`` (``f``'s layers) is every objective's unless its ``embed`` joins encoders:
+    Quick-Thoughts (f and g concatenated) and the pair hinge (its test-time mean of a summing BoW)."""
+    own = {name for name, cls in OBJECTIVES.items() if cls.embed_layers is not SentenceObjective.embed_layers}
+    assert all(issubclass(cls, SentenceObjective) for cls in OBJECTIVES.values())
+    assert own == {"qt", "jbi", "jpa"}
