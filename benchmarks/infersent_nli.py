@@ -138,7 +138,7 @@ def write_snli(data_dir: Path, out: Path, tokenizer: Tokenizer, pairs: int, dev_
     """SNLI's training rows of the train subsets (the first ``pairs``) and SNLI dev/test (the first ``dev_pairs`` of
     each; None: all), tokenised and lowercased, in InferSent's format. Returns the training pairs written."""
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows: list[tuple[str, str, str]] = []
     with open(data_dir / "nli" / "train-subsets" / "snli_mnli_train_subsets.tsv", newline="") as f:
         for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
             if row["source"].lower().startswith("snli") and len(rows) < pairs:
@@ -303,8 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.infersent is None:
         print("no --infersent folder: InferSent's side is not run, ours alone")
     rows = []
-    with tempfile.TemporaryDirectory(prefix="infersent_nli_") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="infersent_nli_") as tmp_name:
+        tmp = Path(tmp_name)
         ablations = [patch for patch, asked in ((EXCLUDE_PADDING, args.exclude_padding_from_max),
                                                 (WITHOUT_MARKERS, args.without_markers),
                                                 (ONE_HIDDEN_LAYER, args.one_hidden_layer)) if asked]

@@ -34,7 +34,7 @@ from omegaconf import OmegaConf
 
 from lib import records, smoke_inputs
 from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
-from sentence_lab.evaluation.tasks.registry import TASKS
+from sentence_lab.tasks.registry import TASKS
 from sentence_lab.training.eval_suite import EvalSuiteCallback
 from sentence_lab.training.module import SentenceModel
 

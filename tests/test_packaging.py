@@ -11,11 +11,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from lib.fresh_environment import CLONE_VARIABLES, files_under, fresh_environment_with
 from sentence_lab.cli.project_root import MARKER, clone_root
 from tests.helpers import processes
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 (requires-python): tomllib's own code, the package tomli, which pytest depends on there
+    import tomli as tomllib
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
@@ -76,10 +80,10 @@ def test_the_installed_wheel_sits_beside_packages_named_evaluate_and_adapters(wh
         assert not (site / name).exists() and not (site / f"{name}.py").exists()
         (site / name).mkdir()
         (site / name / "__init__.py").write_text(f"WHO = 'the other {name}'\n")
-    code = ("import evaluate, adapters, senteval, sentence_lab.evaluation.tasks, sentence_lab.cli.evaluate\n"
+    code = ("import evaluate, adapters, senteval, sentence_lab.tasks, sentence_lab.cli.evaluate\n"
             "assert evaluate.WHO == 'the other evaluate' and adapters.WHO == 'the other adapters'\n"
             "import sentence_lab.adapters.trained\n"
-            f"assert sentence_lab.evaluation.tasks.__file__.startswith({str(site)!r})\n"
+            f"assert sentence_lab.tasks.__file__.startswith({str(site)!r})\n"
             "print('ok')")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = processes.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(site)!r}); {code}"],
@@ -93,9 +97,9 @@ BOTH_SIDES = """
 import sys
 import torch
 import transformers
-import adapters, evaluate, senteval, sentence_lab.cli.evaluate, sentence_lab.evaluation.tasks
+import adapters, evaluate, senteval, sentence_lab.cli.evaluate, sentence_lab.tasks
 site = sys.prefix
-for module in (adapters, evaluate, senteval, sentence_lab.evaluation.tasks):
+for module in (adapters, evaluate, senteval, sentence_lab.tasks):
     assert module.__file__.startswith(site), module.__file__
 assert issubclass(evaluate.EvaluationModule, object) and callable(evaluate.load)
 bert = transformers.BertModel(transformers.BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,

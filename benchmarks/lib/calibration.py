@@ -12,8 +12,8 @@ from sentence_lab.evaluation.encoders.baselines import BowGloveEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes.common import features, labels
 from sentence_lab.evaluation.runner import load_tasks
-from sentence_lab.evaluation.tasks.registry import TASKS
 from sentence_lab.reporting.paired import metric_for, permutation_p
+from sentence_lab.tasks.registry import TASKS
 
 SHIPPED_TASK = "Tense"  # of the probing set generated from the shipped books: 1,000 test items, always present
 

@@ -7,10 +7,10 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from sentence_lab.evaluation.tasks.binary import BINARY_FILES
-from sentence_lab.evaluation.tasks.mrpc import MRPC_FILES
-from sentence_lab.evaluation.tasks.sick import SICK_FILES
-from sentence_lab.evaluation.tasks.trec import TREC_FILES
+from sentence_lab.tasks.binary import BINARY_FILES
+from sentence_lab.tasks.mrpc import MRPC_FILES
+from sentence_lab.tasks.sick import SICK_FILES
+from sentence_lab.tasks.trec import TREC_FILES
 
 __all__ = ["BINARY_FILES", "write_binary", "write_lines", "write_mrpc", "write_senteval_probing", "sick_rows",
            "write_sick", "write_snli", "write_sst", "write_sts", "write_stsb", "write_trec", "write_xprobe"]

@@ -15,7 +15,7 @@ from lib.made_up_tasks import (
     write_stsb,
     write_trec,
 )
-from sentence_lab.evaluation.tasks.sts import STS_DATASETS
+from sentence_lab.tasks.sts import STS_DATASETS
 
 WORDS = ("the cat dog man woman saw ran walked house tree river old young red blue quickly slowly and but with "
          "under over a an is was were sat stood").split()

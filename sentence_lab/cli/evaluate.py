@@ -29,10 +29,10 @@ from sentence_lab.evaluation.encoders.text_encoders import EncoderOutputError  #
 from sentence_lab.evaluation.languages.sides import NoSuchSide  # noqa: E402
 from sentence_lab.evaluation.results import markdown_table, read_results  # noqa: E402
 from sentence_lab.evaluation.suite import EvaluationSuite, IncompatibleResultsFile, OnExisting  # noqa: E402
-from sentence_lab.evaluation.tasks import UnknownTask  # noqa: E402
 from sentence_lab.runs.errors import write_traceback_to_logs  # noqa: E402
 from sentence_lab.runs.run_dir import register_resolvers  # noqa: E402
 from sentence_lab.stop_signals import Stopped, stops_raise  # noqa: E402
+from sentence_lab.tasks import UnknownTask  # noqa: E402
 from sentence_lab.text.files import EXIT_WRITE_FAILED, OutputWriteError  # noqa: E402
 
 register_resolvers()

@@ -32,10 +32,10 @@ from sentence_lab.evaluation.regimes import (
     task_params,
 )
 from sentence_lab.evaluation.results import ResultsDocument, ResultsWriter
-from sentence_lab.evaluation.tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
-from sentence_lab.evaluation.tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
 from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 from sentence_lab.evaluation.vectors.layer_store import LayerStore
+from sentence_lab.tasks.base import MissingTaskData, TaskData, TaskDataError, check_splits
+from sentence_lab.tasks.registry import TASKS, TaskSpec, get_path, resolve_tasks
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def load_tasks(names, data_dir: Path | str, console=None, probing: str = "auto",
 def load_named_tasks(names: Iterable[str], data_dir: Path | str, console=None, probing: str = "auto",
                      language: str = "en") -> list[LoadedTask]:
     """Load each task of ``names`` (task names, already resolved); data problems become one-line errors.
-    ``probing``: where the probing tasks come from (``sentence_lab.evaluation.tasks.probing``: auto, senteval, xprobe,
+    ``probing``: where the probing tasks come from (``sentence_lab.tasks.probing``: auto, senteval, xprobe,
     generated, generated:<dir>); ``language``: the probing tasks' language (another than English: a model's second
     side, ``sentence_lab.evaluation.languages.sides``)."""
     out = []

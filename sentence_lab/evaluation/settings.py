@@ -15,7 +15,7 @@ from typing import Any
 
 from sentence_lab.evaluation.protocol import PROTOTYPE, ProtocolParams
 from sentence_lab.evaluation.runner import params_from_config
-from sentence_lab.evaluation.tasks.registry import resolve_tasks
+from sentence_lab.tasks.registry import resolve_tasks
 
 # The keys a config gives the suite besides its protocol group.
 CONFIG_KEYS = ("tasks", "probing", "sides", "side_probing", "retrieval_held_out", "retrieval_path")
@@ -25,7 +25,7 @@ CONFIG_KEYS = ("tasks", "probing", "sides", "side_probing", "retrieval_held_out"
 class SuiteSettings:
     """The suite's settings, each in its one form.
 
-    tasks: task names, resolved from names and groups (``sentence_lab.evaluation.tasks.resolve_tasks``).
+    tasks: task names, resolved from names and groups (``sentence_lab.tasks.resolve_tasks``).
     params: the classifier protocol. probing: where the probing tasks come from (auto, senteval, xprobe, generated,
     generated:<dir>). encode_batch_size: sentences per ``encode`` call. layers: score every layer too.
     sides: ``auto``, ``none`` or a list of language codes. side_probing: where a side's probing tasks come from.

@@ -33,8 +33,8 @@ from sentence_lab.evaluation.results import (
 )
 from sentence_lab.evaluation.runner import LoadedTask, all_sentences, load_named_tasks, run_tasks
 from sentence_lab.evaluation.settings import SuiteSettings
-from sentence_lab.evaluation.tasks.registry import resolve_tasks
-from sentence_lab.evaluation.tasks.tatoeba import RETRIEVAL_SIZE
+from sentence_lab.tasks.registry import resolve_tasks
+from sentence_lab.tasks.tatoeba import RETRIEVAL_SIZE
 
 __all__ = ["EvaluationSuite", "IncompatibleResultsFile", "OnExisting"]
 
@@ -57,7 +57,7 @@ class EvaluationSuite:
 
     Args:
         tasks: task and group names (``"MR"``, ``["MR", "sts"]``, ``"all"``); an unknown name raises
-            ``sentence_lab.evaluation.tasks.UnknownTask`` before any data is read.
+            ``sentence_lab.tasks.UnknownTask`` before any data is read.
         data_dir: the data root (SentEval's layout under ``senteval/``, probing under ``probing/``).
         params: the classifier protocol (``ProtocolParams``; ``runner.params_from_config`` makes it from a config).
         probing: where the probing tasks come from (auto, senteval, xprobe, generated, generated:<dir>).

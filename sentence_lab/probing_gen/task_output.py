@@ -5,7 +5,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sentence_lab.evaluation.tasks.probing import PROBING_FILES
+from sentence_lab.tasks.probing import PROBING_FILES
 
 
 @dataclass

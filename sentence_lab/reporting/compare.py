@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from sentence_lab.evaluation.results import probe_details, read_items, read_results
-from sentence_lab.evaluation.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
-from sentence_lab.evaluation.tasks.sts_conventions import CONVENTIONS, StsConvention, convention
 from sentence_lab.reporting.paired import RESAMPLES, aligned, corrected, metric_for, paired_difference
+from sentence_lab.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
+from sentence_lab.tasks.sts_conventions import CONVENTIONS, StsConvention, convention
 from sentence_lab.text.files import atomic_write_text
 
 Z95 = 1.96

@@ -31,7 +31,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from sentence_lab.evaluation.tasks.sts_conventions import CONVENTIONS, convention
 from sentence_lab.reporting.figures import (
     plot_correlations,
     plot_losses,
@@ -45,6 +44,7 @@ from sentence_lab.reporting.runs import Run, find_runs, load_reference
 from sentence_lab.reporting.seeds import group_by_seed, seeds_table
 from sentence_lab.reporting.study import study_report
 from sentence_lab.reporting.tables import sts_table, task_names, write_table
+from sentence_lab.tasks.sts_conventions import CONVENTIONS, convention
 from sentence_lab.text.files import EXIT_WRITE_FAILED, atomic_write_text, write_failure
 
 
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="an evaluate.py results file shown beside the runs (repeatable), e.g. bow_glove, minilm")
     parser.add_argument("--sts-convention", default=None, choices=sorted(CONVENTIONS),
                         help="also the STS rows as a paper's convention reports them (simcse, senteval, "
-                             "senteval_spearman; sentence_lab/evaluation/tasks/sts_conventions.py)")
+                             "senteval_spearman; sentence_lab/tasks/sts_conventions.py)")
     parser.add_argument("--storage", default=None,
                         help="read an Optuna sweep's study from this storage address (e.g. postgresql://..., "
                              "journal:<file>); by default only from the study file inside the sweep folder")

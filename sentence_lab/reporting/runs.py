@@ -13,7 +13,7 @@ import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from sentence_lab.evaluation.results import probe_details, read_results
-from sentence_lab.evaluation.tasks.registry import TASKS, get_path
+from sentence_lab.tasks.registry import TASKS, get_path
 
 log = logging.getLogger(__name__)
 

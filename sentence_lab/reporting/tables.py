@@ -5,9 +5,9 @@ import csv
 import io
 from pathlib import Path
 
-from sentence_lab.evaluation.tasks.sts_conventions import StsConvention
 from sentence_lab.reporting.compare import with_convention
 from sentence_lab.reporting.runs import SETTINGS, Run
+from sentence_lab.tasks.sts_conventions import StsConvention
 from sentence_lab.text.files import atomic_write_text
 
 

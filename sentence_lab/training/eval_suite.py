@@ -36,8 +36,8 @@ from sentence_lab.evaluation.results import ResultsDocument, ResultsWriter
 from sentence_lab.evaluation.runner import LoadedTask
 from sentence_lab.evaluation.settings import SuiteSettings
 from sentence_lab.evaluation.suite import EvaluationSuite
-from sentence_lab.evaluation.tasks.base import Split, TaskData
-from sentence_lab.evaluation.tasks.registry import TASKS
+from sentence_lab.tasks.base import Split, TaskData
+from sentence_lab.tasks.registry import TASKS
 from sentence_lab.text.config_values import plain
 from sentence_lab.training.trainer_state import fast_dev_run_of
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = importlib.util.spec_from_file_location("decoder_diagnostics", ROOT / "benchmarks" / "decoder_diagnostics.py")
+assert SPEC is not None and SPEC.loader is not None  # a .py file: its spec and loader exist
 decoder_diagnostics = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(decoder_diagnostics)
 

@@ -15,8 +15,8 @@ import pytest
 from sentence_lab.datamodules import pairs as pairs_module
 from sentence_lab.datamodules.pairs import PairsDataModule
 from sentence_lab.datamodules.pairs_cache import read_pairs_cache, write_pairs_cache
-from sentence_lab.evaluation.tasks.tatoeba import load_retrieval_pairs
 from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
+from sentence_lab.tasks.tatoeba import load_retrieval_pairs
 from sentence_lab.text import files as files_module
 from sentence_lab.text.held_out import RETRIEVAL_SEED, hold_out
 from sentence_lab.text.pair_files import read_pairs

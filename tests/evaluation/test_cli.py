@@ -81,7 +81,7 @@ def test_real_data_counts():
     root = os.environ.get("SENTENCE_DATA")
     if not root:
         pytest.skip("SENTENCE_DATA not set")
-    from sentence_lab.evaluation.tasks import TASKS
+    from sentence_lab.tasks import TASKS
 
     root = Path(root)
     expected = {"MR": {"all": 10662}, "CR": {"all": 3775}, "SUBJ": {"all": 10000}, "MPQA": {"all": 10606},

@@ -152,7 +152,7 @@ def test_results_record_the_encoders_oov_rate_per_task(senteval_root, hash_encod
 
     encoder = WithVocab()
     _, on_disk = _run(senteval_root, ["MR", "STS12"], encoder, tmp_path)
-    from sentence_lab.evaluation.tasks.registry import TASKS
+    from sentence_lab.tasks.registry import TASKS
 
     for task in ("MR", "STS12"):
         sentences = list(dict.fromkeys(TASKS[task].loader(senteval_root).sentences()))

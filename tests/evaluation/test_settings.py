@@ -10,8 +10,8 @@ from omegaconf import OmegaConf
 from sentence_lab.evaluation.protocol import PROTOTYPE
 from sentence_lab.evaluation.settings import SuiteSettings
 from sentence_lab.evaluation.suite import EvaluationSuite
-from sentence_lab.evaluation.tasks import GROUPS, UnknownTask
 from sentence_lab.home import CONF
+from sentence_lab.tasks import GROUPS, UnknownTask
 from sentence_lab.training.eval_suite import EvalSuiteCallback
 
 

@@ -10,7 +10,7 @@ from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import SCHEMA_VERSION, ResultsWriter, read_results, to_jsonable
 from sentence_lab.evaluation.runner import load_tasks, run_tasks
 from sentence_lab.evaluation.suite import EvaluationSuite, IncompatibleResultsFile
-from sentence_lab.evaluation.tasks import UnknownTask
+from sentence_lab.tasks import UnknownTask
 from tests.helpers.hash_encoder import HashEncoder
 
 FAST = ProtocolParams(kfold=2, max_epoch=4, l2_grid=(1e-3,), device="cpu")

@@ -100,6 +100,6 @@ def skip_when_an_extra_is_missing() -> Iterator[None]:
     except Exception as err:
         for module in _missing_modules(err):
             name = extra_providing(module)
-            if name is not None and missing_extra(name):
-                pytest.skip(missing_extra(name))
+            if name is not None and (reason := missing_extra(name)):
+                pytest.skip(reason)
         raise

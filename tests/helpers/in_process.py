@@ -84,8 +84,8 @@ def _process_state() -> Iterator[None]:
                 handler.close()
         root.handlers[:] = root_handlers
         root.setLevel(root_level)
-        for s, handler in handlers.items():
-            signal.signal(s, handler)
+        for s, saved_handler in handlers.items():
+            signal.signal(s, saved_handler)
         sys.argv[:] = argv
         sys.orig_argv[:] = orig_argv
         os.chdir(cwd)

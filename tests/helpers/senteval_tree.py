@@ -18,8 +18,8 @@ from lib.made_up_tasks import (
     write_trec,
     write_xprobe,
 )
-from sentence_lab.evaluation.tasks.probing import PROBING_FILES
-from sentence_lab.evaluation.tasks.sts import STS_DATASETS
+from sentence_lab.tasks.probing import PROBING_FILES
+from sentence_lab.tasks.sts import STS_DATASETS
 
 FILLER = "the a movie film story plot actor scene music time people day way man world life work".split()
 POS, NEG = "good great fine nice happy".split(), "bad awful poor sad ugly".split()

@@ -33,7 +33,7 @@ class SignalAtPhase(Callback):
         return self.settings
 
     def __setstate__(self, settings: dict) -> None:
-        self.__init__(**settings)
+        type(self).__init__(self, **settings)
 
     def send(self) -> None:
         if self.stamp is not None:

@@ -93,7 +93,7 @@ def test_the_simcse_convention_reads_pooled_spearman_and_swaps_in_the_cosine_tas
 def test_an_unreproducible_convention_says_why():
     import pytest
 
-    from sentence_lab.evaluation.tasks.sts_conventions import convention
+    from sentence_lab.tasks.sts_conventions import convention
 
     with pytest.raises(ValueError, match="9,927"):
         convention("mteb")

@@ -54,7 +54,9 @@ def _overlapping_texts(fig: Figure) -> list[str]:
 
     with patch.object(Text, "draw", draw_and_keep):
         fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    canvas = fig.canvas
+    assert isinstance(canvas, FigureCanvasAgg)  # the file-only backend (Agg): its canvas has the renderer
+    renderer = canvas.get_renderer()
     found = []
     for (a, box_a), (b, box_b) in combinations(drawn, 2):
         width = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import senteval
-from sentence_lab.evaluation.tasks.base import MissingTaskData, Split, TaskData
-from sentence_lab.evaluation.tasks.registry import TASKS
+from sentence_lab.tasks.base import MissingTaskData, Split, TaskData
+from sentence_lab.tasks.registry import TASKS
 from senteval.engine import TaskNotAvailable, load
 from senteval.params import ParamsError
 from tests.helpers import processes
@@ -85,15 +85,17 @@ def sick_batches(path: Path, bs: int, entailment: bool = False):
 
 
 def sts_batches(path: Path, datasets, bs: int):
-    samples, out, data = [], [], {}
+    samples: list[list[str]] = []
+    out: list[list[list[str]]] = []
+    data: dict[str, tuple[list, list, list]] = {}
     for dataset in datasets:
-        sent1, sent2 = zip(*[line.split("\t") for line in
-                             open(path / f'STS.input.{dataset}.txt', encoding='utf8').read().splitlines()])
+        lines1, lines2 = zip(*[line.split("\t") for line in
+                               open(path / f'STS.input.{dataset}.txt', encoding='utf8').read().splitlines()])
         raw_scores = np.array(open(path / f'STS.gs.{dataset}.txt', encoding='utf8').read().splitlines())
         not_empty_idx = raw_scores != ''
         gs_scores = [float(x) for x in raw_scores[not_empty_idx]]
-        sent1 = [s.split() for s, keep in zip(sent1, not_empty_idx) if keep]
-        sent2 = [s.split() for s, keep in zip(sent2, not_empty_idx) if keep]
+        sent1 = [s.split() for s, keep in zip(lines1, not_empty_idx) if keep]
+        sent2 = [s.split() for s, keep in zip(lines2, not_empty_idx) if keep]
         sorted_data = sorted(zip(sent1, sent2, gs_scores), key=lambda z: (len(z[0]), len(z[1]), z[2]))
         sent1, sent2, gs_scores = map(list, zip(*sorted_data))
         data[dataset] = (sent1, sent2, gs_scores)
@@ -106,11 +108,12 @@ def sts_batches(path: Path, datasets, bs: int):
 
 
 def probing_batches(fpath: Path, bs: int):
-    task_data = {'train': {'X': [], 'y': []}, 'dev': {'X': [], 'y': []}, 'test': {'X': [], 'y': []}}
+    task_data: dict[str, dict[str, list]] = {'train': {'X': [], 'y': []}, 'dev': {'X': [], 'y': []},
+                                             'test': {'X': [], 'y': []}}
     tok2split = {'tr': 'train', 'va': 'dev', 'te': 'test'}
     with open(fpath, encoding='utf-8') as f:
-        for line in f:
-            line = line.rstrip().split('\t')
+        for raw in f:
+            line = raw.rstrip().split('\t')
             task_data[tok2split[line[0]]]['X'].append(line[-1].split())
             task_data[tok2split[line[0]]]['y'].append(line[1])
     labels = sorted(np.unique(task_data['train']['y']))
@@ -278,7 +281,7 @@ def test_simcse_forks_keys_and_names(task_path, client):
 
     se = make_se(task_path, client)
     sts = se.eval("STS14")
-    from sentence_lab.evaluation.tasks.registry import TASKS
+    from sentence_lab.tasks.registry import TASKS
 
     data = TASKS["STS14"].loader(task_path)
     params = se.params

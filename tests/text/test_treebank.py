@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sentence_lab.evaluation.tasks.registry import TASKS
+from sentence_lab.tasks.registry import TASKS
 from sentence_lab.text import Tokenizer
 from sentence_lab.text.documents import list_documents, read_document, split_sentences
 from sentence_lab.text.glove import glove_words

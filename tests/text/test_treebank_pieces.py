@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sentence_lab.evaluation.tasks.registry import TASKS
+from sentence_lab.tasks.registry import TASKS
 from sentence_lab.text.documents import list_documents, read_document, split_sentences
 from sentence_lab.text.treebank import reference_tokens, treebank_tokens
 

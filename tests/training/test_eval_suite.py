@@ -16,7 +16,7 @@ from hydra.utils import instantiate
 import sentence_lab.evaluation.suite as suite_module
 from sentence_lab.evaluation.results import ResultsWriter, read_items, read_results
 from sentence_lab.evaluation.runner import load_named_tasks, load_tasks, params_from_config, run_tasks
-from sentence_lab.evaluation.tasks import UnknownTask
+from sentence_lab.tasks import UnknownTask
 from sentence_lab.text import Tokenizer, Vocab
 from sentence_lab.training import inference
 from sentence_lab.training.eval_suite import EvalSuiteCallback, side_metrics, subsample, task_tag
@@ -113,8 +113,9 @@ class _Model(torch.nn.Module):
 
 
 def _trainer(tmp_path: Path, epoch: int = 0):
-    logger = SimpleNamespace(metrics=[], hparams=[], log_metrics=lambda m, step: logger.metrics.append((step, m)),
-                             log_hyperparams=lambda p, metrics=None: logger.hparams.append((p, metrics)))
+    logger: SimpleNamespace = SimpleNamespace(
+        metrics=[], hparams=[], log_metrics=lambda m, step: logger.metrics.append((step, m)),
+        log_hyperparams=lambda p, metrics=None: logger.hparams.append((p, metrics)))
     return SimpleNamespace(current_epoch=epoch, global_step=10 * (epoch + 1), sanity_checking=False,
                            fast_dev_run=False, is_global_zero=True, world_size=1, loggers=[logger],
                            default_root_dir=str(tmp_path),

@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from typing import cast
 
 import pytest
 import torch
+from lightning import LightningModule, Trainer
 
 from sentence_lab.checkpoints.callbacks import BestCheckpoint
 from sentence_lab.checkpoints.lightning_io import AtomicCheckpointIO
@@ -195,8 +197,9 @@ def _hooks_step(guard: NonFiniteSteps, losses: list[float], grad: float = 1.0) -
     param = torch.nn.Parameter(torch.zeros(2))
     param.grad = torch.full((2,), grad)
     optimizer = torch.optim.SGD([param], lr=0.1)
-    trainer = SimpleNamespace(world_size=1, global_step=7, precision_plugin=None)
-    module = SimpleNamespace(log=lambda *args, **kwargs: None)
+    # stand-ins holding what the guard's hooks read of a Trainer and a LightningModule
+    trainer = cast(Trainer, SimpleNamespace(world_size=1, global_step=7, precision_plugin=None))
+    module = cast(LightningModule, SimpleNamespace(log=lambda *args, **kwargs: None))
     for loss in losses:
         guard.on_before_backward(trainer, module, torch.tensor(loss))
     guard.on_before_optimizer_step(trainer, module, optimizer)

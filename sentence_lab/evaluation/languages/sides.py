@@ -18,9 +18,9 @@ import numpy as np
 from sentence_lab.evaluation.encoders.text_encoders import HasLanguages, TextEncoder
 from sentence_lab.evaluation.languages.retrieval import char_ngram_cosines, error_rates, error_rates_of, random_vectors
 from sentence_lab.evaluation.runner import LoadedTask, run_tasks
-from sentence_lab.evaluation.tasks.base import MissingTaskData, TaskDataError
-from sentence_lab.evaluation.tasks.tatoeba import RETRIEVAL_TASK, RetrievalPairs, load_retrieval_pairs
 from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
+from sentence_lab.tasks.base import MissingTaskData, TaskDataError
+from sentence_lab.tasks.tatoeba import RETRIEVAL_TASK, RetrievalPairs, load_retrieval_pairs
 
 RETRIEVAL_FAMILY = "retrieval"
 MAIN_METRIC = "margin_error"

@@ -24,7 +24,7 @@ from collections import Counter
 
 import numpy as np
 
-from sentence_lab.evaluation.tasks.base import Split, TaskData
+from sentence_lab.tasks.base import Split, TaskData
 
 CONTROL_SEED = 1111
 

@@ -18,7 +18,7 @@ from sentence_lab.evaluation.probing.controls import control_task
 from sentence_lab.evaluation.probing.mdl import online_codelength
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes import split
-from sentence_lab.evaluation.tasks.base import TaskData
+from sentence_lab.tasks.base import TaskData
 
 Embed = Callable[[list[str]], np.ndarray]
 

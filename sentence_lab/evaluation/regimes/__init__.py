@@ -29,7 +29,7 @@ from sentence_lab.evaluation.regimes.kfold import kfold_folds, kfold_then_test
 from sentence_lab.evaluation.regimes.nested import nested_cv, nested_folds
 from sentence_lab.evaluation.regimes.regression import relatedness, tai_target
 from sentence_lab.evaluation.regimes.split import train_dev_test
-from sentence_lab.evaluation.tasks.base import TaskData
+from sentence_lab.tasks.base import TaskData
 
 MODULES = {"nested": nested, "kfold": kfold, "split": split, "regression": regression,
            "cosine": cosine}

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from sentence_lab.evaluation.tasks.base import Split
+from sentence_lab.tasks.base import Split
 
 Embed = Callable[[list[str]], np.ndarray]
 

@@ -14,7 +14,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes.common import Embed, correlation, test_items
-from sentence_lab.evaluation.tasks.base import Split, TaskData
+from sentence_lab.tasks.base import Split, TaskData
 
 DEV_SCORE = "dev.spearman"
 

@@ -22,7 +22,7 @@ from sentence_lab.evaluation.regimes.common import (
     labels,
     test_items,
 )
-from sentence_lab.evaluation.tasks.base import TaskData
+from sentence_lab.tasks.base import TaskData
 
 DEV_SCORE = "devacc"
 

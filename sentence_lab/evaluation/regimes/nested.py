@@ -23,7 +23,7 @@ from sentence_lab.evaluation.regimes.common import (
     test_items,
 )
 from sentence_lab.evaluation.regimes.kfold import kfold_then_test
-from sentence_lab.evaluation.tasks.base import TaskData
+from sentence_lab.tasks.base import TaskData
 
 NESTED_RANDOM_STATE = 1111  # validation.py hard-codes it for both outer and inner folds
 DEV_SCORE = "devacc"

@@ -20,7 +20,7 @@ from scipy.stats import pearsonr, spearmanr
 from sentence_lab.evaluation.classifier import Group, fit_members
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes.common import Embed, check_not_constant, clean, correlation, features, test_items
-from sentence_lab.evaluation.tasks.base import TaskData
+from sentence_lab.tasks.base import TaskData
 
 DEV_SCORE = "devpearson"
 

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from lib.made_up_tasks import write_binary, write_mrpc, write_sick, write_sts, write_trec
-from sentence_lab.evaluation.tasks.binary import load_subj
-from sentence_lab.evaluation.tasks.mrpc import load_mrpc
-from sentence_lab.evaluation.tasks.sick import load_sick_relatedness
-from sentence_lab.evaluation.tasks.sts import load_sts_year
-from sentence_lab.evaluation.tasks.trec import TREC_LABELS, load_trec
+from sentence_lab.tasks.binary import load_subj
+from sentence_lab.tasks.mrpc import load_mrpc
+from sentence_lab.tasks.sick import load_sick_relatedness
+from sentence_lab.tasks.sts import load_sts_year
+from sentence_lab.tasks.trec import TREC_LABELS, load_trec
 
 
 def test_binary_files_load_with_their_labels_subj_objective_as_positive(tmp_path):

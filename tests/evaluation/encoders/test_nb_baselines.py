@@ -6,8 +6,8 @@ import pytest
 
 from sentence_lab.evaluation.encoders.nb_baselines import NBTfidfEncoder
 from sentence_lab.evaluation.protocol import ProtocolParams
-from sentence_lab.evaluation.tasks.base import Split, TaskData
-from sentence_lab.evaluation.tasks.registry import TASKS
+from sentence_lab.tasks.base import Split, TaskData
+from sentence_lab.tasks.registry import TASKS
 
 
 def _task(make, n=(200, 40, 40), seed=0) -> TaskData:

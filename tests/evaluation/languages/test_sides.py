@@ -14,7 +14,7 @@ from sentence_lab.evaluation.languages.sides import NoSuchSide, rates_by_directi
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.results import read_items, read_results
 from sentence_lab.evaluation.suite import EvaluationSuite
-from sentence_lab.evaluation.tasks.tatoeba import load_retrieval_pairs
+from sentence_lab.tasks.tatoeba import load_retrieval_pairs
 from sentence_lab.text.held_out import RETRIEVAL_SEED, hold_out
 from tests.helpers.hash_encoder import HashEncoder
 from tests.helpers.senteval_tree import make_senteval_tree

@@ -9,8 +9,8 @@ from sentence_lab.evaluation.probing import measures as probing_measures
 from sentence_lab.evaluation.probing.controls import control_task
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes import split
-from sentence_lab.evaluation.tasks.base import Split, TaskData
-from sentence_lab.evaluation.tasks.registry import TASKS
+from sentence_lab.tasks.base import Split, TaskData
+from sentence_lab.tasks.registry import TASKS
 
 PARAMS = ProtocolParams(max_epoch=40, l2_grid=(1e-4,), controls=True, mdl=True)
 FIRST_WORDS = [f"w{i}" for i in range(40)]

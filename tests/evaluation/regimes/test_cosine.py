@@ -6,7 +6,7 @@ import pytest
 
 from sentence_lab.evaluation.regimes.cosine import cosine_rows, sts_summary
 from sentence_lab.evaluation.regimes.cosine import run as run_cosine
-from sentence_lab.evaluation.tasks import TASKS
+from sentence_lab.tasks import TASKS
 
 
 def test_mean_and_weighted_mean_hand_checked():

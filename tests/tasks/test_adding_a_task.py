@@ -8,8 +8,8 @@ import numpy as np
 
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.runner import LoadedTask, run_task
-from sentence_lab.evaluation.tasks.registry import TaskSpec
 from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
+from sentence_lab.tasks.registry import TaskSpec
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "adding-a-task.md"
 

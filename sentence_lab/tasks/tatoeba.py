@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sentence_lab.evaluation.tasks.base import MissingTaskData, TaskDataError
+from sentence_lab.tasks.base import MissingTaskData, TaskDataError
 from sentence_lab.text.held_out import RETRIEVAL_SEED, hold_out
 from sentence_lab.text.pair_files import read_pairs
 

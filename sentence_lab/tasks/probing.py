@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from sentence_lab.evaluation.tasks.base import (
+from sentence_lab.home import ASSETS
+from sentence_lab.tasks.base import (
     GET_DATA_HINT,
     MalformedData,
     MissingTaskData,
@@ -35,7 +36,6 @@ from sentence_lab.evaluation.tasks.base import (
     iter_lines,
     join_tokens,
 )
-from sentence_lab.home import ASSETS
 
 PROBING_FILES = {
     "Length": "sentence_length",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sentence_lab.evaluation.tasks.base import (
+from sentence_lab.tasks.base import (
     MalformedData,
     MissingTaskData,
     Split,

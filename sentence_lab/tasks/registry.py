@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, get_args
 
-from sentence_lab.evaluation.tasks import binary, mrpc, probing, sick, snli, sst, sts, trec
-from sentence_lab.evaluation.tasks.base import TaskData
+from sentence_lab.tasks import binary, mrpc, probing, sick, snli, sst, sts, trec
+from sentence_lab.tasks.base import TaskData
 
 Family = Literal["transfer", "relatedness", "similarity", "probing"]
 # SentEval's evaluation regimes: each is the module of the same name under sentence_lab/evaluation/regimes/

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sentence_lab.evaluation.tasks.base import (
+from sentence_lab.tasks.base import (
     MalformedData,
     TaskData,
     downstream_dir,

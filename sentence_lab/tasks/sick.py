@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sentence_lab.evaluation.tasks.base import (
+from sentence_lab.tasks.base import (
     MalformedData,
     TaskData,
     downstream_dir,
@@ -14,7 +14,7 @@ from sentence_lab.evaluation.tasks.base import (
     pair_split,
     require,
 )
-from sentence_lab.evaluation.tasks.sts import test_split_only
+from sentence_lab.tasks.sts import test_split_only
 
 SICK_LABELS = {"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2}
 SICK_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}

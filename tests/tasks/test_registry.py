@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from sentence_lab.evaluation.regimes import MODULES
-from sentence_lab.evaluation.tasks.base import TaskData
-from sentence_lab.evaluation.tasks.registry import FAMILIES, GROUPS, REGIME_NAMES, TASKS, TaskSpec
+from sentence_lab.tasks.base import TaskData
+from sentence_lab.tasks.registry import FAMILIES, GROUPS, REGIME_NAMES, TASKS, TaskSpec
 
 
 def _loader(data_dir) -> TaskData:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sentence_lab.evaluation.tasks import (
+from sentence_lab.tasks import (
     TASKS,
     MalformedData,
     MissingTaskData,
@@ -12,8 +12,8 @@ from sentence_lab.evaluation.tasks import (
     UnknownTask,
     resolve_tasks,
 )
-from sentence_lab.evaluation.tasks.base import ntokens
-from sentence_lab.evaluation.tasks.probing import XPROBE_SPLIT_NOTE
+from sentence_lab.tasks.base import ntokens
+from sentence_lab.tasks.probing import XPROBE_SPLIT_NOTE
 
 N = 40
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from sentence_lab.evaluation.tasks.base import TaskData, downstream_dir, int_split, join_tokens, read_lines, require
+from sentence_lab.tasks.base import TaskData, downstream_dir, int_split, join_tokens, read_lines, require
 
 
 def load_binary(task: str, folder: str, positive: str, negative: str, data_dir: Path) -> TaskData:
