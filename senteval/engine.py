@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sentence_lab.evaluation.regimes import REGIMES, cosine_summary, task_params
-from sentence_lab.evaluation.tasks.base import MissingTaskData, TaskData, check_splits
-from sentence_lab.evaluation.tasks.registry import TASKS, TaskSpec
+from sentence_lab.tasks.base import MissingTaskData, TaskData, check_splits
+from sentence_lab.tasks.registry import TASKS, TaskSpec
 
 from . import feeding
 from .params import protocol, with_defaults

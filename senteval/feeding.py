@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from sentence_lab.evaluation.encoders.text_encoders import check_output
-from sentence_lab.evaluation.tasks.base import TaskData
+from sentence_lab.tasks.base import TaskData
 
 __all__ = ["INTERLEAVED", "samples", "batches", "encode_with_batcher", "lookup"]
 

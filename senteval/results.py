@@ -1,7 +1,7 @@
 """The engine's result for a task, as SentEval's task module returns it (its keys, nothing else)."""
 from __future__ import annotations
 
-from sentence_lab.evaluation.tasks.registry import TaskSpec
+from sentence_lab.tasks.registry import TaskSpec
 
 __all__ = ["KEYS", "senteval_result"]
 
