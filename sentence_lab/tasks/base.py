@@ -6,7 +6,7 @@ the batcher, which joins them back with single spaces; here the join is done onc
 from __future__ import annotations
 
 import lzma
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,6 +102,15 @@ def require(task: str, *paths: Path) -> None:
     for path in paths:
         if not Path(path).is_file():
             raise MissingTaskData(task, path)
+
+
+def split_files(task: str, data_dir: Path, folder: str, names: Mapping[str, str]) -> dict[str, Path]:
+    """Each split's file (``names``: split -> file name) under ``downstream/<folder>`` of SentEval's layout, every
+    one present (else ``MissingTaskData`` naming the first missing)."""
+    root = downstream_dir(data_dir) / folder
+    paths = {split: root / name for split, name in names.items()}
+    require(task, *paths.values())
+    return paths
 
 
 def _decode(path: Path, encoding: str) -> str:

@@ -6,11 +6,10 @@ from pathlib import Path
 from sentence_lab.tasks.base import (
     MalformedData,
     TaskData,
-    downstream_dir,
     iter_lines,
     join_tokens,
     pair_split,
-    require,
+    split_files,
 )
 
 
@@ -33,8 +32,5 @@ MRPC_FILES = {"train": "msr_paraphrase_train.txt", "test": "msr_paraphrase_test.
 
 
 def load_mrpc(data_dir: Path) -> TaskData:
-    root = downstream_dir(data_dir) / "MRPC"
-    train, test = root / MRPC_FILES["train"], root / MRPC_FILES["test"]
-    require("MRPC", train, test)
-    return TaskData(splits={"train": pair_split(*_load_file(train)), "test": pair_split(*_load_file(test))},
-                    nclasses=2)
+    paths = split_files("MRPC", data_dir, "MRPC", MRPC_FILES)
+    return TaskData(splits={split: pair_split(*_load_file(path)) for split, path in paths.items()}, nclasses=2)

@@ -8,11 +8,10 @@ import numpy as np
 from sentence_lab.tasks.base import (
     MalformedData,
     TaskData,
-    downstream_dir,
     iter_lines,
     join_tokens,
     pair_split,
-    require,
+    split_files,
 )
 from sentence_lab.tasks.sts import test_split_only
 
@@ -42,9 +41,7 @@ def _load_file(path: Path, entailment: bool) -> tuple[list[str], list[str], list
 
 
 def _load(task: str, data_dir: Path, entailment: bool) -> TaskData:
-    root = downstream_dir(data_dir) / "SICK"
-    paths = {split: root / name for split, name in SICK_FILES.items()}
-    require(task, *paths.values())
+    paths = split_files(task, data_dir, "SICK", SICK_FILES)
     dtype = np.int64 if entailment else np.float64
     splits = {split: pair_split(*_load_file(path, entailment), dtype=dtype) for split, path in paths.items()}
     if entailment:

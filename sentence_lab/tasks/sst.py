@@ -6,11 +6,10 @@ from pathlib import Path
 from sentence_lab.tasks.base import (
     MalformedData,
     TaskData,
-    downstream_dir,
     int_split,
     iter_lines,
     join_tokens,
-    require,
+    split_files,
 )
 
 
@@ -34,9 +33,8 @@ def _load_file(path: Path, nclasses: int) -> tuple[list[str], list[int]]:
 
 
 def load_sst(task: str, nclasses: int, data_dir: Path) -> TaskData:
-    root = downstream_dir(data_dir) / "SST" / ("binary" if nclasses == 2 else "fine")
-    paths = {split: root / f"sentiment-{split}" for split in ("train", "dev", "test")}
-    require(task, *paths.values())
+    paths = split_files(task, data_dir, f"SST/{'binary' if nclasses == 2 else 'fine'}",
+                        {split: f"sentiment-{split}" for split in ("train", "dev", "test")})
     splits = {}
     for split, path in paths.items():
         sentences, labels = _load_file(path, nclasses)

@@ -16,6 +16,7 @@ from sentence_lab.tasks.base import (
     pair_split,
     read_lines,
     require,
+    split_files,
 )
 
 # SentEval's sub-datasets; STS13 has no SMT subset (licence), as upstream.
@@ -78,9 +79,8 @@ def _load_stsb_file(path: Path) -> tuple[list[str], list[str], list[float]]:
 
 
 def load_sts_benchmark(data_dir: Path) -> TaskData:
-    root = downstream_dir(data_dir) / "STS" / "STSBenchmark"
-    paths = {split: root / f"sts-{split}.csv" for split in ("train", "dev", "test")}
-    require("STSBenchmark", *paths.values())
+    paths = split_files("STSBenchmark", data_dir, "STS/STSBenchmark",
+                        {split: f"sts-{split}.csv" for split in ("train", "dev", "test")})
     return TaskData(splits={split: pair_split(*_load_stsb_file(p), dtype=np.float64) for split, p in paths.items()})
 
 

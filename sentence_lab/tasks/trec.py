@@ -6,11 +6,10 @@ from pathlib import Path
 from sentence_lab.tasks.base import (
     MalformedData,
     TaskData,
-    downstream_dir,
     int_split,
     iter_lines,
     join_tokens,
-    require,
+    split_files,
 )
 
 TREC_LABELS = {"ABBR": 0, "DESC": 1, "ENTY": 2, "HUM": 3, "LOC": 4, "NUM": 5}
@@ -31,8 +30,6 @@ TREC_FILES = {"train": "train_5500.label", "test": "TREC_10.label"}
 
 
 def load_trec(data_dir: Path) -> TaskData:
-    root = downstream_dir(data_dir) / "TREC"
-    train, test = root / TREC_FILES["train"], root / TREC_FILES["test"]
-    require("TREC", train, test)
-    return TaskData(splits={"train": int_split(*_load_file(train)), "test": int_split(*_load_file(test))},
-                    nclasses=6, info={"labels": TREC_LABELS})
+    paths = split_files("TREC", data_dir, "TREC", TREC_FILES)
+    return TaskData(splits={split: int_split(*_load_file(path)) for split, path in paths.items()}, nclasses=6,
+                    info={"labels": TREC_LABELS})
