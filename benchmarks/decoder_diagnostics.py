@@ -23,6 +23,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from datetime import datetime
 from pathlib import Path
@@ -76,19 +77,21 @@ def table(records: list[dict]) -> str:
 
 
 def plot(runs: dict[str, list[dict]], path: Path) -> None:
-    """One panel per measure, one line per run (labelled with its overrides)."""
+    """One panel per measure, one line per run (labelled with its overrides), the legend below the panels; constrained
+    layout gives every title, label and the legend room of its own."""
     keys = [c for c in COLUMNS[1:] if any(c[0] in r for rows in runs.values() for r in rows)]
-    fig, axes = plt.subplots(2, (len(keys) + 1) // 2, figsize=(3.2 * ((len(keys) + 1) // 2), 6.6), squeeze=False)
+    columns = (len(keys) + 1) // 2
+    fig, axes = plt.subplots(2, columns, figsize=(3.2 * columns, 6.6 + 0.3 * len(runs)), squeeze=False,
+                             layout="constrained")
     for label, rows in runs.items():
         steps = [r["step"] for r in rows]
         for ax, (key, name, _) in zip(axes.flat, keys):
-            ax.plot(steps, [r.get(key, float("nan")) for r in rows], marker="o", label=label)
+            ax.plot(steps, [r.get(key, float("nan")) for r in rows], marker="o", label=textwrap.fill(label, 90))
             ax.set_title(name)
             ax.set_xlabel("step")
     for ax in list(axes.flat)[len(keys):]:
         ax.axis("off")
-    fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="lower center", ncol=min(len(runs), 2), fontsize=8)
-    fig.tight_layout(rect=(0, 0.07 * ((len(runs) + 1) // 2), 1, 1))
+    fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="outside lower center", ncol=1, fontsize=8)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

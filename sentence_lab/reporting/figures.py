@@ -58,6 +58,12 @@ def _wrapped(text: str, width: int) -> str:
     return textwrap.fill(text, width, break_long_words=True, break_on_hyphens=False)
 
 
+def _suptitle(fig, text: str, fontsize: float = 12) -> None:
+    """The figure's title, broken into lines that fit its width (a one-panel figure is narrower than a long title)."""
+    fits = max(20, int(fig.get_figwidth() * 72 / (0.6 * fontsize)))  # characters of about 0.6 em each
+    fig.suptitle(_wrapped(text, fits), fontsize=fontsize)
+
+
 def _label_epoch_panel(ax, title: str) -> None:
     ax.set_title(_wrapped(title, 50), fontsize=9)
     ax.xaxis.get_major_locator().set_params(integer=True)
@@ -106,7 +112,7 @@ def plot_probing_curves(runs: list[Run], path: Path) -> bool:
     title = "Probing task accuracy per epoch (cf. Conneau et al. 2018, Figure 1)"
     if references:
         title += "; dashed: " + ", ".join(r.choices["encoder"] for r in references)
-    fig.suptitle(title)
+    _suptitle(fig, title)
     _save(fig, path)
     plt.close(fig)
     return True
@@ -132,7 +138,7 @@ def plot_seed_bands(groups: list[SeedGroup], path: Path) -> bool:
                             color=line.get_color(), alpha=0.2, linewidth=0)
         _label_epoch_panel(ax, f"{group.name} ({len(group.runs)} seeds)")
     _hide_unused(fig, axes, len(groups))
-    fig.suptitle("Probing accuracy per epoch: mean over training seeds, 95% Student's t band")
+    _suptitle(fig, "Probing accuracy per epoch: mean over training seeds, 95% Student's t band")
     _save(fig, path)
     plt.close(fig)
     return True
@@ -175,7 +181,7 @@ def plot_probing_layers(runs: list[Run], path: Path) -> bool:
             if row == 0:
                 bar = fig.colorbar(image, ax=[axes[r][column] for r in range(len(runs))], shrink=0.8, pad=0.02)
                 bar.ax.tick_params(labelsize=6)
-    fig.suptitle("Score per layer (0 = pooled word vectors) and epoch; one colour scale per task", fontsize=9)
+    _suptitle(fig, "Score per layer (0 = pooled word vectors) and epoch; one colour scale per task", fontsize=9)
     _save(fig, path)
     plt.close(fig)
     return True
@@ -201,7 +207,7 @@ def plot_probing_measures(runs: list[Run], path: Path) -> bool:
             ax.xaxis.get_major_locator().set_params(integer=True)
             ax.grid(alpha=0.3)
     _outside_legend(fig, list(axes.flat))
-    fig.suptitle("Controls (Hewitt & Liang 2019) and MDL (Voita & Titov 2020) per epoch")
+    _suptitle(fig, "Controls (Hewitt & Liang 2019) and MDL (Voita & Titov 2020) per epoch")
     _save(fig, path)
     plt.close(fig)
     return True

@@ -5,6 +5,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+from tests.helpers.figure_layout import overlapping_texts
+
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = importlib.util.spec_from_file_location("decoder_diagnostics", ROOT / "benchmarks" / "decoder_diagnostics.py")
 assert SPEC is not None and SPEC.loader is not None  # a .py file: its spec and loader exist
@@ -32,3 +34,21 @@ def test_show_prints_each_runs_table_and_plots_them_together(tmp_path, capsys):
     assert (a / "diagnostics.png").stat().st_size > 10_000 and (b / "diagnostics.md").is_file()
     runs = json.loads(record.read_text())["results"]["runs"]
     assert [r["records"][-1]["anisotropy"] for r in runs] == [0.991, 0.4]
+
+
+def test_the_plot_of_three_runs_with_long_labels_draws_no_text_over_another(tmp_path, monkeypatch):
+    drawn = []
+    save = decoder_diagnostics.plt.Figure.savefig
+
+    def save_and_check(fig, *args, **kwargs):
+        save(fig, *args, **kwargs)
+        drawn.append(overlapping_texts(fig))
+
+    monkeypatch.setattr(decoder_diagnostics.plt.Figure, "savefig", save_and_check)
+    rows = [{"step": step, **{key: 0.5 + step / 100 for key, _, _ in decoder_diagnostics.COLUMNS[1:]}}
+            for step in (0, 25, 50, 100)]
+    long = ("objective=skipthought objective.output_bias=log_unigram objective.condition_norm=true "
+            "objective.word_dropout=0.5 model.encoder_frozen_steps=100 model.encoder_lr_scale=0.2")
+    decoder_diagnostics.plot({"objective=skipthought": rows, long: rows, long + " seed=2": rows},
+                             tmp_path / "diagnostics.png")
+    assert drawn == [[]]

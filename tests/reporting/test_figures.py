@@ -2,22 +2,18 @@
 labels, tick labels, legends, suptitles) and no legend lies over a panel, with two rows of panels and long names."""
 from __future__ import annotations
 
-from itertools import combinations
 from pathlib import Path
-from unittest.mock import patch
 
 import matplotlib
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.legend import Legend
-from matplotlib.text import Text
-from matplotlib.transforms import Bbox
 
 from sentence_lab.reporting import figures, study
 from sentence_lab.reporting.runs import Run
 from sentence_lab.reporting.seeds import SeedGroup
+from tests.helpers.figure_layout import overlapping_texts
 from tests.reporting.test_study import sweep_study
 
 matplotlib.use("Agg")
@@ -41,43 +37,13 @@ def _run(index: int) -> Run:
                layers={t: {k: {e: float(rng.random()) for e in range(4)} for k in range(3)} for t in PROBING[:4]})
 
 
-def _overlapping_texts(fig: Figure) -> list[str]:
-    """Pairs of drawn texts whose boxes share more than a pixel, and legends drawn over a visible panel. A text counts
-    when the figure draws it (tick labels past an axis's limits exist but are not drawn)."""
-    drawn: list[tuple[str, Bbox]] = []
-    draw_text = Text.draw
-
-    def draw_and_keep(text: Text, renderer) -> None:
-        draw_text(text, renderer)
-        if text.get_visible() and text.get_text().strip():
-            drawn.append((text.get_text(), text.get_window_extent(renderer)))
-
-    with patch.object(Text, "draw", draw_and_keep):
-        fig.canvas.draw()
-    canvas = fig.canvas
-    assert isinstance(canvas, FigureCanvasAgg)  # the file-only backend (Agg): its canvas has the renderer
-    renderer = canvas.get_renderer()
-    found = []
-    for (a, box_a), (b, box_b) in combinations(drawn, 2):
-        width = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
-        height = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
-        if width > 1 and height > 1:
-            found.append(f"{a!r} over {b!r}")
-    for legend in fig.findobj(Legend):
-        box = legend.get_window_extent(renderer)
-        for ax in fig.axes:
-            if ax.get_visible() and legend.axes is not ax and box.overlaps(ax.get_window_extent(renderer)):
-                found.append(f"a legend over the panel {ax.get_title()!r}")
-    return found
-
-
 def _draw(name: str, monkeypatch, tmp_path: Path, *args) -> list[str]:
     drawn: list[list[str]] = []
     save = figures._save
 
     def save_and_check(fig, path):
         save(fig, path)
-        drawn.append(_overlapping_texts(fig))
+        drawn.append(overlapping_texts(fig))
 
     monkeypatch.setattr(figures, "_save", save_and_check)
     assert getattr(figures, name)(*args, tmp_path / f"{name}.png") is True
@@ -112,7 +78,7 @@ def test_the_check_finds_a_legend_over_its_panel_and_a_title_over_a_label():
     top.set_xlabel("epoch (0 = untrained)")
     bottom.set_title("a title the label above runs into")
     fig.legend(loc="center")
-    found = _overlapping_texts(fig)
+    found = overlapping_texts(fig)
     assert any("legend over the panel" in f for f in found)
     assert any("'epoch (0 = untrained)' over" in f or "over 'epoch (0 = untrained)'" in f for f in found)
 
@@ -125,7 +91,7 @@ def test_the_study_figures_draw_no_text_over_another(directions, monkeypatch, tm
 
     def save_and_check(fig, path):
         save(fig, path)
-        drawn[path.name] = _overlapping_texts(fig)
+        drawn[path.name] = overlapping_texts(fig)
 
     monkeypatch.setattr(study, "_save", save_and_check)
     sweep_study(tmp_path, directions)
