@@ -25,7 +25,9 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from lib import records, smoke_inputs
 from sentence_lab.evaluation.encoders.baselines import BowGloveEncoder
@@ -39,7 +41,7 @@ SMOKE_TASKS = ["TREC", "SST2", "STS12"]
 PROTOTYPE = {"kfold": 5, "optim": "rmsprop", "batch_size": 128, "tenacity": 3, "epoch_size": 2, "nhid": 0}
 
 
-def differences(expected: dict, got: dict) -> list[str]:
+def differences(expected: dict, got: Mapping[str, Any]) -> list[str]:
     """The compared figures that differ, as ``name: SentEval vs ours``."""
     out = []
     if "acc" in expected:
@@ -68,8 +70,9 @@ def smoke_reference(folder: Path, encoder) -> Path:
     data = smoke_inputs.tiny_senteval(folder / "data")
     params = params_from_config({**PROTOTYPE, "seed": 1111, "name": "prototype", "classifier": {"nhid": 0}})
     doc = EvaluationSuite(SMOKE_TASKS, data, params).run(encoder, folder / "first_pass.json", on_existing="overwrite")
-    expected = {}
-    for task, got in doc["results"].items():
+    results: Mapping[str, Mapping[str, Any]] = doc["results"]  # read by SentEval's keys, which TaskResult does not name
+    expected: dict[str, dict] = {}
+    for task, got in results.items():
         if "acc" in got:
             expected[task] = {k: round(got[k], 2) for k in ("devacc", "acc", "f1") if k in got}
         else:  # STS: SentEval's [statistic, p-value] per sub-dataset
@@ -122,8 +125,9 @@ def check(args: argparse.Namespace, encoder, run: records.Run) -> int:
                 t0 = time.perf_counter()
                 doc = EvaluationSuite(tasks, data, params).run(encoder, Path(tmp) / "r.json", on_existing="overwrite")
                 seconds = time.perf_counter() - t0
+            results: Mapping[str, Mapping[str, Any]] = doc["results"]  # read by SentEval's keys, as above
             for task in tasks:
-                expected, got = expected_tasks[task], doc["results"].get(task)
+                expected, got = expected_tasks[task], results.get(task)
                 diff = ["missing"] if got is None else differences(expected, got)
                 key = next((k for k in ("acc", "pearson") if k in expected), None)  # STS: per sub-dataset
                 shown = (f"{expected[key]:.4g} | {got[key]:.4g}" if key and got

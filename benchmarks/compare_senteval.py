@@ -86,6 +86,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -126,7 +127,7 @@ def _num(x) -> float:
 def metrics(task: str, res: dict) -> dict:
     """The compared figures of one task's result dict (SentEval's layout; ours uses the same keys)."""
     if task in CLASSIFICATION:
-        out = {"acc": _num(res["acc"]), "devacc": _num(res["devacc"])}
+        out: dict[str, Any] = {"acc": _num(res["acc"]), "devacc": _num(res["devacc"])}
         if task == "MRPC":
             out["f1"] = _num(res["f1"])
         return out

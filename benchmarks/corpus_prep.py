@@ -109,6 +109,7 @@ def train_run(corpus: Path, cache: Path, steps: int, ddp: bool) -> dict:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
         peak, _ = watch(proc)
         seconds = time.perf_counter() - started
+        assert proc.stderr is not None  # stderr=PIPE
         err = proc.stderr.read()
         if proc.returncode != 0:
             raise SystemExit(f"train.py failed:\n{err[-2000:]}")

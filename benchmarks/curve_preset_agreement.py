@@ -27,7 +27,7 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -37,13 +37,14 @@ import torch
 import yaml
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from lib import records, smoke_inputs
 from lib.agreement import SAME_ORDER_GOAL, TAU_GOAL, agreement, within_pairs
 from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
-from sentence_lab.evaluation.results import items_path, read_items, read_results
+from sentence_lab.evaluation.results import TaskResult, items_path, read_items, read_results
 from sentence_lab.reporting.paired import aligned, metric_for, permutation_p
+from sentence_lab.text.config_values import plain
 from sentence_lab.training.eval_suite import EvalSuiteCallback
 from sentence_lab.training.module import SentenceModel
 
@@ -132,7 +133,8 @@ def scored_before(checkpoint: Checkpoint, out_dir: Path, preset: str) -> bool:
     then they are read instead of scored again (their ``eval_seconds`` as the cost)."""
     path = out_dir / f"epoch_{checkpoint.epoch:03d}.json"
     try:
-        doc = read_results(path)
+        # the per-epoch document's own fields (preset, eval_seconds), which ResultsDocument does not name
+        doc: Mapping[str, Any] = read_results(path)
     except (OSError, ValueError):
         return False
     complete = (doc.get("preset") or {}).get("name") == preset and doc.get("eval_seconds") is not None
@@ -169,6 +171,13 @@ def different_pairs(checkpoints: list[Checkpoint], task: str, resamples: int,
     return [tuple(pair) for pair in known[key]]
 
 
+def main_score(result: TaskResult) -> float:
+    """A task's main score where it is known to be set (``agreement_rows`` keeps the tasks scored everywhere)."""
+    value = result["main_score"]
+    assert value is not None
+    return value
+
+
 def agreement_rows(checkpoints: list[Checkpoint], resamples: int, cache: Path | None = None) -> list[dict]:
     """Per task the preset scored on every checkpoint: its agreement with the full protocol."""
     full = [results_of(c.full_file)["results"] for c in checkpoints]
@@ -176,7 +185,7 @@ def agreement_rows(checkpoints: list[Checkpoint], resamples: int, cache: Path | 
     tasks = [t for t in cheap[0] if all(doc.get(t, {}).get("main_score") is not None for doc in full + cheap)]
     rows = []
     for task in tasks:
-        found = agreement(task, [doc[task]["main_score"] for doc in full], [doc[task]["main_score"] for doc in cheap],
+        found = agreement(task, [main_score(doc[task]) for doc in full], [main_score(doc[task]) for doc in cheap],
                           [c.stratum for c in checkpoints], different_pairs(checkpoints, task, resamples, cache))
         rows.append(found.as_dict())
         share = f"{100 * found.same_order_share:.0f}%" if found.different else "-"
@@ -190,7 +199,8 @@ def cost(checkpoints: list[Checkpoint]) -> dict[str, dict]:
     out = {}
     for objective in sorted({c.objective for c in checkpoints}):
         mine = [c for c in checkpoints if c.objective == objective]
-        docs = [results_of(c.full_file) for c in mine]
+        # the per-epoch documents' own fields (eval_seconds, epoch_train_seconds), which ResultsDocument does not name
+        docs: list[Mapping[str, Any]] = [results_of(c.full_file) for c in mine]
         full = [d["eval_seconds"] for d in docs if d.get("eval_seconds")]
         epochs = [d["epoch_train_seconds"] for d in docs if d.get("epoch_train_seconds")]
         preset = [c.preset_seconds for c in mine if c.preset_seconds]
@@ -214,6 +224,7 @@ def smoke_checkpoints(root: Path) -> list[Checkpoint]:
     vocab, _, _ = load_corpus(corpus / "train", corpus / "valid", CorpusSettings(), root / "cache")
     data = smoke_inputs.tiny_senteval(root / "data")
     objective = OmegaConf.load(ROOT / "conf" / "objective" / "qt.yaml")
+    assert isinstance(objective, DictConfig)  # a mapping file
     objective.pop("defaults", None)
     tasks = ["MR", "TREC", "STS14"]
     full = EvalSuiteCallback(tasks=tasks, data_dir=data, params=SMOKE_PARAMS, vocab_expansion=False)
@@ -225,7 +236,8 @@ def smoke_checkpoints(root: Path) -> list[Checkpoint]:
             torch.manual_seed(seed)
             encoder = OmegaConf.load(ROOT / "conf" / "encoder" / "bilstm_max.yaml")
             encoder.update({"hidden_dim": width, "embedding_init": "random"})
-            model = SentenceModel(encoder=encoder, objective=objective, vocab=vocab,
+            # as plain dicts, which SentenceModel makes of them first thing
+            model = SentenceModel(encoder=plain(encoder), objective=plain(objective), vocab=vocab,
                                   optimizer={"_target_": "torch.optim.Adam", "lr": 1e-3})
             run = root / f"width{width}_seed{seed}"
             checkpoint = Checkpoint(str(run), f"width {width}", seed, 0, None, run / "full" / "epoch_000.json")

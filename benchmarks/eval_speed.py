@@ -47,6 +47,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numba
 import numpy as np
@@ -240,11 +241,13 @@ def bilstm_rate(loaded, sample: int, hidden_dim: int = 2048) -> tuple[object, di
     from hydra import compose, initialize_config_dir
 
     from sentence_lab.adapters.from_config import build_text_encoder
+    from sentence_lab.evaluation.encoders.text_encoders import TextEncoder
     from sentence_lab.evaluation.runner import all_sentences
 
     with initialize_config_dir(str(ROOT / "conf"), version_base=None):
         cfg = compose("evaluate", overrides=["encoder=bilstm_max", f"encoder.hidden_dim={hidden_dim}"])
     encoder, _ = build_text_encoder(cfg, lambda: all_sentences(loaded))
+    assert isinstance(encoder, TextEncoder)  # an untrained model: encode and describe
     rates = {}
     for task in loaded:
         sentences = sorted(set(task.data.sentences()))
@@ -275,7 +278,7 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
         import logging
 
         logging.disable(logging.INFO)
-    peak_options = {"seconds": 0.05, "floats": 1 << 22, "matmul": 256} if smoke else {}
+    peak_options: dict[str, Any] = {"seconds": 0.05, "floats": 1 << 22, "matmul": 256} if smoke else {}
     shape_seconds = 0.02 if smoke else 0.5
     peaks = machine_peaks(**peak_options)
     print(f"machine at the start: streaming read {peaks['read_bandwidth'] / 1e9:.1f} GB/s, random 16 KB rows "
@@ -294,7 +297,7 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
 
     for module in MODULES.values():  # every regime module's fit_members records its work
         if hasattr(module, "fit_members"):
-            module.fit_members = recording_fit
+            setattr(module, "fit_members", recording_fit)  # noqa: B010 - a module's global: ModuleType declares none
     projection = EmbeddingCache(engine_timing.ProjectedBow(256 if smoke else 4096), batch_size=128)
     rows = []
     print("\n| task | d | classifier s | GB moved | GFLOP | roofline s | roofline share | share, random rows | "
@@ -302,22 +305,23 @@ def high_dim(tasks: str, params_name: str, data: Path, reference: str | None, sa
           "encode s (est.) | classifiers / encoding | SentEval s | speed-up | score ours / SentEval |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task in loaded:
-        spec = task.spec
+        spec, task_data = task.spec, task.data
+        assert task_data is not None  # the tasks that did not load were left out of `loaded`
         X, y = engine_timing.task_features(task, projection.embed)
         works.clear()
         t0 = time.perf_counter()
-        ours = engine_timing.run_regime(spec, X, y, params, task.data.nclasses)
+        ours = engine_timing.run_regime(spec, X, y, params, task_data.nclasses)
         seconds = time.perf_counter() - t0
         nbytes, flops = probe_cost(works)
         roof = max(nbytes / peaks["read_bandwidth"], flops / peaks["matmul_peak"])
         roof_rows = max(nbytes / peaks["random_row_bandwidth"], flops / peaks["matmul_peak"])
         blas = compute_seconds_at_shape(works, flops, peaks["matmul_peak"], shape_seconds)
-        n_sentences = len(set(task.data.sentences()))
+        n_sentences = len(set(task_data.sentences()))
         encode = n_sentences / rates[spec.name] if spec.name in rates else None
         ref, ref_seconds = None, None
         if reference:
             t0 = time.perf_counter()
-            ref = run_senteval(spec, X, y, params, task.data.nclasses)
+            ref = run_senteval(spec, X, y, params, task_data.nclasses)
             ref_seconds = time.perf_counter() - t0
         key = "acc" if "acc" in ours else "pearson"
         row = {"task": spec.name, "d": next(iter(X.values())).shape[1], "classifier_seconds": seconds,
@@ -376,7 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     run = records.start("eval_speed", args, ROOT)
     with tempfile.TemporaryDirectory(prefix="eval_speed_smoke_") as tmp:
-        data, env, extra = Path(os.environ.get("SENTENCE_DATA") or ROOT / "data"), None, ()
+        data, env = Path(os.environ.get("SENTENCE_DATA") or ROOT / "data"), None
+        extra: tuple[str, ...] = ()
         if args.smoke:
             data = smoke_inputs.tiny_senteval(Path(tmp) / "data")
             env = dict(os.environ, SENTENCE_DATA=str(data))

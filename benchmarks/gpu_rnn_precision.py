@@ -27,7 +27,9 @@ import argparse
 import contextlib
 import copy
 import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -40,12 +42,13 @@ MODES = ("float32", "tf32", "autocast bf16", "bfloat16", "float16", "encoders' p
          "encoders' path, autocast bf16", "padded path, float32", "padded path, autocast bf16")
 
 
-def run_mode(layer: nn.Module, x: torch.Tensor, mode: str, repeats: int) -> tuple[torch.Tensor, float]:
+def run_mode(layer: nn.LSTM | nn.GRU, x: torch.Tensor, mode: str, repeats: int) -> tuple[torch.Tensor, float]:
     """The layer's output on ``x`` in ``mode`` and the median seconds of a forward and backward pass."""
     device = x.device
     timing.set_tf32(mode == "tf32")
     dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(mode)
-    module = copy.deepcopy(layer).to(dtype) if dtype else layer
+    # the layer itself, or run_rnn over it: (states, ...) either way
+    module: Callable[[torch.Tensor], tuple[torch.Tensor, Any]] = copy.deepcopy(layer).to(dtype) if dtype else layer
     if mode.startswith(("encoders' path", "padded path")):
         lengths = torch.full((x.size(0),), x.size(1), device=device)
         module = functools.partial(run_rnn, layer, lengths=lengths,
@@ -75,15 +78,16 @@ def main(argv: list[str] | None = None) -> int:
     run = records.start("gpu_rnn_precision", args, ROOT)
     device = torch.device(args.device)
     batch, tokens = (8, 5) if args.smoke else (400, 30)
-    layers = {"BiLSTM 2x16": nn.LSTM(8, 16, bidirectional=True, batch_first=True),
-              "GRU 16": nn.GRU(8, 16, batch_first=True)} if args.smoke else {
+    layers: dict[str, nn.LSTM | nn.GRU] = {
+        "BiLSTM 2x16": nn.LSTM(8, 16, bidirectional=True, batch_first=True),
+        "GRU 16": nn.GRU(8, 16, batch_first=True)} if args.smoke else {
         "BiLSTM 2x2048 (50-d input)": nn.LSTM(50, 2048, bidirectional=True, batch_first=True),
         "GRU 1200 (300-d input)": nn.GRU(300, 1200, batch_first=True)}
     torch.manual_seed(0)
     print(f"{torch.cuda.get_device_name(device) if device.type == 'cuda' else 'CPU'}, torch {torch.__version__}, "
           f"batch {batch} x {tokens} tokens\n\n| layer | mode | output dtype | ms forward + backward | "
           f"relative difference from float32 |\n|---|---|---|---|---|", flush=True)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, layer in layers.items():
         layer = layer.to(device)
         x = torch.randn(batch, tokens, layer.input_size, device=device)

@@ -37,7 +37,7 @@ from pathlib import Path
 from unittest import mock
 
 import torch
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from lib import records, smoke_inputs, timing
 from lib.flops import training_step_flops
@@ -45,6 +45,7 @@ from sentence_lab.datamodules.contiguous import ContiguousChunks
 from sentence_lab.datamodules.corpus import CorpusSettings, default_workers, load_corpus
 from sentence_lab.encoders import bilstm, gru
 from sentence_lab.encoders.rnn import run_rnn
+from sentence_lab.text.config_values import plain
 from sentence_lab.training.module import SentenceModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,8 +92,10 @@ def make_model(config: str, overrides: dict, vocab, random_init: bool) -> Senten
     if random_init:
         enc.embedding_init = "random"
     obj = OmegaConf.load(ROOT / "conf" / "objective" / "qt.yaml")
+    assert isinstance(obj, DictConfig)  # a mapping file
     obj.pop("defaults", None)
-    return SentenceModel(encoder=enc, objective=obj, vocab=vocab,
+    # as plain dicts, which SentenceModel makes of them first thing
+    return SentenceModel(encoder=plain(enc), objective=plain(obj), vocab=vocab,
                          optimizer={"_target_": "torch.optim.Adam", "lr": 1e-3})
 
 

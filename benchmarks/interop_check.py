@@ -111,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def check(args: argparse.Namespace, data: str, run: records.Run) -> int:
     (sts,) = load_tasks(["STSBenchmarkCosine"], data)
+    assert sts.data is not None, sts.error
     test = sts.data.splits["test"]
-    sentences = sorted(set(test.a) | set(test.b))
+    sentences = sorted(set(test.a) | set(test.second))
     record: dict = {"run": str(args.run), "sentences": len(sentences)}
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
@@ -123,7 +124,7 @@ def check(args: argparse.Namespace, data: str, run: records.Run) -> int:
         mine, theirs = ours.encode(sentences), exported.encode(sentences, batch_size=128)
         relative = np.abs(mine - theirs).max(1) / np.maximum(np.linalg.norm(mine, axis=1), 1e-12)
         record["largest_relative_difference"] = float(relative.max())
-        task = local_sts_task("STSBenchmarkLocal", test.a, test.b, test.y)
+        task = local_sts_task("STSBenchmarkLocal", test.a, test.second, test.y.tolist())
         record["mteb_exported"] = mteb_score(exported, task)
         record["mteb_wrapper"] = mteb_score(mteb_model(f"ckpt_path={Path(args.run).resolve()}"), task)
         if args.suite:

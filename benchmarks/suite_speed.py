@@ -30,11 +30,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import torch
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from lib import records, smoke_inputs
 from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
 from sentence_lab.tasks.registry import TASKS
+from sentence_lab.text.config_values import plain
 from sentence_lab.training.eval_suite import EvalSuiteCallback
 from sentence_lab.training.module import SentenceModel
 
@@ -165,8 +166,10 @@ def smoke_model(root: Path) -> tuple[SentenceModel, Path]:
     encoder = OmegaConf.load(ROOT / "conf" / "encoder" / "bilstm_max.yaml")
     encoder.update({"hidden_dim": 16, "embedding_init": "random"})
     objective = OmegaConf.load(ROOT / "conf" / "objective" / "qt.yaml")
+    assert isinstance(objective, DictConfig)  # a mapping file
     objective.pop("defaults", None)
-    model = SentenceModel(encoder=encoder, objective=objective, vocab=vocab,
+    # as plain dicts, which SentenceModel makes of them first thing
+    model = SentenceModel(encoder=plain(encoder), objective=plain(objective), vocab=vocab,
                           optimizer={"_target_": "torch.optim.Adam", "lr": 1e-3})
     return model, smoke_inputs.tiny_senteval(root / "data")
 

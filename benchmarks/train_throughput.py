@@ -24,13 +24,14 @@ from pathlib import Path
 
 import lightning as L
 import torch
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader, Subset
 
 from lib import records, smoke_inputs
 from lib.flops import training_step_flops
 from sentence_lab.datamodules.contiguous import ContiguousChunks
 from sentence_lab.datamodules.corpus import CorpusSettings, load_corpus
+from sentence_lab.text.config_values import plain
 from sentence_lab.training.module import SentenceModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,8 +58,10 @@ def make_model(encoder: str, vocab, random_init: bool = False, compiled: bool = 
     if random_init:  # the smoke run: no GloVe table to load
         enc.embedding_init = "random"
     obj = OmegaConf.load(ROOT / "conf" / "objective" / "qt.yaml")
+    assert isinstance(obj, DictConfig)  # a mapping file
     obj.pop("defaults", None)  # the objective's default encoder and data: not constructor arguments
-    model = SentenceModel(encoder=enc, objective=obj, vocab=vocab,
+    # as plain dicts, which SentenceModel makes of them first thing
+    model = SentenceModel(encoder=plain(enc), objective=plain(obj), vocab=vocab,
                           optimizer={"_target_": "torch.optim.Adam", "lr": 5e-4})
     if compiled:
         torch._dynamo.reset()
@@ -91,7 +94,9 @@ def bare_loop(model: SentenceModel, loader: DataLoader, warmup: int) -> float:
 
 class Timer(L.Callback):
     def __init__(self, warmup: int) -> None:
-        self.warmup, self.start, self.end = warmup, None, None
+        self.warmup = warmup
+        self.start: float | None = None
+        self.end: float | None = None
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
         if batch_idx == self.warmup:
@@ -108,6 +113,7 @@ def lightning_loop(model: SentenceModel, loader: DataLoader, n: int, warmup: int
                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                         gradient_clip_val=5.0, deterministic=True, callbacks=[timer])
     trainer.fit(model, train_dataloaders=loader)
+    assert timer.start is not None and timer.end is not None, f"fewer than {warmup + 1} batches ran"
     return timer.end - timer.start
 
 

@@ -98,19 +98,27 @@ def score(doc: dict, task: str) -> float | None:
     return percent_score(doc["results"].get(task))
 
 
+def both_scores(columns: dict[str, dict], task: str) -> tuple[float, float] | None:
+    """The task's score trained (best) and at epoch 0; None when either is missing."""
+    trained, init = score(columns["trained (best)"], task), score(columns["epoch 0 (init)"], task)
+    return None if trained is None or init is None else (trained, init)
+
+
 def table(columns: dict[str, dict], tasks: list[str]) -> tuple[str, dict]:
     names = list(columns)
     lines = ["| task | " + " | ".join(names) + " | OOV % (trained) |", "|---" * (len(names) + 2) + "|"]
-    means, wins = {n: [] for n in names}, 0
+    means: dict[str, list[float]] = {n: [] for n in names}
+    wins = 0
     for task in tasks:
         row = [score(columns[n], task) for n in names]
         oov = columns[names[0]]["results"].get(task, {}).get("oov_rate")
         lines.append(f"| {task} | " + " | ".join("n/a" if v is None else f"{v:.2f}" for v in row) +
                      f" | {'n/a' if oov is None else f'{100 * oov:.1f}'} |")
-        if all(v is not None for v in row):
-            for n, v in zip(names, row):
+        scored = [v for v in row if v is not None]
+        if len(scored) == len(row):  # every column scored the task
+            for n, v in zip(names, scored):
                 means[n].append(v)
-            wins += row[0] > row[1]
+            wins += scored[0] > scored[1]
     summary = {n: sum(v) / len(v) for n, v in means.items() if v}
     lines.append("| **mean** | " + " | ".join(f"**{summary.get(n, float('nan')):.2f}**" for n in names) + " | |")
     summary["wins_over_init"] = wins
@@ -210,10 +218,12 @@ def seed_tables(runs: dict[int, dict[str, dict[str, dict]]], tasks: list[str]) -
         cols = measured["downstream"]
         _, summary = table(cols, tasks)
         trained, init = summary["trained (best)"], summary["epoch 0 (init)"]
-        worse = [t for t in tasks if None not in (score(cols["trained (best)"], t), score(cols["epoch 0 (init)"], t))
-                 and score(cols["trained (best)"], t) <= score(cols["epoch 0 (init)"], t)]
-        gains.append(trained - init), wins.append(summary["wins_over_init"])
-        trained_means.append(trained), init_means.append(init)
+        pairs = [(t, both_scores(cols, t)) for t in tasks]
+        worse = [t for t, pair in pairs if pair is not None and pair[0] <= pair[1]]
+        gains.append(trained - init)
+        wins.append(summary["wins_over_init"])
+        trained_means.append(trained)
+        init_means.append(init)
         lines.append(f"| {seed} | {trained:.2f} | {init:.2f} | {trained - init:+.2f} | {summary['wins_over_init']} of "
                      f"{summary['tasks_compared']} | {', '.join(worse) or '-'} |")
     n = len(runs)
@@ -224,9 +234,8 @@ def seed_tables(runs: dict[int, dict[str, dict[str, dict]]], tasks: list[str]) -
     for label in next(iter(runs.values())):
         names = tasks if label == "downstream" else list(next(iter(runs.values()))[label]["trained (best)"]["results"])
         for t in names:
-            values = [(score(m[label]["trained (best)"], t), score(m[label]["epoch 0 (init)"], t))
-                      for m in runs.values()]
-            values = [v for v in values if None not in v]
+            scored = [both_scores(m[label], t) for m in runs.values()]
+            values = [v for v in scored if v is not None]
             if not values:
                 continue
             a, b = sum(v[0] for v in values) / len(values), sum(v[1] for v in values) / len(values)

@@ -52,6 +52,7 @@ import zipfile
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -249,7 +250,10 @@ def environment(prepared: Path) -> dict:
     modules, locations = {}, {}
     for module, dist in MODULES.items():
         try:
-            locations[module] = str(Path(importlib.import_module(module).__file__).parent)
+            module_file = importlib.import_module(module).__file__
+            if module_file is None:  # a namespace package: no one folder
+                raise TypeError(f"{module} has no __file__ (a namespace package)")
+            locations[module] = str(Path(module_file).parent)
             modules[module] = metadata.version(dist)
         except Exception as err:  # noqa: BLE001 - a missing module is what this part reports
             modules[module] = f"missing: {type(err).__name__}: {err}"
@@ -311,10 +315,12 @@ def gpu_tests(logs: Path, env: dict, dry: bool) -> dict:
 def junit_summary(xml: Path) -> dict:
     """Counts, failed tests and the largest value of each recorded property of a pytest JUnit XML file."""
     suite = ET.parse(xml).getroot().find("testsuite")
+    if suite is None:
+        raise ValueError(f"{xml}: no <testsuite> element")
     counts = {k: int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
     properties: dict[str, list[float]] = {}
-    for prop in suite.iter("property"):
-        properties.setdefault(prop.get("name"), []).append(float(prop.get("value")))
+    for prop in suite.iter("property"):  # pytest's record_property: a name and a value each
+        properties.setdefault(prop.attrib["name"], []).append(float(prop.attrib["value"]))
     return {**counts, "passed": counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"],
             "largest": {k: max(v) for k, v in properties.items()},
             "failed": [c.get("name") for c in suite.iter("testcase")
@@ -519,8 +525,8 @@ def check(out: Path, prepared: Path, dry: bool, parts: list[str]) -> int:
     logs = Path(tempfile.mkdtemp(prefix="gpu_check_"))
     env = {**os.environ, "SENTENCE_DATA": str(prepared / "data"), GLOVE_DIR_VARIABLE: str(prepared / "glove"),
            "PYTHONUNBUFFERED": "1", "PROJECT_ROOT": str(ROOT)}
-    record = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "dry_run": dry,
-              "environment": environment(prepared), "parts": {}}
+    record: dict[str, Any] = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "dry_run": dry,
+                              "environment": environment(prepared), "parts": {}}
     print(json.dumps(record["environment"], indent=1), flush=True)
     for name in parts:
         try:

@@ -57,7 +57,9 @@ def main() -> None:
     parser.add_argument("--max-book-words", type=int, default=120_000)
     args = parser.parse_args()
     order = pick_books(args.source / "manifest.tsv", args.min_book_words, args.max_book_words)
-    train, valid, words = [], [], 0
+    train: list[dict] = []
+    valid: list[dict] = []
+    words = 0
     for row in order:
         if words < args.words:
             train.append(row)

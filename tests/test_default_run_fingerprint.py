@@ -28,6 +28,7 @@ import torch
 from omegaconf import OmegaConf
 
 from sentence_lab.runs.run import fit
+from sentence_lab.training.trainer_state import callbacks_of
 from tests.helpers.fingerprint import FirstSteps
 from tests.helpers.train_config import compose_default_cfg
 
@@ -75,7 +76,7 @@ def _fingerprint(tmp_path: Path) -> dict:
         trainer, model = fit(cfg)
     finally:
         torch.set_num_threads(threads)
-    steps = next(c for c in trainer.callbacks if isinstance(c, FirstSteps))
+    steps = next(c for c in callbacks_of(trainer) if isinstance(c, FirstSteps))
     words = "\n".join(model.vocab.itos).encode()
     state = model.state_dict()
     digest = hashlib.sha256()

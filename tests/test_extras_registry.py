@@ -2,13 +2,18 @@
 of an absent extra skips naming it while any other import error still fails."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
-import tomllib
 from _pytest.outcomes import Skipped
 
 from tests.helpers.extras import EXTRAS, extra_providing, skip_when_an_extra_is_missing
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 (requires-python): tomllib's own code, the package tomli, which pytest depends on there
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 EXTRAS_IN_PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]

@@ -7,8 +7,8 @@ from scipy.stats import spearmanr
 
 from tests.helpers.extras import missing_extra
 
-if missing_extra("mteb"):
-    pytest.skip(missing_extra("mteb"), allow_module_level=True)
+if reason := missing_extra("mteb"):
+    pytest.skip(reason, allow_module_level=True)
 
 import mteb
 

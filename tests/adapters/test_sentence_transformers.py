@@ -12,8 +12,8 @@ import torch
 
 from tests.helpers.extras import missing_extra
 
-if missing_extra("sentence-transformers-export"):
-    pytest.skip(missing_extra("sentence-transformers-export"), allow_module_level=True)
+if reason := missing_extra("sentence-transformers-export"):
+    pytest.skip(reason, allow_module_level=True)
 
 from sentence_transformers import SentenceTransformer
 

@@ -1,6 +1,8 @@
 """BiLSTM encoders: max-pooling over time and last states."""
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from sentence_lab.encoders import rnn
@@ -31,8 +33,8 @@ def test_max_pooling_can_be_negative(vocab) -> None:
     with torch.no_grad():
         for p in enc.lstm.parameters():
             p.zero_()
-        enc.lstm.bias_ih_l0.fill_(-3.0)  # every gate closed, cell input tanh(-3) < 0
-        enc.lstm.bias_ih_l0_reverse.fill_(-3.0)
+        enc.lstm.get_parameter("bias_ih_l0").fill_(-3.0)  # every gate closed, cell input tanh(-3) < 0
+        enc.lstm.get_parameter("bias_ih_l0_reverse").fill_(-3.0)
         out = enc(*pad_batch(SENTENCES))
     assert (out < 0).all()
 
@@ -49,9 +51,14 @@ def test_last_is_final_forward_and_first_backward_state(vocab) -> None:
 
 
 def test_packed_runs_the_batch_packed_on_any_device_with_the_same_vectors(vocab, monkeypatch) -> None:
-    calls = []
+    calls: list[int] = []
     original = rnn._run_packed
-    monkeypatch.setattr(rnn, "_run_packed", lambda *a, **k: calls.append(1) or original(*a, **k))
+
+    def counted(*a: Any, **k: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        calls.append(1)
+        return original(*a, **k)
+
+    monkeypatch.setattr(rnn, "_run_packed", counted)
     torch.manual_seed(0)
     enc = BiLSTMMaxEncoder(vocab, embed_dim=8, hidden_dim=4, num_layers=2).eval()
     with torch.no_grad():

@@ -6,6 +6,7 @@ import torch
 from hydra.utils import instantiate
 
 from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.text import PAD_ID
 from sentence_lab.text.padding import pad_batch
 
@@ -39,9 +40,11 @@ def test_instantiate_with_vocab_kwarg(name, vocab, encoder_config) -> None:
     # Hydra turns a dataclass kwarg into a DictConfig; encoders must still see the whole vocabulary.
     encoder = instantiate(encoder_config(name), vocab=vocab)
     assert isinstance(encoder, SentenceEncoder)
-    assert encoder.embedding.weight.shape[0] == len(vocab)
+    embedding = encoder.embedding
+    assert isinstance(embedding, WordEmbedding)  # bow and gatedconv start with the word table
+    assert embedding.weight.shape[0] == len(vocab)
     partial = instantiate(encoder_config(name), _partial_=True)(vocab=vocab)
-    assert partial.embedding.weight.shape == encoder.embedding.weight.shape
+    assert partial.embedding.weight.shape == embedding.weight.shape
 
 
 def test_output_shape(trainable_config_name, vocab, build_encoder) -> None:

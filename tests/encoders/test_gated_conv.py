@@ -1,6 +1,8 @@
 """Gated convolutional encoder."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -9,7 +11,7 @@ from sentence_lab.text.padding import pad_batch
 
 
 def _encoder(vocab, **kwargs) -> GatedConvEncoder:
-    sizes = dict(embed_dim=8, channels=6, num_layers=3, kernel_size=3, max_positions=10)
+    sizes: dict[str, Any] = dict(embed_dim=8, channels=6, num_layers=3, kernel_size=3, max_positions=10)
     sizes.update(kwargs)
     return GatedConvEncoder(vocab, **sizes).eval()
 

@@ -15,6 +15,7 @@ from torch._dynamo.utils import counters
 from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.runs.run import fit
 from sentence_lab.training.module import SentenceModel
+from sentence_lab.training.trainer_state import callbacks_of
 from tests.helpers import processes
 from tests.helpers.device_probe import DeviceProbe
 from tests.helpers.train_config import compose_train_cfg
@@ -37,7 +38,7 @@ def gpu_run(tiny_corpus, tmp_path, overrides: list[str]) -> tuple:
                  "++trainer.limit_val_batches=1", "trainer.log_every_n_steps=1", "test_after_fit=false",
                  "+callbacks.device_probe._target_=tests.helpers.device_probe.DeviceProbe", *QUIET, *overrides]
     trainer, model = fit(compose_train_cfg(tiny_corpus, tmp_path, overrides))
-    probe = next(c for c in trainer.callbacks if isinstance(c, DeviceProbe))
+    probe = next(c for c in callbacks_of(trainer) if isinstance(c, DeviceProbe))
     return trainer, model, probe
 
 

@@ -65,7 +65,8 @@ class _Recording(torch.nn.Module):
 
     def __init__(self, inner: torch.nn.Module) -> None:
         super().__init__()
-        self.inner, self.output_dim, self.seen = inner, inner.output_dim, []
+        self.inner, self.output_dim = inner, inner.output_dim
+        self.seen: list[list[list[int]]] = []  # per call, each sentence's ids
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         self.seen.append([t[:n].tolist() for t, n in zip(tokens, lengths.tolist())])

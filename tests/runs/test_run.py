@@ -37,7 +37,9 @@ make_cfg = compose_train_cfg
 def readme_python_snippet() -> str:
     """The README's code under "## From Python", as a reader copies it."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return re.search(r"```python\n(.*?)\n```", text[text.index("## From Python"):], re.S).group(1)
+    found = re.search(r"```python\n(.*?)\n```", text[text.index("## From Python"):], re.S)
+    assert found is not None, 'no ```python block under "## From Python" in README.md'
+    return found.group(1)
 
 
 SMALL = ["encoder=bilstm_max", "encoder.embed_dim=16", "encoder.hidden_dim=16", "encoder.embedding_init=random",

@@ -17,6 +17,7 @@ from tests.helpers import processes
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = importlib.util.spec_from_file_location("gpu_check", ROOT / "scripts" / "gpu_check.py")
+assert SPEC is not None and SPEC.loader is not None  # a .py file: its spec and loader exist
 gpu_check = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(gpu_check)
 
