@@ -25,7 +25,7 @@ def train_job(cfg: DictConfig) -> float | None | list[float | None]:
 
 def main() -> None:
     """The command line, renamed keys rewritten (``sentence_lab.runs.renamed_keys``) and an explicit run directory
-    checked (``sentence_lab.runs.run_dir.claim_run_dir``), then Hydra."""
+    checked, and shared by the ranks under torchrun (``sentence_lab.runs.run_dir.claim_run_dir``), then Hydra."""
     freeze_imported_objects()
     try:
         sys.argv[1:] = claim_run_dir(renamed_overrides(sys.argv[1:]))

@@ -62,9 +62,14 @@ class ResumableBatches(LightningDataModule):
             self._resume_at = (int(state_dict["epoch"]), int(state_dict["batches_done"]))
 
     def skip_for_epoch(self, epoch: int, batches_per_epoch: int) -> int:
-        """Batches of ``epoch`` already trained before a resume (0 when starting it afresh); used once."""
+        """Batches of ``epoch`` this rank already trained before a resume (0 when starting it afresh); used once.
+        ``batches_per_epoch``: the whole epoch's, which data-parallel ranks share (each takes its ceiling share, as the
+        distributed sampler pads the epoch to), so an epoch a rank had finished is not skipped whole."""
         if self._resume_at is None:
             return 0
         saved_epoch, done = self._resume_at
         self._resume_at = None
-        return done if saved_epoch == epoch and 0 < done < batches_per_epoch else 0
+        trainer = getattr(self, "trainer", None)
+        ranks = max(1, int(trainer.world_size)) if trainer is not None else 1
+        per_rank = -(-batches_per_epoch // ranks)
+        return done if saved_epoch == epoch and 0 < done < per_rank else 0

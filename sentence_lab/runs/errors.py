@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 
 from sentence_lab.runs.run_dir import file_handlers
@@ -34,17 +35,27 @@ class RunInterrupted(Exception):
 
 
 class PeerLost(RuntimeError):
-    """A data-parallel rank waited for its peers longer than the process group's timeout, or lost its connection to
-    them: another rank died or hangs."""
+    """A data-parallel rank lost its connection to a peer, or waited for its peers longer than the process group's
+    timeout: another rank died or hangs. ``lost``: the ranks whose sign of life stopped (``runs.rank_liveness``)."""
 
-    PATTERNS = ("timed out", "timeout", "connection closed by peer", "connection reset by peer", "broken pipe")
+    CLOSED = ("connection closed by peer", "connection reset by peer", "broken pipe")
+    PATTERNS = ("timed out", "timeout", *CLOSED)
 
-    def __init__(self, rank: int, timeout_s: float | None, cause: BaseException) -> None:
-        waited = f"within the process group's timeout ({timeout_s:.0f} s)" if timeout_s else "in time"
-        super().__init__(f"DDP rank {rank}: a peer did not answer {waited}, "
-                         f"so another rank died or hangs ({one_line(cause)}); "
-                         "its log says why. Raise trainer.strategy.timeout.seconds if the per-epoch evaluation on rank "
-                         "0 takes longer")
+    def __init__(self, rank: int, timeout_s: float | None, cause: BaseException, lost: Sequence[int] = ()) -> None:
+        self.rank, self.lost = rank, list(lost)
+        who = f"rank {', '.join(map(str, self.lost))}" if self.lost else "a peer"
+        closed = any(p in str(cause).lower() for p in self.CLOSED)
+        if closed:
+            what = f"the connection to {who} closed"
+        else:
+            what = f"{who} did not answer " + (f"within the process group's timeout ({timeout_s:.0f} s)" if timeout_s
+                                               else "in time")
+        why = " (its sign of life stopped: killed, stopped, or its node lost)" if self.lost else \
+            ", so another rank died or hangs"
+        hint = "" if closed else \
+            "; raise trainer.strategy.timeout.seconds if the per-epoch evaluation on rank 0 takes longer"
+        super().__init__(f"DDP rank {rank}: {what}{why} ({one_line(cause)}); its log says why; continue with "
+                         f"python train.py resume=true{hint}")
 
     @classmethod
     def matches(cls, err: BaseException) -> bool:

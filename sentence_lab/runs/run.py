@@ -30,6 +30,7 @@ from sentence_lab.runs.cluster_environment import trainer_plugins
 from sentence_lab.runs.config_tree import config_tree
 from sentence_lab.runs.errors import PeerLost, RunInterrupted
 from sentence_lab.runs.optuna_sweep import optimized_names
+from sentence_lab.runs.rank_liveness import RankLiveness, silent_ranks
 from sentence_lab.runs.renamed_keys import move_renamed_nodes
 from sentence_lab.runs.run_dir import check_run_dir_free, move_into_run
 from sentence_lab.runs.settings_check import check_resume_settings, check_settings
@@ -227,7 +228,8 @@ def _fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     check_pairing(config_choice(cfg, "objective"), spec, config_choice(cfg, "data"), datamodule)
     datamodule.setup("fit")
     model = build_model(cfg, datamodule)
-    callbacks = _instantiate_group(cfg.get("callbacks")) + trial_callbacks(cfg)
+    # RankLiveness: with more than one rank, each keeps a sign of life so that a lost one can be named
+    callbacks = _instantiate_group(cfg.get("callbacks")) + trial_callbacks(cfg) + [RankLiveness()]
     loggers = _instantiate_group(cfg.get("logger")) or False
     trainer: L.Trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers, **trainer_plugins(cfg.trainer))
     for logger in trainer.loggers:  # what the run is, next to the model's own hyper-parameters
@@ -249,8 +251,9 @@ def _fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
         raise
     except RuntimeError as err:
         if trainer.world_size > 1 and PeerLost.matches(err):
+            lost = silent_ranks(Path(trainer.default_root_dir), trainer.world_size, trainer.global_rank)
             stop_local_ranks(trainer)
-            raise PeerLost(trainer.global_rank, process_group_timeout_s(trainer), err) from err
+            raise PeerLost(trainer.global_rank, process_group_timeout_s(trainer), err, lost) from err
         raise
     if not fast_dev_run_of(trainer):
         write_run_status(trainer)

@@ -9,7 +9,9 @@ started by Lightning with ``hydra.run.dir`` set to rank 0's directory and share 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -65,14 +67,48 @@ def holds_optuna_study(sweep: Path) -> bool:
     return (sweep / STUDY_RECORD).is_file()
 
 
-def claim_run_dir(overrides: list[str]) -> list[str]:
+class SharedRunDirMissing(ValueError):
+    """The ranks of a run that torchrun started each run ``train.py``: without one ``hydra.run.dir`` each would make
+    a directory of its own."""
+
+
+def claim_run_dir(overrides: list[str], env: Mapping[str, str] = os.environ) -> list[str]:
     """Check an explicit ``hydra.run.dir=<dir>`` (or a multirun's ``hydra.sweep.dir``) before Hydra writes its config
     and log into it: a directory that holds checkpoints is refused (``RunDirTaken``) unless the command resumes it;
     ``resume=true`` (or a ``ckpt_path`` inside it) resumes it, as ``ckpt_path=<its checkpoint>`` does, so this start's
     log and config go beside that run's own instead of over them. Returns the command line to give Hydra. The other
-    ranks of a DDP run, started by Lightning into rank 0's directory, pass as they are."""
+    ranks of a DDP run, started by Lightning into rank 0's directory, pass as they are.
+
+    Under torchrun (``TORCHELASTIC_RUN_ID`` set) every rank runs ``train.py`` itself, on every node: a run of more
+    than one rank needs the same ``hydra.run.dir`` on each (``SharedRunDirMissing``, one line, otherwise); each rank
+    resumes from the same checkpoint, and a rank beyond 0 works in that directory as the ranks Lightning starts do
+    (their job name, no config folder), so its log and config never overwrite rank 0's."""
     if any(o.startswith(DDP_CHILD_JOB) for o in overrides):
         return overrides
+    rank = _torchrun_rank(overrides, env)
+    claimed = _claim(overrides)
+    if not rank:
+        return claimed
+    run_dir = next(o for o in overrides if o.startswith("hydra.run.dir="))
+    return [*(o for o in claimed if not o.startswith("hydra.run.dir=")), run_dir, f"{DDP_CHILD_JOB}{rank}",
+            "hydra.output_subdir=null"]
+
+
+def _torchrun_rank(overrides: list[str], env: Mapping[str, str]) -> int | None:
+    """This process's global rank when torchrun started it as one of several ranks of a run (not a sweep)."""
+    if "TORCHELASTIC_RUN_ID" not in env or any(o in ("-m", "--multirun") for o in overrides):
+        return None
+    rank, world = int(env.get("RANK", "0")), int(env.get("WORLD_SIZE", "1"))
+    if world < 2:
+        return None
+    if not any(o.startswith("hydra.run.dir=") for o in overrides):
+        raise SharedRunDirMissing(f"torchrun started rank {rank} of {world}: give every node the same "
+                                  "hydra.run.dir=<a directory every node sees>, so that the ranks share one run "
+                                  "(and resume=true finds its checkpoints)")
+    return rank
+
+
+def _claim(overrides: list[str]) -> list[str]:
     settings = _settings(overrides)
     if any(o in ("-m", "--multirun") for o in overrides):
         sweep = _literal_dir(settings, "hydra.sweep.dir")
