@@ -45,7 +45,7 @@ class LoopTimer(Callback):
     (``+callbacks.loop_timer._target_=lib.timing.LoopTimer +callbacks.loop_timer.output=<json>``):
     seconds from the first training batch's start to the last one's end (data loading between batches included,
     validation after the last batch not), the batches run and the last validation's metrics, written to ``output``
-    when fitting ends."""
+    when fitting ends (by rank 0; another rank of a data-parallel run beside it)."""
 
     def __init__(self, output: str) -> None:
         self.output = Path(output)
@@ -68,5 +68,8 @@ class LoopTimer(Callback):
 
     def on_fit_end(self, trainer, pl_module) -> None:
         seconds = (self.last - self.first) if self.first is not None and self.last is not None else None
-        self.output.parent.mkdir(parents=True, exist_ok=True)
-        self.output.write_text(json.dumps({"seconds": seconds, "batches": self.batches, "metrics": self.metrics}))
+        # each rank of a data-parallel run its own file: rank 0's at ``output``, rank k's beside it (``<name>.rank<k>``)
+        output = self.output if trainer.global_rank == 0 else \
+            self.output.with_name(f"{self.output.stem}.rank{trainer.global_rank}{self.output.suffix}")
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps({"seconds": seconds, "batches": self.batches, "metrics": self.metrics}))

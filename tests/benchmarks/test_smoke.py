@@ -50,6 +50,7 @@ CASES = [
     ("infersent_nli", ["--count-dispatch", "2"], {"rows", "patches", "differences"}, None),
     # its ddp part is tests/runs/test_optuna_sweep.py's DDP trial, the same command
     ("pruned_sweep", ["--parts", "pruned,resume"], {"pruned", "resume"}, None),
+    ("two_nodes", [], {"model", "steps", "one_node", "two_nodes", "ratio"}, None),
     ("paired_test_calibration", [], {"task", "items", "rows"}, None),
     ("curve_preset_agreement", [], {"preset", "checkpoints", "tasks", "cost"}, None),
 ]
