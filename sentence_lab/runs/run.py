@@ -29,6 +29,7 @@ from sentence_lab.objectives.contract import ObjectiveSpec, check_pairing
 from sentence_lab.runs.cluster_environment import trainer_plugins
 from sentence_lab.runs.config_tree import config_tree
 from sentence_lab.runs.errors import PeerLost, RunInterrupted
+from sentence_lab.runs.loggers import ResumedCurves
 from sentence_lab.runs.optuna_sweep import optimized_names
 from sentence_lab.runs.rank_liveness import RankLiveness, silent_ranks
 from sentence_lab.runs.renamed_keys import move_renamed_nodes
@@ -228,8 +229,9 @@ def _fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     check_pairing(config_choice(cfg, "objective"), spec, config_choice(cfg, "data"), datamodule)
     datamodule.setup("fit")
     model = build_model(cfg, datamodule)
-    # RankLiveness: with more than one rank, each keeps a sign of life so that a lost one can be named
-    callbacks = _instantiate_group(cfg.get("callbacks")) + trial_callbacks(cfg) + [RankLiveness()]
+    # RankLiveness: with more than one rank, each keeps a sign of life so that a lost one can be named; ResumedCurves:
+    # a resumed run's TensorBoard curves draw each step once
+    callbacks = _instantiate_group(cfg.get("callbacks")) + trial_callbacks(cfg) + [RankLiveness(), ResumedCurves()]
     loggers = _instantiate_group(cfg.get("logger")) or False
     trainer: L.Trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers, **trainer_plugins(cfg.trainer))
     for logger in trainer.loggers:  # what the run is, next to the model's own hyper-parameters
