@@ -11,8 +11,9 @@ The study lives in ``storage`` (default ``sqlite:///<sweep dir>/optuna.db``; any
 ``journal:<file>``, Optuna's journal file, safe on a network filesystem). Run the same command again and the sweep
 goes on where it stopped: finished trials are kept and never repeated; a trial cut by a signal (SIGTERM, SIGINT, in
 any phase: ``sentence_lab.stop_signals``) is failed with ``interrupted_by`` and run again with the same
-parameters; one whose sweep died without a word (SIGKILL, a lost node) is found by its missing heartbeat (database
-storages) and run again the same way. Two sweeps on one storage share the study: each
+parameters; one whose sweep died without a word (SIGKILL, a lost node) is found, on the sweep's own host, by its
+recorded process having ended (``trial_owner``), else by its missing heartbeat (database storages), and run again
+the same way. Two sweeps on one storage share the study: each
 asks only for the trials the budget (``n_trials`` finished) still allows.
 """
 from __future__ import annotations
@@ -54,6 +55,7 @@ from sentence_lab.optuna_storage import (
     write_study_record,
 )
 from sentence_lab.runs.sweeps import set_aside_failures
+from sentence_lab.runs.trial_owner import OWNER, owner_gone, this_process
 from sentence_lab.stop_signals import Stopped, signals_held, stops_raise
 
 log = logging.getLogger(__name__)
@@ -140,6 +142,14 @@ def retry(study: optuna.Study, trial: FrozenTrial) -> None:
         return
     study.enqueue_trial(dict(trial.params), user_attrs={RETRY_OF: trial.number, ATTEMPT: attempt + 1})
     log.warning("trial %d was interrupted: queued again with the same parameters", trial.number)
+
+
+def fail_dead_owners(study: optuna.Study) -> None:
+    """Fail, and queue again, every running trial whose sweep process is known to have ended (``trial_owner``)."""
+    for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        if owner_gone(trial.user_attrs):
+            log.warning("trial %d: the sweep that ran it (%s) has ended", trial.number, trial.user_attrs[OWNER])
+            retry(study, study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True))
 
 
 def counted(trials: Sequence[FrozenTrial]) -> tuple[int, int]:
@@ -359,6 +369,7 @@ class PruningOptunaSweeper(Sweeper):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                     optuna.storages.fail_stale_trials(study)
+            fail_dead_owners(study)
             trials = study.get_trials(deepcopy=False)
             if beating:
                 beat_once(storage, trials, seen)
@@ -384,6 +395,7 @@ class PruningOptunaSweeper(Sweeper):
         with warnings.catch_warnings():  # Optuna wants heartbeats with Study.optimize; ask-and-tell beats them here
             warnings.filterwarnings("ignore", message="Heartbeat of storage")
             trial = study.ask(space)
+        storage.set_trial_user_attr(trial._trial_id, OWNER, this_process())
         if has_heartbeats(storage):
             storage.record_heartbeat(trial._trial_id)
         return trial

@@ -3,9 +3,14 @@ so it is in place before the job's data is read. The moment is written to ``stam
 
     +hydra.callbacks.signal._target_=tests.helpers.signal_at.SignalAtPhase +hydra.callbacks.signal.phase=checkpoint
 
-Phases: ``data`` (the corpus preparation starts), ``checkpoint`` (inside ``torch.save``'s first write to a file named
-``file``, e.g. ``last.ckpt``: the write a signal used to cut), ``suite`` (the per-epoch suite starts), ``between``
-(a sweep asks for its ``nth`` batch of trials, none running)."""
+Phases: ``data`` (the corpus preparation starts), ``load`` (a job's datamodule reads its corpus, prepared or from the
+cache), ``checkpoint`` (inside ``torch.save``'s first write to a file named ``file``, e.g. ``last.ckpt``: the write a
+signal used to cut), ``suite`` (the per-epoch suite starts), ``between`` (a sweep asks for its ``nth`` batch of trials,
+none running), ``trial`` (Optuna has just created a sweep's ``nth`` trial: nothing else is recorded on it yet),
+``results`` (a sweep starts telling the study how a trial's job ended: the run's files are written, the study is not
+told). ``job``: count the calls of that multirun job alone (``nth`` of them), for phases inside a job.
+
+    +hydra.callbacks.signal.phase=suite +hydra.callbacks.signal.job=1 +hydra.callbacks.signal.signal=SIGKILL"""
 from __future__ import annotations
 
 import functools
@@ -21,13 +26,21 @@ from hydra.experimental.callback import Callback
 
 class SignalAtPhase(Callback):
     def __init__(self, phase: str, signal: str = "SIGTERM", nth: int = 1, file: str = "last.ckpt",
-                 stamp: str | None = None, to: str = "self") -> None:
+                 stamp: str | None = None, to: str = "self", job: int | None = None) -> None:
         """``to``: ``self``, or ``parent`` (the sweep's process, from a job a joblib worker runs)."""
-        self.settings = {"phase": phase, "signal": signal, "nth": nth, "file": file, "stamp": stamp, "to": to}
+        self.settings = {"phase": phase, "signal": signal, "nth": nth, "file": file, "stamp": stamp, "to": to,
+                         "job": job}
         self.phase, self.signum, self.nth, self.file, self.to = phase, int(_signals()[signal]), int(nth), file, to
         self.stamp = Path(stamp) if stamp else None
+        self.job = None if job is None else int(job)
+        self.job_now: int | None = None
         self.seen = 0
-        {"data": self._data, "checkpoint": self._checkpoint, "suite": self._suite, "between": self._between}[phase]()
+        {"data": self._data, "load": self._load, "checkpoint": self._checkpoint, "suite": self._suite,
+         "between": self._between, "trial": self._trial, "results": self._results}[phase]()
+
+    def on_job_start(self, config: Any, **kwargs: Any) -> None:
+        """A multirun job starts (in this process): its number, for ``job``."""
+        self.job_now = int(config.hydra.job.num)
 
     def __getstate__(self) -> dict:  # a joblib worker gets the callbacks pickled: it patches its own process
         return self.settings
@@ -41,6 +54,8 @@ class SignalAtPhase(Callback):
         os.kill(os.getpid() if self.to == "self" else os.getppid(), self.signum)
 
     def _due(self) -> bool:
+        if self.job is not None and self.job_now != self.job:
+            return False
         self.seen += 1
         return self.seen == self.nth
 
@@ -59,6 +74,30 @@ class SignalAtPhase(Callback):
         import sentence_lab.datamodules.corpus as corpus
 
         self._wrap(corpus, "prepare_corpus")
+
+    def _load(self) -> None:
+        import sentence_lab.datamodules.ordered_corpus as ordered_corpus
+
+        self._wrap(ordered_corpus, "load_corpus")
+
+    def _trial(self) -> None:
+        from optuna.study import Study
+
+        original, helper = Study.ask, self
+
+        @functools.wraps(original)
+        def ask(study, *args, **kwargs):
+            trial = original(study, *args, **kwargs)
+            if helper._due():  # the trial is in the storage; the sweep has recorded nothing on it
+                helper.send()
+            return trial
+
+        Study.ask = ask  # the drill's patch, in the sweep's own process
+
+    def _results(self) -> None:
+        from sentence_lab.runs.optuna_sweep import PruningOptunaSweeper
+
+        self._wrap(PruningOptunaSweeper, "tell")
 
     def _suite(self) -> None:
         from sentence_lab.training.eval_suite import EvalSuiteCallback
@@ -109,4 +148,4 @@ class SignalAtPhase(Callback):
 
 
 def _signals() -> dict[str, int]:
-    return {"SIGTERM": signal.SIGTERM, "SIGINT": signal.SIGINT}
+    return {"SIGTERM": signal.SIGTERM, "SIGINT": signal.SIGINT, "SIGKILL": signal.SIGKILL}
