@@ -14,7 +14,7 @@ import pytest
 from optuna.trial import TrialState
 
 from hydra_plugins.sentence_lab.slurm_launcher import resuming
-from sentence_lab.optuna_storage import RETRY_OF, storage_url
+from sentence_lab.optuna_storage import INTERRUPTED_BY, RETRY_OF, storage_url
 from sentence_lab.reporting.report import main as report_main
 from sentence_lab.runs.sweeps import FAILED_JOBS, INTERRUPTED_JOBS, restarted_by_slurm
 from tests.helpers import processes
@@ -180,6 +180,27 @@ def test_a_job_past_its_time_limit_with_no_requeue_left_is_recorded_as_interrupt
     sweep = tmp_path / "sweep"
     assert [(e["event"], e.get("outcome")) for e in job_events(sweep)] == [("started", None), ("ended", "interrupted")]
     assert (sweep / "0" / "checkpoints" / "interrupted.ckpt").is_file()
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_an_optuna_trial_past_its_time_limit_with_no_requeue_left_is_failed_as_interrupted_and_queued_again(
+        tiny_corpus, senteval_root, tmp_path, partition):
+    """The same end under an Optuna sweep: the trial is failed with ``interrupted_by: SIGUSR2`` and its parameters
+    queued again for the next command, and the sweep stops with 128 + 12."""
+    cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length]", "hparams_search=qt_optuna",
+                        "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=200",
+                        "data.batch_size=8", "logger=none", "hydra.sweeper.n_trials=1",
+                        *launcher_overrides(partition), "hydra.launcher.timeout_min=1",
+                        "hydra.launcher.signal_delay_s=20", "hydra.launcher.max_num_timeout=0")
+    done = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 128 + signal.SIGUSR2, done.stderr[-3000:]
+    trials = optuna.load_study(study_name="qt_probing", storage=storage_url(None, tmp_path / "sweep")).trials
+    cut, queued = trials
+    assert cut.state == TrialState.FAIL and cut.user_attrs[INTERRUPTED_BY] == "SIGUSR2"
+    assert queued.state == TrialState.WAITING and queued.user_attrs[RETRY_OF] == 0
+    assert queued.system_attrs["fixed_params"] == cut.params  # what the next command's first trial runs
+    assert (tmp_path / "sweep" / "0" / "checkpoints" / "interrupted.ckpt").is_file()
 
 
 @pytest.mark.cluster
