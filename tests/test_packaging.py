@@ -25,8 +25,8 @@ pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-FOLDERS = ["text", "encoders", "objectives", "datamodules", "training", "runs", "evaluation", "adapters", "reporting",
-           "probing_gen", "cli"]
+FOLDERS = ["text", "encoders", "objectives", "datamodules", "checkpoints", "training", "runs", "tasks", "evaluation",
+           "adapters", "reporting", "probing_gen", "cli"]
 
 
 @pytest.fixture(scope="module")

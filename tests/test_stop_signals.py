@@ -23,7 +23,7 @@ from tests.helpers import processes
 from tests.helpers.in_process import run_command
 from tests.helpers.train_config import sweep_command
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 WITHIN_S = 10.0  # from the signal to the process's end
 
 

@@ -13,7 +13,7 @@ import torch
 from sentence_lab.evaluation.classifier import probe_kernels
 from tests.helpers import processes
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _case(G, M, C, d, B, dtype, mse, augmented, seed=0):
