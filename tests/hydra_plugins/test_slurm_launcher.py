@@ -168,26 +168,11 @@ def test_a_job_requeued_by_hand_is_stopped_and_resumes_from_its_checkpoint(tiny_
 
 @pytest.mark.cluster
 @pytest.mark.slow
-def test_a_job_past_its_time_limit_with_no_requeue_left_is_recorded_as_interrupted(tiny_corpus, senteval_root,
-                                                                                     tmp_path, partition):
-    """``max_num_timeout=0``: the time limit's signal ends the job for good; the sweep says so and exits 128 + 12."""
-    cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1", "trainer.max_epochs=200",
-                      "data.batch_size=8", "hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=20",
-                      "hydra.launcher.max_num_timeout=0")
-    done = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=240)
-    assert done.returncode == 128 + signal.SIGUSR2, done.stderr[-3000:]
-    assert "was stopped by SIGUSR2 and not requeued" in done.stdout + done.stderr  # Hydra logs to stdout
-    sweep = tmp_path / "sweep"
-    assert [(e["event"], e.get("outcome")) for e in job_events(sweep)] == [("started", None), ("ended", "interrupted")]
-    assert (sweep / "0" / "checkpoints" / "interrupted.ckpt").is_file()
-
-
-@pytest.mark.cluster
-@pytest.mark.slow
 def test_an_optuna_trial_past_its_time_limit_with_no_requeue_left_is_failed_as_interrupted_and_queued_again(
         tiny_corpus, senteval_root, tmp_path, partition):
-    """The same end under an Optuna sweep: the trial is failed with ``interrupted_by: SIGUSR2`` and its parameters
-    queued again for the next command, and the sweep stops with 128 + 12."""
+    """``max_num_timeout=0``: the time limit's signal ends the job for good (interrupted, its checkpoint written);
+    the sweep says so and exits 128 + 12, and under Optuna the trial is failed with ``interrupted_by: SIGUSR2`` and its
+    parameters queued again for the next command."""
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length]", "hparams_search=qt_optuna",
                         "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=200",
                         "data.batch_size=8", "logger=none", "hydra.sweeper.n_trials=1",
@@ -195,6 +180,9 @@ def test_an_optuna_trial_past_its_time_limit_with_no_requeue_left_is_failed_as_i
                         "hydra.launcher.signal_delay_s=20", "hydra.launcher.max_num_timeout=0")
     done = processes.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=240)
     assert done.returncode == 128 + signal.SIGUSR2, done.stderr[-3000:]
+    assert "was stopped by SIGUSR2 and not requeued" in done.stdout + done.stderr  # Hydra logs to stdout
+    assert [(e["event"], e.get("outcome")) for e in job_events(tmp_path / "sweep")] == [("started", None),
+                                                                                          ("ended", "interrupted")]
     trials = optuna.load_study(study_name="qt_probing", storage=storage_url(None, tmp_path / "sweep")).trials
     cut, queued = trials
     assert cut.state == TrialState.FAIL and cut.user_attrs[INTERRUPTED_BY] == "SIGUSR2"

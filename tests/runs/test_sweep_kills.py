@@ -19,6 +19,7 @@ from optuna.trial import TrialState
 
 from sentence_lab.optuna_storage import RETRY_OF, open_storage, storage_url
 from tests.helpers import processes
+from tests.helpers.in_process import run_command
 from tests.helpers.services import postgresql_url
 from tests.helpers.train_config import sweep_command
 
@@ -79,7 +80,7 @@ def test_a_sweep_killed_in_each_window_leaves_a_study_the_same_command_finishes(
     cut = before[1]
 
     started = time.monotonic()
-    again = processes.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600)
+    again = run_command(cmd, cwd=tmp_path, env=_env(), timeout=600)  # in this process: nothing kills it
     waited = time.monotonic() - started
     assert again.returncode == 0, again.stderr[-3000:]
     after = study.trials()
