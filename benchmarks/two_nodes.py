@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import shlex
-import socket
 import statistics
 import subprocess
 import sys
@@ -24,16 +23,11 @@ import tempfile
 from pathlib import Path
 
 from lib import records, smoke_inputs
+from lib.local_nodes import free_port, torchrun
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = ROOT / "train.py"
 SMOKE_OVERRIDES = ["encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random", "data.batch_size=8"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def train_overrides(run: Path, steps: int, timer: Path, extra: list[str]) -> list[str]:
@@ -60,9 +54,7 @@ def one_node(run: Path, steps: int, extra: list[str]) -> tuple[dict, list[list[s
 def two_nodes(run: Path, steps: int, extra: list[str]) -> tuple[dict, list[list[str]]]:
     timer = run.parent / f"{run.name}.timer.json"
     port = free_port()
-    commands = [[sys.executable, "-m", "torch.distributed.run", "--nnodes=2", "--nproc-per-node=1",
-                 f"--node-rank={node}", "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}",
-                 f"--rdzv-id=bench-{port}", "--local-addr=127.0.0.1", "--max-restarts=0", str(TRAIN),
+    commands = [[*torchrun(node, port), str(TRAIN),
                  *train_overrides(run, steps, timer, ["trainer.devices=1", "trainer.num_nodes=2", *extra])]
                 for node in (0, 1)]
     launchers = [subprocess.Popen(c, cwd=ROOT, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -12,7 +12,7 @@ The study lives in ``storage`` (default ``sqlite:///<sweep dir>/optuna.db``; any
 goes on where it stopped: finished trials are kept and never repeated; a trial cut by a signal (SIGTERM, SIGINT, in
 any phase: ``sentence_lab.stop_signals``) is failed with ``interrupted_by`` and run again with the same
 parameters; one whose sweep died without a word (SIGKILL, a lost node) is found, on the sweep's own host, by its
-recorded process having ended (``trial_owner``), else by its missing heartbeat (database storages), and run again
+recorded process having ended (``OWNER``), else by its missing heartbeat (database storages), and run again
 the same way. Two sweeps on one storage share the study: each
 asks only for the trials the budget (``n_trials`` finished) still allows.
 """
@@ -54,13 +54,16 @@ from sentence_lab.optuna_storage import (
     storage_url,
     write_study_record,
 )
+from sentence_lab.runs.process_record import has_ended, this_process
 from sentence_lab.runs.sweeps import set_aside_failures
-from sentence_lab.runs.trial_owner import OWNER, owner_gone, this_process
 from sentence_lab.stop_signals import Stopped, signals_held, stops_raise
 
 log = logging.getLogger(__name__)
 
 RESULTS_FILE = "optimization_results.yaml"
+# The trial attribute naming the sweep process that runs it (``runs.process_record``): a sweep on the same host fails
+# at once a running trial whose sweep has ended, and runs its parameters again.
+OWNER = "sweep_process"
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 
 
@@ -145,9 +148,9 @@ def retry(study: optuna.Study, trial: FrozenTrial) -> None:
 
 
 def fail_dead_owners(study: optuna.Study) -> None:
-    """Fail, and queue again, every running trial whose sweep process is known to have ended (``trial_owner``)."""
+    """Fail, and queue again, every running trial whose sweep process is known to have ended (``OWNER``)."""
     for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        if owner_gone(trial.user_attrs):
+        if has_ended(trial.user_attrs.get(OWNER)):
             log.warning("trial %d: the sweep that ran it (%s) has ended", trial.number, trial.user_attrs[OWNER])
             retry(study, study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True))
 

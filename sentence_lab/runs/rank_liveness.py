@@ -2,7 +2,7 @@
 or did not answer; every rank here keeps a sign of life in the run directory (every node sees it: a run over several
 nodes shares one), ``<run>/.ranks/<rank>``, touched every ``INTERVAL_S`` by a thread of its own, so the ranks left
 can name the one whose sign stopped: a process killed (the out-of-memory killer, a lost node) or stopped. The file
-holds the rank's host and process id, so a rank on the same host that has ended is named at once.
+names the rank's process (``runs.process_record``), so a rank on the same host that has ended is named at once.
 
     python train.py trainer=ddp_cpu ...     # any run of more than one rank: RankLiveness is added by runs/run.py
 """
@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import signal
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +18,7 @@ from pathlib import Path
 
 from lightning import Callback, LightningModule, Trainer
 
+from sentence_lab.runs.process_record import has_ended, this_process
 from sentence_lab.stop_signals import STOP_SIGNALS
 
 log = logging.getLogger(__name__)
@@ -44,7 +43,7 @@ class RankLiveness(Callback):
             return
         self._file = sign_of_life(Path(trainer.default_root_dir), trainer.global_rank)
         self._file.parent.mkdir(parents=True, exist_ok=True)
-        self._file.write_text(f"{socket.gethostname()} {os.getpid()}\n")
+        self._file.write_text(this_process() + "\n")
         self._stop.clear()
         self._thread = threading.Thread(target=self._beat, args=(self._file,), name="rank-liveness", daemon=True)
         self._thread.start()
@@ -88,22 +87,13 @@ def silent_ranks(run_dir: Path, world_size: int, me: int, stale_s: float = STALE
 
 
 def _gone(path: Path, stale_s: float) -> bool:
+    """A sign of life older than ``stale_s``, or naming a process of this host that has ended."""
     try:
         age = time.time() - path.stat().st_mtime
-        host, pid = path.read_text().split()
-    except (OSError, ValueError):
+        record = path.read_text()
+    except OSError:
         return False
-    if age > stale_s:
-        return True
-    if host != socket.gethostname():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except (PermissionError, ValueError):
-        return False
-    return False
+    return age > stale_s or has_ended(record)
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ from sentence_lab.runs.rank_liveness import sign_of_life, silent_ranks
 def _sign(run: Path, rank: int, pid: int, age_s: float = 0.0, host: str | None = None) -> None:
     path = sign_of_life(run, rank)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{host or socket.gethostname()} {pid}\n")
+    path.write_text(f"{host or socket.gethostname()} {pid} 0\n")  # a process record, its start time unknown
     then = time.time() - age_s
     os.utime(path, (then, then))
 

@@ -5,14 +5,13 @@ process is killed mid-epoch is named by the one left, and ``resume=true`` on bot
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from lib.local_nodes import free_port, torchrun
 from tests.helpers import processes
 from tests.training.test_ddp_cpu import FAULTS, ROOT, ddp_command, ddp_env
 
@@ -21,22 +20,13 @@ pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow
 TRAIN = ROOT / "train.py"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _nodes(script: Path, tiny_corpus: Path, tmp_path: Path, *overrides: str, **env: str) -> list[tuple[int, str]]:
     """Both nodes' torchrun launchers, started together; each one's exit code and output."""
-    port = _free_port()
+    port = free_port()
     launchers = []
     for node in (0, 1):
-        torchrun = [sys.executable, "-m", "torch.distributed.run", "--nnodes=2", "--nproc-per-node=1",
-                    f"--node-rank={node}", "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}",
-                    f"--rdzv-id=nodes-{port}", "--local-addr=127.0.0.1", "--max-restarts=0"]
         cmd = ddp_command(script, tiny_corpus, tmp_path, "trainer.devices=1", "trainer.num_nodes=2", *overrides)
-        launchers.append(processes.start([*torchrun, *cmd[1:]], cwd=tmp_path, stdout=subprocess.PIPE,
+        launchers.append(processes.start([*torchrun(node, port), *cmd[1:]], cwd=tmp_path, stdout=subprocess.PIPE,
                                          stderr=subprocess.STDOUT, text=True,
                                          env=ddp_env(GLOO_SOCKET_IFNAME="lo", **env)))
     outputs = [launcher.communicate(timeout=600)[0] for launcher in launchers]

@@ -1,16 +1,13 @@
-"""Which sweep process runs a trial, so that the next sweep can tell a dead one from a live one without waiting. The
-sweep that asks Optuna for a trial records itself on it (``sweep_process``: host, process id and the process's start
-time, which tells a reused id from the same process); a sweep that finds a trial running whose recorded process is on
-its own host and has ended fails it and runs its parameters again at once. This is the journal storage's only way
-to find a dead sweep (it keeps no heartbeats); on a database it comes before the heartbeat's grace period."""
+"""A process named so that another process can tell later whether it has ended: ``<host> <pid> <start time>`` (the
+start time tells a reused process id from the same process). Only a process on the same host can be known to have
+ended; one recorded elsewhere never is. A sweep names itself on each trial it runs (``runs.optuna_sweep``: the next
+sweep fails at once a trial whose sweep has ended, the journal storage's only way to find it), and each rank of a
+data-parallel run in its sign of life (``runs.rank_liveness``: the ranks left name a lost one)."""
 from __future__ import annotations
 
 import os
 import socket
 from pathlib import Path
-from typing import Any
-
-OWNER = "sweep_process"
 
 
 def this_process() -> str:
@@ -18,12 +15,12 @@ def this_process() -> str:
     return f"{socket.gethostname()} {os.getpid()} {_start_time(os.getpid())}"
 
 
-def owner_gone(attrs: dict[str, Any]) -> bool:
-    """Whether the process recorded in a trial's user attributes is known to have ended: it ran on this host and no
-    process of that id and start time lives. A trial recorded elsewhere, or not recorded at all, is not known to be."""
+def has_ended(record: str | None) -> bool:
+    """Whether the process ``record`` names (``this_process()``'s) is known to have ended: it ran on this host and no
+    process of that id and start time lives. One recorded elsewhere, or no record (None, garbled), is not known to."""
     try:
-        host, pid, started = str(attrs[OWNER]).split()
-    except (KeyError, ValueError):
+        host, pid, started = str(record).split()
+    except ValueError:
         return False
     if host != socket.gethostname():
         return False
