@@ -15,6 +15,7 @@ from sentence_lab.probing_gen.parser import Parsed, load_parser
 from sentence_lab.probing_gen.sampling import Reservoirs
 from sentence_lab.probing_gen.settings import ALL_TASKS, PARSED_TASKS, TAGGED_TASKS, GenSettings
 from sentence_lab.probing_gen.somo import odd_man_out
+from sentence_lab.probing_gen.sources import Sources
 from sentence_lab.probing_gen.stream import CorpusTables, corpus_documents, prepare_tables
 from sentence_lab.probing_gen.surface import BigramShiftTask, LengthTask, WordContentTask
 from sentence_lab.probing_gen.syntax import (
@@ -129,16 +130,19 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
         writer.update_source(sentences=tables.sentences, tokens=tables.tokens, eligible_sentences=tables.eligible,
                              vocabulary=len(tables.unigrams),
                              bigram_table_bytes=tables.bigrams.nbytes if tables.bigrams is not None else None)
+        sources = Sources(files, Path(settings.corpus), tables.documents_per_file, settings.balance_by)
+        writer.set_sources(sources)
+        unit = sources.unit
         surface: list[LengthTask | WordContentTask | BigramShiftTask] = []
         if "Length" in tasks:
-            surface.append(LengthTask(settings, rng))
+            surface.append(LengthTask(settings, rng, unit, sources.sample_unit))
         if "WordContent" in tasks:
             try:
-                surface.append(WordContentTask(settings, rng, tables.unigrams))
+                surface.append(WordContentTask(settings, rng, tables.unigrams, unit, sources.sample_unit))
             except ValueError as err:
                 writer.skip("WordContent", str(err))
         if "BigramShift" in tasks:
-            surface.append(BigramShiftTask(settings, rng))
+            surface.append(BigramShiftTask(settings, rng, unit))
         coordination = language.rules.coordination if language.rules is not None else None
         heuristic_coord = "CoordinationInversion" in tasks and parser is None and coordination is not None
         coord_reservoir = Reservoirs(2 * settings.total, rng) if heuristic_coord else None
@@ -146,17 +150,17 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
         coord_sample = Reservoirs(settings.parse_sample, rng) \
             if parser is not None and "CoordinationInversion" in tasks else None
         advance = progress.stage("pass 2: sample", tables.eligible)
-        for tokens in tables.eligible_sentences():
+        for doc, tokens in tables.eligible_sentences():
             for task in surface:
-                task.offer(tokens)
+                task.offer(doc, tokens)
             if parse_sample is not None:
-                parse_sample.offer(0, tokens)
+                parse_sample.offer(0, (doc, tokens))
             if coord_sample is not None and coordination is not None and coordination_candidate(tokens, coordination):
-                coord_sample.offer(0, tokens)
+                coord_sample.offer(0, (doc, tokens))
             if coord_reservoir is not None and coordination is not None:  # heuristic_coord
                 found = coordination_heuristic(tokens, settings.coord_max_length_ratio, coordination)
                 if found is not None:
-                    coord_reservoir.offer(0, (tokens, found, _case_test(tokens, tables.unigrams)))
+                    coord_reservoir.offer(0, (doc, (tokens, found, _case_test(tokens, tables.unigrams))))
             advance()
         stages["pass2_sample"] = time.perf_counter() - started - sum(stages.values())
         for task in surface:
@@ -166,32 +170,36 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
                 coord_reservoir.items.get(0, []), settings, rng,
                 f"heuristic (no parser): exactly one ', <{'|'.join(sorted(coordination.coordinators))}>' followed by "
                 "a pronoun or determiner, and a final . ! or ?",
-                approximation="surface pattern instead of a parse: some matches are not two coordinate clauses"))
+                approximation="surface pattern instead of a parse: some matches are not two coordinate clauses",
+                unit=unit))
         if coord_sample is not None and coordination is not None:
             sample = coord_sample.items.get(0, [])
             items = []
             advance = progress.stage("parse CoordInv candidates", len(sample))
-            for parsed in parser.parse(sample, workers=settings.workers):
+            for doc, parsed in zip((d for d, _ in sample), parser.parse((t for _, t in sample),
+                                                                        workers=settings.workers)):
                 found = coordination_parsed(parsed, settings.coord_max_length_ratio, coordination)
                 if found is not None:
-                    items.append((parsed.tokens, found, proper_noun_test(parsed.tokens, parsed.tags, coordination)))
+                    items.append((doc, (parsed.tokens, found,
+                                        proper_noun_test(parsed.tokens, parsed.tags, coordination))))
                 advance()
             writer.update_source(coordination_candidates_parsed=len(sample))
             stages["parse_coordination"] = time.perf_counter() - started - sum(stages.values())
-            writer.write(coordination_task(items, settings, rng, PARSED_COORDINATION, approximation=None))
+            writer.write(coordination_task(items, settings, rng, PARSED_COORDINATION, approximation=None, unit=unit))
         if parse_sample is not None and [t for t in tasks if t in PARSED_TASKS + TAGGED_TASKS  # a parser is given
                                          if t != "CoordinationInversion"]:
             sample = parse_sample.items.get(0, [])
             assert language.rules is not None, "a language with parsed tasks has their rules"
             collect = ParsedTasks([t for t in tasks if t in PARSED_TASKS and t != "CoordinationInversion"], settings,
-                                  rng, language.rules)
+                                  rng, language.rules, unit)
             keep_tags = "OddManOut" in tasks
-            tagged: list[Parsed] = []
+            tagged: list[tuple[int, Parsed]] = []
             advance = progress.stage(f"parse ({parser.name})", len(sample))
-            for parsed in parser.parse(sample, workers=settings.workers):
-                collect.offer(parsed)
+            for doc, parsed in zip((d for d, _ in sample), parser.parse((t for _, t in sample),
+                                                                        workers=settings.workers)):
+                collect.offer(parsed, doc)
                 if keep_tags:
-                    tagged.append(Parsed(parsed.tokens, language.rules.odd_tags(parsed), [], []))
+                    tagged.append((doc, Parsed(parsed.tokens, language.rules.odd_tags(parsed), [], [])))
                 advance()
             writer.update_source(parsed_sentences=len(sample))
             stages["parse_sample"] = time.perf_counter() - started - sum(stages.values())
@@ -200,7 +208,7 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
             if keep_tags:
                 assert tables.bigrams is not None, "the first pass counts bigrams for OddManOut"
                 writer.write(odd_man_out(tagged, tables.ids, tables.bigrams, settings, rng,
-                                         language.rules.replaceable, language.rules.odd_words))
+                                         language.rules.replaceable, language.rules.odd_words, unit))
 
 
 def _case_test(tokens: list[str], unigrams):

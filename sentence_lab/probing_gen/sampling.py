@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 SPLITS = ("tr", "va", "te")
@@ -42,38 +42,133 @@ def unique(items: Iterable, key=lambda item: item) -> list:
 
 Label = TypeVar("Label", str, int)  # a task's class: a word, a tag, a depth
 Item = TypeVar("Item")
+Unit = Callable[[int], Hashable]  # a document -> the source its classes are balanced within
 
 
-def balanced_splits(by_class: Mapping[Label, list[Item]], per_split: dict[str, int], rng: random.Random,
-                    classes: Sequence[Label] | None = None) -> dict[str, list[tuple[Label, Item]]]:
-    """Cut each class's items into tr/va/te with the same count per class in each split.
+def one_unit(doc: int) -> Hashable:
+    """Every document in one source: balance over the whole corpus only."""
+    return 0
 
-    Each split gets ``per_split[split] // nclasses`` items of every class when the rarest class allows;
-    otherwise every split shrinks in proportion (the counts go to meta.json).
+
+def unit_quotas(capacity: Mapping[Hashable, int], take: int,
+                weight: Mapping[Hashable, int] | None = None) -> dict[Hashable, int]:
+    """``take`` items spread over the units in proportion to ``weight`` (default: what each can give), none above
+    its capacity; what a full unit cannot take goes to the others, in the same proportion."""
+    take = min(take, sum(capacity.values()))
+    quota = {u: 0 for u in capacity}
+    while (left := take - sum(quota.values())) > 0:
+        room = {u: capacity[u] - quota[u] for u in capacity if capacity[u] > quota[u]}
+        weights = {u: (weight or capacity).get(u, 0) for u in room}
+        if not sum(weights.values()):
+            weights = room
+        total = sum(weights.values())
+        exact = {u: left * w / total for u, w in weights.items()}
+        give = {u: min(room[u], int(v)) for u, v in exact.items()}
+        if not sum(give.values()):  # every share below one item: the largest remainders get one each
+            for u in sorted(room, key=lambda u: (-exact[u], str(u)))[:left]:
+                quota[u] += 1
+            continue
+        for u, n in give.items():
+            quota[u] += n
+    return quota
+
+
+class SourcedReservoirs:
+    """A reservoir per (source, class) (``sample_unit``: a document's source, or one for all), so that a source
+    keeps its sentences of every class however rare the class is there; ``weights`` says how many of each class
+    every source really had (``seen``), so that sources are drawn in the corpus' proportions, not the samples'."""
+
+    def __init__(self, size: int, rng: random.Random, sample_unit: Unit) -> None:
+        self.reservoirs, self.sample_unit = Reservoirs(size, rng), sample_unit
+
+    def offer(self, label: Hashable, doc: int, item: Any) -> None:
+        self.reservoirs.offer((self.sample_unit(doc), label), (doc, item))
+
+    def by_class(self) -> dict[Hashable, list[tuple[int, Any]]]:
+        out: dict[Hashable, list[tuple[int, Any]]] = defaultdict(list)
+        for (_, label), items in sorted(self.reservoirs.items.items(), key=lambda kv: str(kv[0])):
+            out[label].extend(items)
+        return out
+
+    def weights(self, classes: Sequence[Hashable], unit: Unit) -> dict[Hashable, int]:
+        """Per balancing unit (when it is the sampling unit, else one weight for all): the count of its rarest
+        class in the whole corpus."""
+        seen: dict[Hashable, dict[Hashable, int]] = defaultdict(dict)
+        for (u, label), n in self.reservoirs.seen.items():
+            seen[u][label] = n
+        return {u: min(counts.get(c, 0) for c in classes) for u, counts in seen.items()}
+
+
+def _shrunk(per_class: dict[str, int], have: int) -> dict[str, int]:
+    """Every split's per-class count shrunk in proportion to ``have`` items a class, keeping one item per class in
+    dev and test while there are three."""
+    need = sum(per_class.values())
+    if have >= need:
+        return dict(per_class)
+    scaled = {s: int(per_class[s] * have / need) for s in SPLITS}
+    for s in ("te", "va"):
+        if per_class[s] and not scaled[s] and have >= 3:
+            scaled[s] = 1
+    scaled["tr"] = min(per_class["tr"], have - scaled["va"] - scaled["te"])
+    return scaled
+
+
+def _by_unit(items: Iterable[tuple[int, Item]], unit: Unit) -> dict[Hashable, list[tuple[int, Item]]]:
+    out: dict[Hashable, list[tuple[int, Item]]] = defaultdict(list)
+    for doc, item in items:
+        out[unit(doc)].append((doc, item))
+    return out
+
+
+def _take_balanced(pools: Mapping[Label, Mapping[Hashable, list[tuple[int, Item]]]], classes: Sequence[Label],
+                   counts: Sequence[tuple[str, int]], rng: random.Random,
+                   weight: Mapping[Hashable, int] | None = None) -> dict[str, list[tuple[Label, Item, int]]]:
+    """``counts`` [(split, n a class)] taken from ``pools[class][unit]`` so that every (unit, split) cell holds
+    the same number of each class: the units give in proportion to their capacity (the count of their rarest
+    class), and one shuffled list of the units' slots, shared by every class, says which split each item goes to."""
+    units = sorted({u for c in classes for u in pools.get(c, {})}, key=str)
+    capacity = {u: min(len(pools.get(c, {}).get(u, ())) for c in classes) for u in units}
+    quota = unit_quotas(capacity, sum(n for _, n in counts), weight)
+    slots = [u for u in units for _ in range(quota[u])]
+    rng.shuffle(slots)
+    split_of = [s for s, n in counts for _ in range(n)]
+    out: dict[str, list[tuple[Label, Item, int]]] = {s: [] for s in SPLITS}
+    for c in classes:
+        drawn = {}
+        for u in units:
+            items = list(pools.get(c, {}).get(u, ()))
+            rng.shuffle(items)
+            drawn[u] = iter(items[:quota[u]])
+        for u, s in zip(slots, split_of):
+            doc, item = next(drawn[u])
+            out[s].append((c, item, doc))
+    return out
+
+
+def unit_capacity(pools: Mapping[Label, Mapping[Hashable, list]], classes: Sequence[Label]) -> int:
+    units = {u for c in classes for u in pools.get(c, {})}
+    return sum(min(len(pools.get(c, {}).get(u, ())) for c in classes) for u in units)
+
+
+def balanced_splits(by_class: Mapping[Label, list[tuple[int, Item]]], per_split: dict[str, int],
+                    rng: random.Random, classes: Sequence[Label] | None = None,
+                    unit: Unit = one_unit,
+                    weight: Mapping[Hashable, int] | None = None) -> dict[str, list[tuple[Label, Item, int]]]:
+    """Cut each class's ``(document, item)`` pairs into tr/va/te with the same count per class in each split and,
+    within each source unit (``unit(document)``), the same count per class in each split.
+
+    Each split gets ``per_split[split] // nclasses`` items of every class when the sources allow; otherwise every
+    split shrinks in proportion (the counts go to meta.json). The units give in proportion to ``weight`` (default:
+    their capacity, the count of their rarest class). Returns ``{split: [(class, item, document)]}``.
     """
     classes = list(classes if classes is not None else sorted(by_class))
-    distinct = {c: unique(by_class.get(c, ()), key=lambda item: item if isinstance(item, str) else repr(item))
-                for c in classes}
-    per_class = {s: per_split.get(s, 0) // len(classes) for s in SPLITS}
-    have = min(len(items) for items in distinct.values())
-    need = sum(per_class.values())
-    if have < need:
-        # shrink every split in proportion, but keep one item per class in dev and test while there are three
-        scaled = {s: int(per_class[s] * have / need) for s in SPLITS}
-        for s in ("te", "va"):
-            if per_class[s] and not scaled[s] and have >= 3:
-                scaled[s] = 1
-        scaled["tr"] = min(per_class["tr"], have - scaled["va"] - scaled["te"])
-        per_class = scaled
-    out: dict[str, list[tuple[Label, Item]]] = {s: [] for s in SPLITS}
-    for c in classes:
-        items = distinct[c]
-        rng.shuffle(items)
-        start = 0
-        for s in SPLITS:
-            out[s].extend((c, item) for item in items[start:start + per_class[s]])
-            start += per_class[s]
-    return out
+    pools = {c: _by_unit(unique(by_class.get(c, ()), key=lambda pair: _item_key(pair[1])), unit) for c in classes}
+    per_class = _shrunk({s: per_split.get(s, 0) // len(classes) for s in SPLITS}, unit_capacity(pools, classes))
+    return _take_balanced(pools, classes, [(s, per_class[s]) for s in SPLITS], rng, weight)
+
+
+def _item_key(item: Any) -> Any:
+    return item if isinstance(item, str) else repr(item)
 
 
 def assign_targets(target_counts: dict[str, dict[Hashable, int]], per_split: dict[str, int],
@@ -102,26 +197,26 @@ def assign_targets(target_counts: dict[str, dict[Hashable, int]], per_split: dic
     return assignment
 
 
-def split_by_target(items: Iterable[tuple[Hashable, str, object]], per_split: dict[str, int],
-                    classes: Sequence[Hashable], rng: random.Random) -> tuple[dict[str, list], dict[str, str]]:
-    """``items``: (class, target word, item). Balanced splits with no target word shared across splits."""
+def split_by_target(items: Iterable[tuple[Hashable, str, int, object]], per_split: dict[str, int],
+                    classes: Sequence[Hashable], rng: random.Random,
+                    unit: Unit = one_unit) -> tuple[dict[str, list], dict[str, str]]:
+    """``items``: (class, target word, document, item). Balanced splits (each split balanced within each source
+    unit too) with no target word shared across splits; returns ``({split: [(class, item, document)]},
+    {target word: split})``."""
     items = list(items)
     counts: dict[str, dict[Hashable, int]] = defaultdict(lambda: defaultdict(int))
-    for c, target, _ in items:
+    for c, target, _, _ in items:
         counts[target][c] += 1
     assignment = assign_targets(counts, per_split, classes)
-    pools: dict[str, dict[Hashable, list]] = {s: {c: [] for c in classes} for s in SPLITS}
-    for c, target, item in items:
+    pools: dict[str, dict[Hashable, dict[Hashable, list]]] = {s: {c: defaultdict(list) for c in classes}
+                                                              for s in SPLITS}
+    for c, target, doc, item in items:
         if c in classes:
-            pools[assignment[target]][c].append(item)
+            pools[assignment[target]][c][unit(doc)].append((doc, item))
     per_class = {s: per_split[s] // len(classes) for s in SPLITS}
     # one scale for every split, so the tr:va:te proportions hold when a split runs short
-    scale = min(1.0, *(min(len(pools[s][c]) for c in classes) / per_class[s] for s in SPLITS if per_class[s]))
+    scale = min(1.0, *(unit_capacity(pools[s], classes) / per_class[s] for s in SPLITS if per_class[s]))
     out: dict[str, list] = {s: [] for s in SPLITS}
     for s in SPLITS:
-        k = int(per_class[s] * scale)
-        for c in classes:
-            pool = pools[s][c]
-            rng.shuffle(pool)
-            out[s].extend((c, item) for item in pool[:k])
+        out[s] = _take_balanced(pools[s], classes, [(s, int(per_class[s] * scale))], rng)[s]
     return out, assignment

@@ -25,6 +25,9 @@ class GenSettings:
     # .xz are decompressed); null: every .txt/.txt.xz file.
     files: str | None = None
     tasks: list[str] = field(default_factory=lambda: list(ALL_TASKS))
+    # Every task's classes are balanced within each source, so that a label cannot be told from where its sentence
+    # came from (sources.py): group (the file or folder directly under corpus=), document, or none (overall only).
+    balance_by: str = "group"
     train: int = 100000
     dev: int = 10000
     test: int = 10000

@@ -14,11 +14,11 @@ from collections.abc import Callable
 import numpy as np
 
 from sentence_lab.probing_gen.parser import Parsed
-from sentence_lab.probing_gen.sampling import SPLITS
+from sentence_lab.probing_gen.sampling import SPLITS, Unit, one_unit
 from sentence_lab.probing_gen.settings import GenSettings
 from sentence_lab.probing_gen.stream import BigramCounter
 from sentence_lab.probing_gen.surface import modified_half
-from sentence_lab.probing_gen.task_output import TaskOutput, rows_from_splits
+from sentence_lab.probing_gen.task_output import TaskOutput, offered_counts
 
 NOUN_VERB_TAGS = ("NN", "NNS", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ")
 ENGLISH_METHOD = "a random noun or verb (Penn tag NN/NNS/VB*)"
@@ -87,12 +87,14 @@ def word_tag_table(parsed: list[Parsed]) -> dict[str, Counter]:
     return table
 
 
-def odd_man_out(parsed: list[Parsed], ids: dict[str, int], bigrams: BigramCounter, settings: GenSettings,
+def odd_man_out(parsed: list[tuple[int, Parsed]], ids: dict[str, int], bigrams: BigramCounter, settings: GenSettings,
                 rng: random.Random, replaceable: Callable[[str], bool] = is_english_noun_or_verb,
-                what: str = ENGLISH_METHOD) -> TaskOutput:
-    """Each split from its own share of the sentences; a replacement word is never used in two splits. ``parsed``
-    carry the tags replacements must share (``syntax.ParsedRules.odd_tags``); ``what`` names the words replaced."""
-    replacer = Replacer(ids, bigrams, word_tag_table(parsed), settings.somo_log_tolerance, rng, replaceable)
+                what: str = ENGLISH_METHOD, unit: Unit = one_unit) -> TaskOutput:
+    """Each split from its own share of the sentences; a replacement word is never used in two splits. ``parsed``:
+    (document, the sentence with the tags replacements must share, ``syntax.ParsedRules.odd_tags``); ``what`` names
+    the words replaced."""
+    replacer = Replacer(ids, bigrams, word_tag_table([p for _, p in parsed]), settings.somo_log_tolerance, rng,
+                        replaceable)
     order = list(range(len(parsed)))
     rng.shuffle(order)
     total = settings.total
@@ -109,8 +111,10 @@ def odd_man_out(parsed: list[Parsed], ids: dict[str, int], bigrams: BigramCounte
             return None if found is None else found[0]
 
         rows[split] = modified_half(pool, modify, lambda p: " ".join(p.tokens), {split: share}, rng,
-                                    ("O", "C"))[split]
-    return TaskOutput("OddManOut", rows_from_splits(rows),
+                                    ("O", "C"), unit)[split]
+    offered = offered_counts({"O": [(doc, " ".join(p.tokens)) for doc, p in parsed]})
+    offered.update({(doc, "C"): n for (doc, _), n in offered.items()})
+    return TaskOutput.from_splits("OddManOut", rows, offered=offered,
                       method=f"C: {what} replaced by a word of the same majority "
                              f"tag whose bigrams with both neighbours have log10 corpus counts within "
                              f"{settings.somo_log_tolerance} of the original's; O: intact; no sentence in both forms; "

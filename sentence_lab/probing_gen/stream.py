@@ -109,8 +109,9 @@ class CorpusTables:
     prepared corpus, and its sentences of ``min_tokens``..``max_tokens`` tokens."""
 
     def __init__(self, words: list[str], counts: np.ndarray, split: PreparedSplit, bigrams: bool,
-                 min_tokens: int, max_tokens: int) -> None:
+                 min_tokens: int, max_tokens: int, documents_per_file: list[int] | None = None) -> None:
         self.split = split
+        self.documents_per_file = documents_per_file or []  # in the order of the prepared files
         lengths = np.diff(split.offsets)
         self.sentences, self.tokens = len(lengths), int(split.offsets[-1])
         self.eligible_rows = np.flatnonzero((lengths >= min_tokens) & (lengths <= max_tokens))
@@ -135,11 +136,11 @@ class CorpusTables:
             counter.add_keys(np.delete(keys, ends))
         return counter.finish()
 
-    def eligible_sentences(self) -> Iterator[list[str]]:
-        """The eligible sentences' tokens, in corpus order."""
-        ids, offsets, words = self.split.ids, self.split.offsets, self.words
+    def eligible_sentences(self) -> Iterator[tuple[int, list[str]]]:
+        """The eligible sentences' (document, tokens), in corpus order."""
+        ids, offsets, words, docs = self.split.ids, self.split.offsets, self.words, self.split.doc_ids
         for row in self.eligible_rows.tolist():
-            yield words[np.asarray(ids[offsets[row]:offsets[row + 1]])].tolist()
+            yield int(docs[row]), words[np.asarray(ids[offsets[row]:offsets[row + 1]])].tolist()
 
 
 def prepare_tables(files: list[Path], folder: Path, tokenizer_kind: str, lowercase: bool, bigrams: bool,
@@ -149,6 +150,7 @@ def prepare_tables(files: list[Path], folder: Path, tokenizer_kind: str, lowerca
     read the tables back from it."""
     rules = TokenRules(tokenizer=tokenizer_kind, lowercase=lowercase, min_tokens=1, max_tokens=_NO_CUT,
                        corpus_format=corpus_format, lang=lang)
-    prepare_corpus({"train": files}, rules, folder, workers=workers, show_progress=progress)
+    manifest = prepare_corpus({"train": files}, rules, folder, workers=workers, show_progress=progress)
     words, counts, splits = open_prepared(folder, ["train"])
-    return CorpusTables(words, counts, splits["train"], bigrams, min_tokens, max_tokens)
+    return CorpusTables(words, counts, splits["train"], bigrams, min_tokens, max_tokens,
+                        manifest["splits"]["train"]["file_documents"])

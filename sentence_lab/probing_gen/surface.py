@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 import random
+from collections import defaultdict
+from collections.abc import Callable, Hashable
+from typing import TypeVar
 
-from sentence_lab.probing_gen.sampling import Reservoirs, balanced_splits, unique
+from sentence_lab.probing_gen.sampling import Reservoirs, SourcedReservoirs, Unit, balanced_splits, one_unit, unique
 from sentence_lab.probing_gen.settings import GenSettings
-from sentence_lab.probing_gen.task_output import TaskOutput, rows_from_splits
+from sentence_lab.probing_gen.task_output import TaskOutput, offered_counts
+
+Item = TypeVar("Item")
 
 
 def is_word(token: str) -> bool:
@@ -28,24 +33,27 @@ class LengthTask:
 
     name = "Length"
 
-    def __init__(self, settings: GenSettings, rng: random.Random) -> None:
-        self.settings, self.rng = settings, rng
+    def __init__(self, settings: GenSettings, rng: random.Random, unit: Unit = one_unit,
+                 sample_unit: Unit = one_unit) -> None:
+        self.settings, self.rng, self.unit = settings, rng, unit
         self.edges = length_bin_edges(settings)
         self.width = self.edges[0][1] - self.edges[0][0] + 1
         per_bin = -(-settings.total // len(self.edges))
         # room for sentences the corpus repeats (" Yes , sir . "): each is used once, so a full reservoir of
         # exactly per_bin would shrink every split of the task
-        self.samples = Reservoirs(per_bin + per_bin // 4, rng)
+        self.samples = SourcedReservoirs(per_bin + per_bin // 4, rng, sample_unit)
 
-    def offer(self, tokens: list[str]) -> None:
-        self.samples.offer((len(tokens) - self.settings.min_tokens) // self.width, " ".join(tokens))
+    def offer(self, doc: int, tokens: list[str]) -> None:
+        self.samples.offer((len(tokens) - self.settings.min_tokens) // self.width, doc, " ".join(tokens))
 
     def finish(self) -> TaskOutput:
-        splits = balanced_splits(self.samples.items, self.settings.per_split, self.rng,
-                                 classes=range(len(self.edges)))
-        return TaskOutput(self.name, rows_from_splits(splits),
-                          method=f"label = bin of the token count; bins {self.edges}",
-                          extra={"bins": {str(i): list(edge) for i, edge in enumerate(self.edges)}})
+        classes = range(len(self.edges))
+        by_class = self.samples.by_class()
+        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=classes, unit=self.unit,
+                                 weight=self.samples.weights(classes, self.unit))
+        return TaskOutput.from_splits(self.name, splits, method=f"label = bin of the token count; bins {self.edges}",
+                                      offered=offered_counts(by_class),
+                                      extra={"bins": {str(i): list(edge) for i, edge in enumerate(self.edges)}})
 
 
 def word_content_candidates(unigrams, settings: GenSettings) -> list[str]:
@@ -69,20 +77,21 @@ class WordContentTask:
 
     name = "WordContent"
 
-    def __init__(self, settings: GenSettings, rng: random.Random, unigrams) -> None:
-        self.settings, self.rng = settings, rng
+    def __init__(self, settings: GenSettings, rng: random.Random, unigrams, unit: Unit = one_unit,
+                 sample_unit: Unit = one_unit) -> None:
+        self.settings, self.rng, self.unit = settings, rng, unit
         self.candidates = word_content_candidates(unigrams, settings)
         self.lookup = set(self.candidates)
         self.need = sum(n // settings.wc_words for n in settings.per_split.values())
-        self.samples = Reservoirs(max(self.need, 1), rng)
+        self.samples = SourcedReservoirs(max(self.need, 1), rng, sample_unit)
 
-    def offer(self, tokens: list[str]) -> None:
+    def offer(self, doc: int, tokens: list[str]) -> None:
         hits = [t for t in tokens if t in self.lookup]
         if len(hits) == 1:
-            self.samples.offer(hits[0], " ".join(tokens))
+            self.samples.offer(hits[0], doc, " ".join(tokens))
 
-    def words(self) -> list[str]:
-        have = {w: len(self.samples.items.get(w, ())) for w in self.candidates}
+    def words(self, by_class: dict) -> list[str]:
+        have = {w: len(by_class.get(w, ())) for w in self.candidates}
         full = [w for w in self.candidates if have[w] >= self.need]
         if len(full) >= self.settings.wc_words:
             return full[:self.settings.wc_words]
@@ -91,10 +100,12 @@ class WordContentTask:
         return [w for w in self.candidates if w in chosen]
 
     def finish(self) -> TaskOutput:
-        words = self.words()
+        by_class = self.samples.by_class()
+        words = self.words(by_class)
         ranks = [self.settings.wc_rank_start + self.candidates.index(w) for w in words]
-        splits = balanced_splits(self.samples.items, self.settings.per_split, self.rng, classes=words)
-        return TaskOutput(self.name, rows_from_splits(splits),
+        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=words, unit=self.unit,
+                                 weight=self.samples.weights(words, self.unit))
+        return TaskOutput.from_splits(self.name, splits, offered=offered_counts({w: by_class[w] for w in words}),
                           method="label = the one word of the mid-frequency list the sentence holds (exactly one "
                                  "occurrence of exactly one of them); words of frequency ranks "
                                  f"{self.settings.wc_rank_start}-"
@@ -115,32 +126,36 @@ def shift_bigram(tokens: list[str], rng: random.Random) -> list[str] | None:
     return tokens[:i] + [tokens[i + 1], tokens[i]] + tokens[i + 2:]
 
 
-def modified_half(sentences: list, modify, render, per_split: dict[str, int], rng: random.Random,
-                  labels: tuple[str, str]) -> dict[str, list[tuple[str, str]]]:
+def modified_half(sentences: list[tuple[int, Item]], modify: Callable[[Item], str | None],
+                  render: Callable[[Item], str], per_split: dict[str, int], rng: random.Random,
+                  labels: tuple[str, str], unit: Unit = one_unit) -> dict[str, list[tuple[str, str, int]]]:
     """Binary "intact or modified" tasks: each sentence is used once, in one form only (paper 003, section 2).
 
-    ``modify(item) -> str | None`` (None: cannot be modified), ``render(item) -> str`` (intact);
-    ``labels`` = (intact, modified). Half of each split is modified.
+    ``sentences``: (document, item); ``modify(item) -> str | None`` (None: cannot be modified), ``render(item) ->
+    str`` (intact); ``labels`` = (intact, modified). Half of each split is modified, and half of each source
+    unit's share of it.
     """
     intact, changed = labels
-    sentences = unique(sentences, key=render)  # a repeated sentence could otherwise appear in both forms
+    sentences = unique(sentences, key=lambda pair: render(pair[1]))  # else a sentence could be in both forms
     rng.shuffle(sentences)
-    by_class: dict[str, list[str]] = {intact: [], changed: []}
-    need = sum(per_split.values()) // 2
-    for item in sentences:
-        # the class is drawn before trying: a sentence that cannot be modified is dropped, not kept as intact,
-        # so both classes come from the same sentences
-        label = changed if len(by_class[changed]) < need and (len(by_class[intact]) >= need or rng.random() < 0.5) \
+    by_class: dict[str, list[tuple[int, str]]] = {intact: [], changed: []}
+    per_unit: dict[Hashable, dict[str, int]] = defaultdict(lambda: {intact: 0, changed: 0})
+    need, balanced = sum(per_split.values()) // 2, 0
+    for doc, item in sentences:
+        # the class is drawn before trying (the one the sentence's source has fewer of, a tie at random): a sentence
+        # that cannot be modified is dropped, not kept as intact, so both classes come from the same sentences
+        have = per_unit[unit(doc)]
+        label = changed if have[changed] < have[intact] or (have[changed] == have[intact] and rng.random() < 0.5) \
             else intact
-        if label == changed:
-            modified = modify(item)
-            if modified is not None:
-                by_class[changed].append(modified)
-        elif len(by_class[intact]) < need:
-            by_class[intact].append(render(item))
-        if len(by_class[intact]) >= need and len(by_class[changed]) >= need:
+        text = modify(item) if label == changed else render(item)
+        if text is None:
+            continue
+        by_class[label].append((doc, text))
+        have[label] += 1
+        balanced += have[label] <= have[intact if label == changed else changed]
+        if balanced >= need:  # every unit's smaller class summed: enough for a balanced split
             break
-    return balanced_splits(by_class, per_split, rng, classes=[intact, changed])
+    return balanced_splits(by_class, per_split, rng, classes=[intact, changed], unit=unit)
 
 
 class BigramShiftTask:
@@ -148,20 +163,20 @@ class BigramShiftTask:
 
     name = "BigramShift"
 
-    def __init__(self, settings: GenSettings, rng: random.Random) -> None:
-        self.settings, self.rng = settings, rng
+    def __init__(self, settings: GenSettings, rng: random.Random, unit: Unit = one_unit) -> None:
+        self.settings, self.rng, self.unit = settings, rng, unit
         self.samples = Reservoirs(settings.total + settings.total // 4, rng)  # room for unswappable ones
 
-    def offer(self, tokens: list[str]) -> None:
-        self.samples.offer(0, tokens)
+    def offer(self, doc: int, tokens: list[str]) -> None:
+        self.samples.offer(0, (doc, tokens))
 
     def finish(self) -> TaskOutput:
         def modify(tokens):
             shifted = shift_bigram(tokens, self.rng)
             return None if shifted is None else " ".join(shifted)
 
-        splits = modified_half(list(self.samples.items[0]), modify, " ".join, self.settings.per_split, self.rng,
-                               ("O", "I"))
-        return TaskOutput(self.name, rows_from_splits(splits),
-                          method="I: two random adjacent words (tokens with a letter or digit, not equal) inverted; "
-                                 "O: intact; no sentence in both forms")
+        sentences = list(self.samples.items[0])
+        splits = modified_half(sentences, modify, " ".join, self.settings.per_split, self.rng, ("O", "I"), self.unit)
+        return TaskOutput.from_splits(self.name, splits, offered=offered_counts({"O": sentences, "I": sentences}),
+                                      method="I: two random adjacent words (tokens with a letter or digit, not "
+                                             "equal) inverted; O: intact; no sentence in both forms")

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from scipy.stats import spearmanr
 
 from sentence_lab.probing_gen.parser import Parsed
-from sentence_lab.probing_gen.sampling import balanced_splits, split_by_target
+from sentence_lab.probing_gen.sampling import Unit, balanced_splits, one_unit, split_by_target, unit_quotas
 from sentence_lab.probing_gen.settings import GenSettings
 from sentence_lab.probing_gen.somo import ENGLISH_METHOD, is_english_noun_or_verb
 from sentence_lab.probing_gen.surface import length_bin_edges, modified_half
-from sentence_lab.probing_gen.task_output import TaskOutput, rows_from_splits
+from sentence_lab.probing_gen.task_output import TaskOutput, offered_counts
 
 FINITE = {"VBD": "PAST", "VBP": "PRES", "VBZ": "PRES"}
 NUMBER = {"NN": "NN", "NNS": "NNS"}
@@ -261,28 +261,30 @@ class ParsedTasks:
     sentences are pre-filtered and parsed apart); ``finish`` cuts the splits."""
 
     def __init__(self, tasks: list[str], settings: GenSettings, rng: random.Random,
-                 rules: ParsedRules = ENGLISH_RULES) -> None:
-        self.tasks, self.settings, self.rng, self.rules = tasks, settings, rng, rules
-        self.targets: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # task -> (label, target, sentence)
-        self.depth: dict[tuple[int, int], list[str]] = defaultdict(list)  # (depth, length bin) -> sentences
-        self.top: list[tuple[str, str]] = []
+                 rules: ParsedRules = ENGLISH_RULES, unit: Unit = one_unit) -> None:
+        self.tasks, self.settings, self.rng, self.rules, self.unit = tasks, settings, rng, rules, unit
+        # task -> (label, target, document, sentence)
+        self.targets: dict[str, list[tuple[str, str, int, str]]] = defaultdict(list)
+        # (depth, length bin) -> (document, sentence)
+        self.depth: dict[tuple[int, int], list[tuple[int, str]]] = defaultdict(list)
+        self.top: list[tuple[str, int, str]] = []
         self.edges = length_bin_edges(settings)
 
-    def offer(self, p: Parsed) -> None:
+    def offer(self, p: Parsed, doc: int = 0) -> None:
         sentence = " ".join(p.tokens)
         for task, item in (("Tense", self.rules.tense), ("SubjNumber", self.rules.subject),
                            ("ObjNumber", self.rules.object)):
             if task in self.tasks:
                 found = item(p)
                 if found is not None:
-                    self.targets[task].append((found[0], found[1], sentence))
+                    self.targets[task].append((found[0], found[1], doc, sentence))
         if "Depth" in self.tasks and len(p.roots) == 1:
             width = self.edges[0][1] - self.edges[0][0] + 1
-            self.depth[(p.depth(), (len(p.tokens) - self.settings.min_tokens) // width)].append(sentence)
+            self.depth[(p.depth(), (len(p.tokens) - self.settings.min_tokens) // width)].append((doc, sentence))
         if "TopConstituents" in self.tasks:
             seq = self.rules.top_constituents(p)
             if seq is not None:
-                self.top.append((seq, sentence))
+                self.top.append((seq, doc, sentence))
 
     def finish(self) -> list[TaskOutput]:
         out = []
@@ -291,10 +293,12 @@ class ParsedTasks:
         how = self.rules.how
         for task in ("Tense", "SubjNumber", "ObjNumber"):
             if task in self.tasks:
-                splits, assignment = split_by_target(self.targets[task], per_split,
-                                                     labels[task], self.rng)
-                out.append(TaskOutput(task, rows_from_splits(splits), method=how[task] + "; no target word in "
-                                      "two splits", extra={"target_words": len(assignment)}))
+                splits, assignment = split_by_target(self.targets[task], per_split, labels[task], self.rng,
+                                                     self.unit)
+                offered = offered_counts({c: [(doc, s) for label, _, doc, s in self.targets[task] if label == c]
+                                          for c in labels[task]})
+                out.append(TaskOutput.from_splits(task, splits, method=how[task] + "; no target word in two splits",
+                                                  offered=offered, extra={"target_words": len(assignment)}))
         if "Depth" in self.tasks:
             out.append(self._depth())
         if "TopConstituents" in self.tasks:
@@ -303,31 +307,36 @@ class ParsedTasks:
 
     def _depth(self) -> TaskOutput:
         values = sorted({d for d, _ in self.depth})
-        bins = sorted({b for _, b in self.depth})
         k = self.settings.depth_classes
 
-        def cells(window: list[int]) -> dict[int, int]:
-            """Per length bin, the count every depth of the window can give: equal length distributions."""
-            return {b: min(len(self.depth.get((d, b), ())) for d in window) for b in bins}
+        strata: dict[tuple[int, Hashable, int], list[tuple[int, str]]] = defaultdict(list)  # (depth, unit, bin)
+        for (d, b), items in self.depth.items():
+            for doc, sentence in items:
+                strata[(d, self.unit(doc), b)].append((doc, sentence))
+        cells_seen = sorted({(u, b) for _, u, b in strata}, key=str)
+
+        def cells(window: list[int]) -> dict[tuple[Hashable, int], int]:
+            """Per (source unit, length bin), the count every depth of the window can give: equal length
+            distributions, within each source."""
+            return {cell: min(len(strata.get((d, *cell), ())) for d in window) for cell in cells_seen}
 
         windows = [values[i:i + k] for i in range(max(1, len(values) - k + 1))]
         # the paper's "structured sampling" de-correlates depth and length: every depth class gets the same
-        # number of sentences in each length bin; the window of depths is the one that keeps the most
+        # number of sentences in each length bin (and source); the window of depths is the one that keeps the most
         best = max(windows, key=lambda w: (sum(cells(w).values()), -w[0]))
-        quota = cells(best)
-        need = self.settings.total // len(best)
-        scale = min(1.0, need / max(sum(quota.values()), 1))
-        by_class: dict[int, list[str]] = {d: [] for d in best}
-        for b in bins:
-            q = int(quota[b] * scale)
+        quota = unit_quotas(cells(best), self.settings.total // len(best))
+        by_class: dict[int, list[tuple[int, str]]] = {d: [] for d in best}
+        for cell, q in quota.items():
             for d in best:
-                items = list(self.depth.get((d, b), ()))
+                items = list(strata.get((d, *cell), ()))
                 self.rng.shuffle(items)
                 by_class[d].extend(items[:q])
-        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=best)
-        rows = rows_from_splits(splits)
-        rho = spearmanr([int(label) for _, label, _ in rows], [len(s.split()) for _, _, s in rows])[0] if rows else None
-        return TaskOutput("Depth", rows,
+        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=best, unit=self.unit)
+        rows = [(label, sentence) for part in splits.values() for label, sentence, _ in part]
+        rho = spearmanr([int(label) for label, _ in rows], [len(s.split()) for _, s in rows])[0] if rows else None
+        offered = offered_counts({d: [item for (depth, _, _), items in strata.items() if depth == d for item in items]
+                                  for d in best})
+        return TaskOutput.from_splits("Depth", splits, offered=offered,
                           method=f"label = nodes on the longest root-to-leaf path of the dependency tree, "
                                  f"the {k} consecutive values that keep the most sentences "
                                  "when every depth gets the same "
@@ -339,29 +348,35 @@ class ParsedTasks:
 
     def _top(self) -> TaskOutput:
         k = self.settings.top_constituents_classes
-        freq = Counter(seq for seq, _ in self.top)
+        freq = Counter(seq for seq, _, _ in self.top)
         kept = [seq for seq, _ in freq.most_common(k - 1)]
         keep = set(kept)
-        by_class: dict[str, list[str]] = defaultdict(list)
-        for seq, sentence in self.top:
-            by_class[seq if seq in keep else "OTHER"].append(sentence)
+        by_class: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        for seq, doc, sentence in self.top:
+            by_class[seq if seq in keep else "OTHER"].append((doc, sentence))
         classes = kept + ["OTHER"]
-        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=classes)
+        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=classes, unit=self.unit)
         method, approximation = self.rules.top_how
-        return TaskOutput("TopConstituents", rows_from_splits(splits),
+        return TaskOutput.from_splits("TopConstituents", splits, offered=offered_counts(by_class),
                           method=f"{method}; the {k - 1} most frequent sequences and OTHER",
                           approximation=approximation,
-                          extra={"sequences": kept, "sentences_per_class": {c: len(set(by_class[c])) for c in classes}})
+                          extra={"sequences": kept,
+                                             "sentences_per_class": {c: len({s for _, s in by_class[c]})
+                                                                     for c in classes}})
 
 
-def coordination_task(items: list[tuple[list[str], tuple, Callable[[int], bool]]], settings: GenSettings,
-                      rng: random.Random, method: str, approximation: str | None) -> TaskOutput:
-    """CoordInv: intact (O) or the two clauses swapped (I); each sentence in one form only."""
+def coordination_task(items: list[tuple[int, tuple[list[str], tuple, Callable[[int], bool]]]], settings: GenSettings,
+                      rng: random.Random, method: str, approximation: str | None, unit: Unit = one_unit) -> TaskOutput:
+    """CoordInv: intact (O) or the two clauses swapped (I); each sentence in one form only. ``items``:
+    (document, (tokens, the clauses' positions, the case test))."""
     def modify(item):
         tokens, (comma, cc, end), keep_case = item
         return invert_clauses(tokens, comma, cc, end, keep_case)
 
-    splits = modified_half(list(items), modify, lambda item: " ".join(item[0]), settings.per_split, rng, ("O", "I"))
-    return TaskOutput("CoordinationInversion", rows_from_splits(splits), method=method +
+    splits = modified_half(list(items), modify, lambda item: " ".join(item[0]), settings.per_split, rng, ("O", "I"),
+                           unit)
+    offered = offered_counts({"O": [(doc, " ".join(item[0])) for doc, item in items]})
+    offered.update({(doc, "I"): n for (doc, _), n in offered.items()})
+    return TaskOutput.from_splits("CoordinationInversion", splits, offered=offered, method=method +
                       f"; clauses balanced (longer <= {settings.coord_max_length_ratio} x shorter); I: the two clauses "
                       "swapped", approximation=approximation)

@@ -1,8 +1,8 @@
-"""What a task generator hands to the writer: its rows and how they were made."""
+"""What a task generator hands to the writer: its rows, where each came from, and how they were made."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sentence_lab.tasks.probing import PROBING_FILES
@@ -15,6 +15,17 @@ class TaskOutput:
     method: str  # how labels were made, one line
     approximation: str | None = None  # set when the task departs from the paper's construction
     extra: dict = field(default_factory=dict)
+    docs: list[int] = field(default_factory=list)  # each row's document (probing_gen.sources), parallel to rows
+    offered: Counter = field(default_factory=Counter)  # (document, label) -> distinct items before balancing
+
+    @classmethod
+    def from_splits(cls, task: str, splits: Mapping[str, Sequence[tuple[object, str, int]]], method: str,
+                    offered: Counter | None = None, **more) -> TaskOutput:
+        """``splits``: {split: [(label, sentence, document)]}, as the balancing functions of ``sampling`` give."""
+        ordered = [(split, row) for split in ("tr", "va", "te") for row in splits.get(split, ())]
+        return cls(task, [(split, str(label), sentence) for split, (label, sentence, _) in ordered], method,
+                   docs=[doc for _, (_, _, doc) in ordered], offered=offered if offered is not None else Counter(),
+                   **more)
 
     @property
     def file_name(self) -> str:
@@ -27,6 +38,10 @@ class TaskOutput:
         return {s: dict(sorted(c.items())) for s, c in out.items()}
 
 
-def rows_from_splits(splits: Mapping[str, Sequence[tuple[object, str]]]) -> list[tuple[str, str, str]]:
-    """{split: [(label, sentence)]} -> rows in split order."""
-    return [(split, str(label), sentence) for split in ("tr", "va", "te") for label, sentence in splits[split]]
+def offered_counts(by_class: Mapping[Hashable, Iterable[tuple[int, object]]]) -> Counter:
+    """(document, label) -> how many distinct items that document offered the class, before any balancing."""
+    out: Counter = Counter()
+    for label, items in by_class.items():
+        seen = {(doc, item if isinstance(item, str) else repr(item)) for doc, item in items}
+        out.update((doc, str(label)) for doc, _ in seen)
+    return out

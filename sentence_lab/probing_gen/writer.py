@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+from collections import Counter, defaultdict
 from pathlib import Path
 
+from sentence_lab.probing_gen.sources import Sources, source_baseline
 from sentence_lab.probing_gen.task_output import TaskOutput
 from sentence_lab.text.files import atomic_write_text
 
@@ -13,6 +15,13 @@ class ProbingWriter:
         self.out = Path(out)
         self.meta = {**meta, "layout": "senteval probing: tr|va|te<TAB>label<TAB>sentence", "tasks": {},
                      "skipped": {}}
+        self.sources: Sources | None = None
+        self._flush()
+
+    def set_sources(self, sources: Sources) -> None:
+        """Where the sentences come from: each task written after this records its classes per source."""
+        self.sources = sources
+        self.meta["source"]["sources"] = sources.describe()
         self._flush()
 
     def _flush(self) -> None:
@@ -40,8 +49,35 @@ class ProbingWriter:
                  "sizes": {s: sum(c.values()) for s, c in counts.items()}, "counts": counts, **output.extra}
         if output.approximation:
             entry["approximation"] = output.approximation
+        entry["shortfall"] = {s: max(self._asked(s) - entry["sizes"][s], 0) for s in ("tr", "va", "te")}
+        if self.sources is not None and output.docs:
+            entry["by_source"] = self._by_source(output, self.sources)
+            labels = {s: [label for split, label, _ in output.rows if split == s] for s in ("tr", "te")}
+            docs = {s: [d for (split, _, _), d in zip(output.rows, output.docs) if split == s] for s in ("tr", "te")}
+            entry["source_baseline"] = source_baseline(labels, docs, self.sources)
         self.meta["tasks"][output.task] = entry
         self._flush()
+
+    def _asked(self, split: str) -> int:
+        return int(self.meta["settings"].get({"tr": "train", "va": "dev", "te": "test"}[split], 0))
+
+    @staticmethod
+    def _by_source(output: TaskOutput, sources: Sources) -> dict:
+        """Per group: the class counts per split, and each class's sentences offered before balancing (a class the
+        group has few of caps what it gives of every class: the shortfall's cause). Tasks of more than
+        ``_LISTED_CLASSES`` classes give the smallest and largest count instead of every class's."""
+        counts: dict[str, dict[str, Counter]] = defaultdict(lambda: {s: Counter() for s in ("tr", "va", "te")})
+        for (split, label, _), doc in zip(output.rows, output.docs):
+            counts[sources.group(doc)][split][label] += 1
+        offered: dict[str, Counter] = defaultdict(Counter)
+        for (doc, label), n in output.offered.items():
+            offered[sources.group(doc)][label] += n
+        classes = sorted({label for _, label, _ in output.rows})
+        out = {}
+        for group in sorted(set(counts) | set(offered)):
+            out[group] = {"counts": {s: _summary(c, classes) for s, c in counts[group].items()},
+                          "offered": _summary(offered[group], classes)}
+        return out
 
     def unusable(self, output: TaskOutput) -> str | None:
         """Why ``output`` would be refused by the evaluation (None when it is usable)."""
@@ -63,3 +99,14 @@ class ProbingWriter:
             self.meta["stage_seconds"] = {k: round(v, 1) for k, v in stages.items()}
         self._flush()
         return self.meta
+
+
+_LISTED_CLASSES = 30
+
+
+def _summary(counts: Counter, classes: list[str]) -> dict:
+    """Every class's count, or for a task of many classes (WordContent) the total, smallest and largest."""
+    if len(classes) <= _LISTED_CLASSES:
+        return {c: counts.get(c, 0) for c in classes}
+    values = [counts.get(c, 0) for c in classes]
+    return {"total": sum(values), "per_class_min": min(values), "per_class_max": max(values)}

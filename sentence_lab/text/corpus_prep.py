@@ -188,6 +188,7 @@ def _write_split(folder: Path, split: str, jobs: list[tuple[str, FileTokens]],
     try:
         offsets.append(np.zeros(1))
         t, s, d = 0, 0, 0
+        file_documents = []
         for prefix, result in jobs:
             local = np.fromfile(prefix + ".ids", dtype=np.int32)
             lengths = np.fromfile(prefix + ".lengths", dtype=np.int32)
@@ -197,6 +198,7 @@ def _write_split(folder: Path, split: str, jobs: list[tuple[str, FileTokens]],
             offsets.append(t + np.cumsum(lengths, dtype=np.int64))
             doc_ids.append(np.repeat(np.arange(d, d + len(per_doc), dtype=np.int32), per_doc))
             t, s, d = t + len(local), s + len(lengths), d + len(per_doc)
+            file_documents.append(len(per_doc))
             for suffix in (".ids", ".lengths", ".docs", ".map"):
                 Path(prefix + suffix).unlink(missing_ok=True)
     finally:
@@ -204,7 +206,7 @@ def _write_split(folder: Path, split: str, jobs: list[tuple[str, FileTokens]],
             array_.file.close()
     for array_ in (ids, offsets, doc_ids):
         array_.close()
-    return {"tokens": t, "sentences": s, "documents": d}
+    return {"tokens": t, "sentences": s, "documents": d, "file_documents": file_documents}
 
 
 def prepare_corpus(splits: dict[str, list[Path]], rules: TokenRules, folder: Path, workers: int = 0,

@@ -7,10 +7,11 @@ import pytest
 
 from sentence_lab.probing_gen import stream
 from sentence_lab.probing_gen.parser import Parsed
-from sentence_lab.probing_gen.sampling import Reservoirs, balanced_splits, split_by_target
+from sentence_lab.probing_gen.sampling import Reservoirs, balanced_splits, split_by_target, unit_quotas
 from sentence_lab.probing_gen.settings import GenSettings
+from sentence_lab.probing_gen.sources import source_baseline
 from sentence_lab.probing_gen.stream import BigramCounter, CorpusTables
-from sentence_lab.probing_gen.surface import length_bin_edges, shift_bigram
+from sentence_lab.probing_gen.surface import length_bin_edges, modified_half, shift_bigram
 from sentence_lab.probing_gen.syntax import (
     argument_item,
     coordination_heuristic,
@@ -97,27 +98,103 @@ def test_top_constituents_and_depth_on_the_papers_example():
 
 def test_balanced_splits_equal_per_class_and_shrink_together():
     rng = random.Random(0)
-    by_class = {"a": [f"a{i}" for i in range(50)], "b": [f"b{i}" for i in range(30)]}
+    by_class = {"a": [(0, f"a{i}") for i in range(50)], "b": [(0, f"b{i}") for i in range(30)]}
     splits = balanced_splits(by_class, {"tr": 40, "va": 10, "te": 10}, rng)
-    counts = {s: Counter(c for c, _ in rows) for s, rows in splits.items()}
+    counts = {s: Counter(c for c, _, _ in rows) for s, rows in splits.items()}
     assert counts == {"tr": {"a": 20, "b": 20}, "va": {"a": 5, "b": 5}, "te": {"a": 5, "b": 5}}
     short = balanced_splits(by_class, {"tr": 80, "va": 20, "te": 20}, rng)  # b has 30 of the 60 asked
-    assert {s: Counter(c for c, _ in rows) for s, rows in short.items()} == \
+    assert {s: Counter(c for c, _, _ in rows) for s, rows in short.items()} == \
         {"tr": {"a": 20, "b": 20}, "va": {"a": 5, "b": 5}, "te": {"a": 5, "b": 5}}
-    every = [item for rows in splits.values() for _, item in rows]
+    every = [item for rows in splits.values() for _, item, _ in rows]
     assert len(every) == len(set(every))
+
+
+def two_sources(rng: random.Random) -> dict[str, list[tuple[int, str]]]:
+    """Captions (document 0) mostly PRES, news (document 1) mostly PAST: the source tells the label."""
+    rates = {0: 0.9, 1: 0.1}
+    by_class: dict[str, list[tuple[int, str]]] = {"PAST": [], "PRES": []}
+    for doc, pres in rates.items():
+        for i in range(4000):
+            label = "PRES" if rng.random() < pres else "PAST"
+            by_class[label].append((doc, f"{doc}-{i}"))
+    return by_class
+
+
+def test_balanced_splits_balance_every_class_within_every_source_and_split():
+    """Each (source, split) cell holds as many of each class (what a source lacks of one class it gives of none),
+    so the source alone predicts no better than the majority: the measure the generator writes to meta.json."""
+    rng = random.Random(4)
+    by_class = two_sources(rng)
+    overall = balanced_splits(by_class, {"tr": 1000, "va": 200, "te": 200}, random.Random(1))
+    cells = Counter((doc, s, c) for s, rows in overall.items() for c, _, doc in rows)
+    assert cells[(0, "tr", "PRES")] > 2 * cells[(0, "tr", "PAST")]  # balanced overall only: the source tells
+    within = balanced_splits(by_class, {"tr": 1000, "va": 200, "te": 200}, random.Random(1), unit=lambda doc: doc)
+    cells = Counter((doc, s, c) for s, rows in within.items() for c, _, doc in rows)
+    for doc in (0, 1):
+        for s in ("tr", "va", "te"):
+            assert cells[(doc, s, "PAST")] == cells[(doc, s, "PRES")] > 0, (doc, s)
+    # each source has ~400 of its rare class: 800 of the 700 a class needs, so nothing is short
+    assert Counter(c for c, _, _ in within["tr"]) == {"PAST": 500, "PRES": 500}
+
+    class OneGroupPerDoc:
+        def group(self, doc: int) -> str:
+            return f"g{doc}"
+
+    for splits, near_majority in ((overall, False), (within, True)):
+        labels = {s: [c for c, _, _ in splits[s]] for s in ("tr", "te")}
+        docs = {s: [d for _, _, d in splits[s]] for s in ("tr", "te")}
+        baseline = source_baseline(labels, docs, OneGroupPerDoc())  # type: ignore[arg-type]
+        assert baseline["majority"] == 50.0
+        assert (abs(baseline["group"] - 50.0) <= 2) == near_majority, baseline
+        assert baseline["document"] == baseline["group"]
+
+
+def test_a_source_short_of_a_class_gives_less_and_the_splits_shrink_together():
+    rng = random.Random(2)
+    by_class = {"PAST": [(0, f"p{i}") for i in range(10)] + [(1, f"q{i}") for i in range(100)],
+                "PRES": [(0, f"r{i}") for i in range(100)] + [(1, f"t{i}") for i in range(100)]}
+    splits = balanced_splits(by_class, {"tr": 400, "va": 100, "te": 100}, rng, unit=lambda doc: doc)
+    made = {s: Counter(c for c, _, _ in rows) for s, rows in splits.items()}
+    assert sum(made["tr"].values()) + sum(made["va"].values()) + sum(made["te"].values()) == 2 * 110
+    assert made["tr"]["PAST"] == made["tr"]["PRES"] and made["te"]["PAST"] == made["te"]["PRES"] > 0
+    from_doc0 = Counter(c for rows in splits.values() for c, _, doc in rows if doc == 0)
+    assert from_doc0 == {"PAST": 10, "PRES": 10}
+
+
+def test_unit_quotas_follow_the_weights_and_never_pass_a_capacity():
+    assert unit_quotas({"a": 100, "b": 100}, 50) == {"a": 25, "b": 25}
+    assert unit_quotas({"a": 100, "b": 100}, 50, weight={"a": 900, "b": 100}) == {"a": 45, "b": 5}
+    assert unit_quotas({"a": 10, "b": 100}, 50, weight={"a": 900, "b": 100}) == {"a": 10, "b": 40}
+    assert unit_quotas({"a": 3, "b": 4}, 50) == {"a": 3, "b": 4}
+    assert sum(unit_quotas({k: 7 for k in "abcdefg"}, 10).values()) == 10
+
+
+def test_modified_half_modifies_half_of_each_source():
+    rng = random.Random(5)
+    sentences = [(doc, f"s{doc} {i} x") for doc in (0, 1) for i in range(300 if doc == 0 else 60)]
+    splits = modified_half(sentences, lambda s: s.upper(), str, {"tr": 200, "va": 40, "te": 40}, rng, ("O", "I"),
+                           unit=lambda doc: doc)
+    cells = Counter((doc, s, c) for s, rows in splits.items() for c, _, doc in rows)
+    for doc in (0, 1):
+        for s in ("tr", "va", "te"):
+            assert cells[(doc, s, "O")] == cells[(doc, s, "I")], (doc, s)
+    assert sum(cells.values()) == 280
 
 
 def test_split_by_target_never_shares_a_target_word():
     rng = random.Random(1)
     words = {"PAST": [f"went{i}" for i in range(40)], "PRES": [f"goes{i}" for i in range(40)]}
-    items = [(label, rng.choice(words[label]), f"s{n}{label}") for n in range(3000) for label in ("PAST", "PRES")]
-    splits, assignment = split_by_target(items, {"tr": 1000, "va": 200, "te": 200}, ["PAST", "PRES"], rng)
-    target_of = {item: target for _, target, item in items}
-    seen = {s: {target_of[item] for _, item in rows} for s, rows in splits.items()}
+    items = [(label, rng.choice(words[label]), n % 3, f"s{n}{label}")
+             for n in range(3000) for label in ("PAST", "PRES")]
+    splits, assignment = split_by_target(items, {"tr": 1000, "va": 200, "te": 200}, ["PAST", "PRES"], rng,
+                                         unit=lambda doc: doc)
+    target_of = {item: target for _, target, _, item in items}
+    seen = {s: {target_of[item] for _, item, _ in rows} for s, rows in splits.items()}
     assert not (seen["tr"] & seen["va"]) and not (seen["tr"] & seen["te"]) and not (seen["va"] & seen["te"])
     for s, n in (("tr", 1000), ("va", 200), ("te", 200)):
-        assert Counter(c for c, _ in splits[s]) == {"PAST": n // 2, "PRES": n // 2}
+        assert Counter(c for c, _, _ in splits[s]) == {"PAST": n // 2, "PRES": n // 2}
+        cells = Counter((doc, c) for c, _, doc in splits[s])
+        assert all(cells[(doc, "PAST")] == cells[(doc, "PRES")] for doc in range(3)), s
 
 
 def test_reservoir_is_bounded_and_uniform():
@@ -165,5 +242,5 @@ def test_corpus_tables_count_as_the_sentences_say(monkeypatch):
     by_id = {v: k for k, v in tables.ids.items()}
     keys, found = tables.bigrams.keys, tables.bigrams.counts
     assert {(by_id[int(k >> 32)], by_id[int(k & 0xFFFFFFFF)]): int(n) for k, n in zip(keys, found)} == plain
-    assert list(tables.eligible_sentences()) == [["cat", "sat"], ["a", "dog", "sat"], ["the", "cat"]]
+    assert list(tables.eligible_sentences()) == [(0, ["cat", "sat"]), (0, ["a", "dog", "sat"]), (0, ["the", "cat"])]
     assert (tables.sentences, tables.tokens, tables.eligible) == (5, 12, 3)

@@ -1,0 +1,84 @@
+"""Where each sentence came from: its document, and its group (the folder directly under the corpus root).
+
+A label that differs in rate between sources (present-tense image captions beside past-tense news) can be read
+from the source's style instead of from the property; the generator balances every task's classes within each
+source (``balance_by``) and measures what the source alone predicts (``source_baseline``).
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+BALANCE_LEVELS = ("group", "document", "none")
+
+
+def file_group(path: Path, corpus: Path) -> str:
+    """The folder directly under ``corpus`` that holds ``path`` (``newstest`` for ``newstest/en-fr/x.fr``); the
+    files lying in the root, or a corpus given as one file, form the group ``.``."""
+    if corpus.is_file():
+        return "."
+    parts = path.resolve().relative_to(corpus.resolve()).parts
+    return parts[0] if len(parts) > 1 else "."
+
+
+class Sources:
+    """Each document's file and group; ``unit(doc)`` is the source a task's classes are balanced within."""
+
+    def __init__(self, files: Sequence[Path], corpus: Path, documents_per_file: Sequence[int],
+                 balance_by: str = "group") -> None:
+        if balance_by not in BALANCE_LEVELS:
+            raise ValueError(f"balance_by={balance_by}: choose from {list(BALANCE_LEVELS)}")
+        if len(documents_per_file) != len(files):
+            raise ValueError(f"{len(documents_per_file)} document counts for {len(files)} files")
+        self.balance_by = balance_by
+        self.groups = sorted({file_group(p, corpus) for p in files})
+        index = {g: k for k, g in enumerate(self.groups)}
+        per_file = np.asarray(documents_per_file, dtype=np.int64)
+        self.doc_group = np.repeat(np.asarray([index[file_group(p, corpus)] for p in files], dtype=np.int64),
+                                   per_file)
+        self.files_per_group = Counter(file_group(p, corpus) for p in files)
+
+    def group(self, doc: int) -> str:
+        return self.groups[int(self.doc_group[doc])]
+
+    def unit(self, doc: int) -> Hashable:
+        """The balancing unit of a document: its group, itself, or one unit for the whole corpus."""
+        if self.balance_by == "group":
+            return int(self.doc_group[doc])
+        return int(doc) if self.balance_by == "document" else 0
+
+    def sample_unit(self, doc: int) -> Hashable:
+        """The source a sample is kept per: the group when balancing by group (few, so a reservoir each), else one
+        for the corpus (documents are too many to keep a reservoir each: a class rare in a document shortens it)."""
+        return int(self.doc_group[doc]) if self.balance_by == "group" else 0
+
+    def describe(self) -> dict:
+        documents = Counter(self.groups[g] for g in self.doc_group.tolist())
+        return {"balance_by": self.balance_by,
+                "groups": {g: {"files": self.files_per_group[g], "documents": documents[g]} for g in self.groups}}
+
+
+def source_baseline(labels: dict[str, Sequence[str]], docs: dict[str, Sequence[int]], sources: Sources) -> dict:
+    """Test accuracy (%) of the label predicted from the source alone: per source, the label most frequent in
+    training (ties: the first in sorted order; a source unseen in training: the training majority), for the
+    source as a group and as a document; beside it the majority baseline."""
+    train_majority = _most_frequent(Counter(labels["tr"]))
+    out = {"majority": _accuracy([train_majority] * len(labels["te"]), labels["te"])}
+    for level, key in (("group", sources.group), ("document", int)):
+        seen: dict[Hashable, Counter] = defaultdict(Counter)
+        for label, doc in zip(labels["tr"], docs["tr"]):
+            seen[key(doc)][label] += 1
+        predict = {source: _most_frequent(counts) for source, counts in seen.items()}
+        out[level] = _accuracy([predict.get(key(doc), train_majority) for doc in docs["te"]], labels["te"])
+    return out
+
+
+def _most_frequent(counts: Counter) -> str:
+    return min(counts, key=lambda label: (-counts[label], label)) if counts else ""
+
+
+def _accuracy(predicted: Sequence[str], gold: Sequence[str]) -> float:
+    return round(100.0 * sum(p == g for p, g in zip(predicted, gold)) / max(len(gold), 1), 2)
