@@ -21,6 +21,7 @@ from sentence_lab.evaluation.encoders.text_encoders import (
     TextEncoder,
 )
 from sentence_lab.evaluation.probing import measures as probing_measures
+from sentence_lab.evaluation.probing.floors import probing_floors
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes import (
     DEV_ONLY_NOTE,
@@ -171,6 +172,10 @@ def run_task(task: LoadedTask, cache: EmbeddingCache, params, layers: bool = Fal
         result["params_override"] = {k: getattr(run_params, k) for k in spec.params_override}
     if spec.note:
         result["note"] = spec.note
+    if spec.family == "probing" and spec.regime == "split" and not params.dev_only and "floors" not in data.info:
+        # the set's own Table 2 baselines, once per loaded set (a generated set's meta.json brings them along)
+        data.info["floors"] = probing_floors(*((data.splits[name].a, data.splits[name].y)
+                                               for name in ("train", "dev", "test")))
     result.update(data.info)
     if layers and isinstance(cache.encoder, EncodesLayers) and not isinstance(cache.encoder, RunsTasks):
         try:

@@ -150,6 +150,25 @@ def unit_capacity(pools: Mapping[Label, Mapping[Hashable, list]], classes: Seque
     return sum(min(len(pools.get(c, {}).get(u, ())) for c in classes) for u in units)
 
 
+KEEP_WITHIN_SOURCES = 0.5
+
+
+def choose_unit(by_class: Mapping[Label, list[tuple[int, Item]]], classes: Sequence[Label], unit: Unit,
+                need: int) -> tuple[Unit, str | None]:
+    """``unit``, or the whole corpus when balancing within the sources would keep under half of what balancing over
+    the corpus keeps (a task of many classes, WordContent's words, that some source lacks), with the reason, for
+    meta.json: the source-only baseline there says what the source still tells."""
+    def capacity(u: Unit) -> int:
+        pools = {c: _by_unit(unique(by_class.get(c, ()), key=lambda pair: _item_key(pair[1])), u) for c in classes}
+        return min(unit_capacity(pools, classes), need)
+
+    within, overall = capacity(unit), capacity(one_unit)
+    if unit is one_unit or within >= KEEP_WITHIN_SOURCES * overall:
+        return unit, None
+    return one_unit, (f"balanced over the corpus only: within each source {within} sentences a class, against "
+                      f"{overall} over the corpus (a class some source lacks)")
+
+
 def balanced_splits(by_class: Mapping[Label, list[tuple[int, Item]]], per_split: dict[str, int],
                     rng: random.Random, classes: Sequence[Label] | None = None,
                     unit: Unit = one_unit,

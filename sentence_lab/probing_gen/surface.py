@@ -6,7 +6,15 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from sentence_lab.probing_gen.sampling import Reservoirs, SourcedReservoirs, Unit, balanced_splits, one_unit, unique
+from sentence_lab.probing_gen.sampling import (
+    Reservoirs,
+    SourcedReservoirs,
+    Unit,
+    balanced_splits,
+    choose_unit,
+    one_unit,
+    unique,
+)
 from sentence_lab.probing_gen.settings import GenSettings
 from sentence_lab.probing_gen.task_output import TaskOutput, offered_counts
 
@@ -47,13 +55,15 @@ class LengthTask:
         self.samples.offer((len(tokens) - self.settings.min_tokens) // self.width, doc, " ".join(tokens))
 
     def finish(self) -> TaskOutput:
-        classes = range(len(self.edges))
+        classes = list(range(len(self.edges)))
         by_class = self.samples.by_class()
-        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=classes, unit=self.unit,
-                                 weight=self.samples.weights(classes, self.unit))
+        unit, overall = choose_unit(by_class, classes, self.unit, self.settings.total // len(classes))
+        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=classes, unit=unit,
+                                 weight=self.samples.weights(classes, unit))
         return TaskOutput.from_splits(self.name, splits, method=f"label = bin of the token count; bins {self.edges}",
                                       offered=offered_counts(by_class),
-                                      extra={"bins": {str(i): list(edge) for i, edge in enumerate(self.edges)}})
+                                      extra={"bins": {str(i): list(edge) for i, edge in enumerate(self.edges)},
+                                             **({"balance": overall} if overall else {})})
 
 
 def word_content_candidates(unigrams, settings: GenSettings) -> list[str]:
@@ -103,15 +113,17 @@ class WordContentTask:
         by_class = self.samples.by_class()
         words = self.words(by_class)
         ranks = [self.settings.wc_rank_start + self.candidates.index(w) for w in words]
-        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=words, unit=self.unit,
-                                 weight=self.samples.weights(words, self.unit))
+        unit, overall = choose_unit(by_class, words, self.unit, self.need)
+        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=words, unit=unit,
+                                 weight=self.samples.weights(words, unit))
         return TaskOutput.from_splits(self.name, splits, offered=offered_counts({w: by_class[w] for w in words}),
                           method="label = the one word of the mid-frequency list the sentence holds (exactly one "
                                  "occurrence of exactly one of them); words of frequency ranks "
                                  f"{self.settings.wc_rank_start}-"
                                  f"{self.settings.wc_rank_start + self.settings.wc_words - 1}"
                                  ", a word without enough sentences replaced by the next rank",
-                          extra={"words": len(words), "ranks_used": [min(ranks), max(ranks)],
+                          extra={**({"balance": overall} if overall else {}),
+                                 "words": len(words), "ranks_used": [min(ranks), max(ranks)],
                                  "words_replaced": sum(r >= self.settings.wc_rank_start + self.settings.wc_words
                                                        for r in ranks)})
 

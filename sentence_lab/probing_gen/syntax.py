@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from scipy.stats import spearmanr
 
 from sentence_lab.probing_gen.parser import Parsed
-from sentence_lab.probing_gen.sampling import Unit, balanced_splits, one_unit, split_by_target, unit_quotas
+from sentence_lab.probing_gen.sampling import (
+    Unit,
+    balanced_splits,
+    choose_unit,
+    one_unit,
+    split_by_target,
+    unit_quotas,
+)
 from sentence_lab.probing_gen.settings import GenSettings
 from sentence_lab.probing_gen.somo import ENGLISH_METHOD, is_english_noun_or_verb
 from sentence_lab.probing_gen.surface import length_bin_edges, modified_half
@@ -355,12 +362,13 @@ class ParsedTasks:
         for seq, doc, sentence in self.top:
             by_class[seq if seq in keep else "OTHER"].append((doc, sentence))
         classes = kept + ["OTHER"]
-        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=classes, unit=self.unit)
+        unit, overall = choose_unit(by_class, classes, self.unit, self.settings.total // len(classes))
+        splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=classes, unit=unit)
         method, approximation = self.rules.top_how
         return TaskOutput.from_splits("TopConstituents", splits, offered=offered_counts(by_class),
                           method=f"{method}; the {k - 1} most frequent sequences and OTHER",
                           approximation=approximation,
-                          extra={"sequences": kept,
+                          extra={**({"balance": overall} if overall else {}), "sequences": kept,
                                              "sentences_per_class": {c: len({s for _, s in by_class[c]})
                                                                      for c in classes}})
 

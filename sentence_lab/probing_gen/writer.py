@@ -5,6 +5,7 @@ import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from sentence_lab.evaluation.probing.floors import probing_floors
 from sentence_lab.probing_gen.sources import Sources, source_baseline
 from sentence_lab.probing_gen.task_output import TaskOutput
 from sentence_lab.text.files import atomic_write_text
@@ -55,6 +56,9 @@ class ProbingWriter:
             labels = {s: [label for split, label, _ in output.rows if split == s] for s in ("tr", "te")}
             docs = {s: [d for (split, _, _), d in zip(output.rows, output.docs) if split == s] for s in ("tr", "te")}
             entry["source_baseline"] = source_baseline(labels, docs, self.sources)
+        parts = {s: ([t for split, _, t in output.rows if split == s], [label for split, label, _ in output.rows
+                                                                          if split == s]) for s in ("tr", "va", "te")}
+        entry["floors"] = probing_floors(parts["tr"], parts["va"], parts["te"])
         self.meta["tasks"][output.task] = entry
         self._flush()
 

@@ -162,6 +162,10 @@ def _load_generated(task: str, folder: Path) -> TaskData:
         data.info["generated"] = {"corpus": meta.get("source", {}).get("corpus"),
                                   "parser": (meta.get("tagger_parser") or {}).get("pipeline"),
                                   **({"approximation": entry["approximation"]} if "approximation" in entry else {})}
+        if "floors" in entry:  # the generator computed the set's Table 2 baselines on these very rows
+            data.info["floors"] = entry["floors"]
+        if "source_baseline" in entry:
+            data.info["source_baseline"] = entry["source_baseline"]
     return data
 
 

@@ -7,7 +7,14 @@ import pytest
 
 from sentence_lab.probing_gen import stream
 from sentence_lab.probing_gen.parser import Parsed
-from sentence_lab.probing_gen.sampling import Reservoirs, balanced_splits, split_by_target, unit_quotas
+from sentence_lab.probing_gen.sampling import (
+    Reservoirs,
+    balanced_splits,
+    choose_unit,
+    one_unit,
+    split_by_target,
+    unit_quotas,
+)
 from sentence_lab.probing_gen.settings import GenSettings
 from sentence_lab.probing_gen.sources import source_baseline
 from sentence_lab.probing_gen.stream import BigramCounter, CorpusTables
@@ -244,3 +251,13 @@ def test_corpus_tables_count_as_the_sentences_say(monkeypatch):
     assert {(by_id[int(k >> 32)], by_id[int(k & 0xFFFFFFFF)]): int(n) for k, n in zip(keys, found)} == plain
     assert list(tables.eligible_sentences()) == [(0, ["cat", "sat"]), (0, ["a", "dog", "sat"]), (0, ["the", "cat"])]
     assert (tables.sentences, tables.tokens, tables.eligible) == (5, 12, 3)
+
+
+def test_a_task_no_source_can_balance_falls_back_to_the_corpus_and_says_so():
+    """WordContent's words: each source has half of them only, so within-source balance would keep nothing."""
+    by_class = {f"w{k}": [(k % 2, f"w{k} s{i}") for i in range(30)] for k in range(10)}
+    unit, why = choose_unit(by_class, sorted(by_class), lambda doc: doc, need=20)
+    assert unit is one_unit and "within each source 0 sentences a class, against 20" in why
+    two_sided = {c: items + [(1 - d, f"{s} again") for d, s in items] for c, items in by_class.items()}
+    unit, why = choose_unit(two_sided, sorted(two_sided), lambda doc: doc, need=20)
+    assert unit is not one_unit and why is None

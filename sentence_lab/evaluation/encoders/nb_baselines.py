@@ -25,6 +25,22 @@ def _accuracy(model, sentences, y) -> float:
     return 100.0 * float(np.mean(model.predict(sentences) == np.asarray(y)))
 
 
+def nb_tfidf_split(ngram_max: int, train_x, train_y, dev_x, dev_y, test_x, test_y,
+                   alphas: tuple[float, ...] = ALPHAS) -> tuple[float, float, float]:
+    """(dev accuracy, test accuracy, alpha) of NB-tfidf on a train/dev/test task, ``alpha`` chosen on dev (the
+    first best: the smallest on ties). The tf-idf is fitted once on train: what ``_pipeline`` fits for every alpha."""
+    vectorizer = _pipeline(ngram_max, alphas[0]).steps[0][1]
+    train, dev, test = vectorizer.fit_transform(train_x), vectorizer.transform(dev_x), vectorizer.transform(test_x)
+    best: tuple[float, float, float] | None = None
+    for alpha in alphas:
+        model = MultinomialNB(alpha=alpha).fit(train, train_y)
+        devacc = _accuracy(model, dev, dev_y)
+        if best is None or devacc > best[0]:
+            best = (devacc, _accuracy(model, test, test_y), alpha)
+    assert best is not None, "at least one alpha"
+    return best
+
+
 class NBTfidfEncoder:
     """``encoder=nb_uni_tfidf`` (``ngram_max=1``) or ``encoder=nb_bi_tfidf`` (``ngram_max=2``)."""
 
@@ -32,11 +48,6 @@ class NBTfidfEncoder:
         if ngram_max not in (1, 2):
             raise ValueError(f"ngram_max={ngram_max}: 1 (NB-uni-tfidf) or 2 (NB-bi-tfidf)")
         self.ngram_max, self.alphas = int(ngram_max), tuple(float(a) for a in alphas)
-
-    def _best_alpha(self, train_x, train_y, dev_x, dev_y) -> tuple[float, float]:
-        scores = [(_accuracy(_pipeline(self.ngram_max, a).fit(train_x, train_y), dev_x, dev_y), a) for a in self.alphas]
-        best = max(scores, key=lambda s: s[0])  # first best: the smallest alpha on ties
-        return best[1], best[0]
 
     def _kfold_alpha(self, x, y, k: int, seed: int) -> tuple[float, float]:
         x, y = np.asarray(x, dtype=object), np.asarray(y)
@@ -59,10 +70,10 @@ class NBTfidfEncoder:
                              f"{'pair' if spec.features else spec.regime} task")
         s = data.splits
         if spec.regime == "split":
-            alpha, devacc = self._best_alpha(s["train"].a, s["train"].y, s["dev"].a, s["dev"].y)
-            model = _pipeline(self.ngram_max, alpha).fit(s["train"].a, s["train"].y)
-            return {"devacc": round(devacc, 2), "acc": round(_accuracy(model, s["test"].a, s["test"].y), 2),
-                    "ndev": len(s["dev"]), "ntest": len(s["test"]), "alpha": alpha}
+            devacc, acc, alpha = nb_tfidf_split(self.ngram_max, s["train"].a, s["train"].y, s["dev"].a, s["dev"].y,
+                                                s["test"].a, s["test"].y, self.alphas)
+            return {"devacc": round(devacc, 2), "acc": round(acc, 2), "ndev": len(s["dev"]), "ntest": len(s["test"]),
+                    "alpha": alpha}
         if spec.regime == "kfold":
             alpha, devacc = self._kfold_alpha(s["train"].a, s["train"].y, params.kfold, params.seed)
             model = _pipeline(self.ngram_max, alpha).fit(s["train"].a, s["train"].y)
