@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sentence_lab.evaluation.results import probe_details, read_items, read_results
+from sentence_lab.reporting.floors import floors_table, highest_floor
 from sentence_lab.reporting.paired import RESAMPLES, aligned, corrected, metric_for, paired_difference
 from sentence_lab.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
 from sentence_lab.tasks.sts_conventions import CONVENTIONS, StsConvention, convention
@@ -99,8 +100,10 @@ def with_convention(doc: Mapping[str, Any], sts: StsConvention) -> dict[str, Any
 def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) -> str:
     present = [t for t in TASKS if any(t in doc["results"] for _, doc in runs)]
     rows = [t for t in (tasks or present) if t in present]
-    header = "| task | " + " | ".join(name for name, _ in runs) + " |"
-    lines = [header, "|---" * (len(runs) + 1) + "|"]
+    floor = {t: next((f for f in (highest_floor(doc["results"].get(t)) for _, doc in runs) if f), "") for t in rows}
+    floored = any(floor.values())
+    header = "| task | " + " | ".join(name for name, _ in runs) + (" | floor |" if floored else " |")
+    lines = [header, "|---" * (len(runs) + 1 + floored) + "|"]
     rules = set()
     for task in rows:
         base = runs[0][1]["results"].get(task)
@@ -119,12 +122,13 @@ def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) 
                     rules.add(rule)
                     cell += " ≈" if abs(diff) <= band else (" ▲" if diff > 0 else " ▼")
             cells.append(cell)
-        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+        lines.append(f"| {task} | " + " | ".join(cells) + (f" | {floor[task] or '-'} |" if floored else " |"))
     common = [t for t in rows if all(doc["results"].get(t, {}).get("main_score") is not None for _, doc in runs)]
     if len(common) > 1 and len({runs[0][1]["results"][t].get("main_metric") for t in common}) == 1:
         means = [sum(doc["results"][t]["main_score"] for t in common) / len(common) for _, doc in runs]
         percent = str(runs[0][1]["results"][common[0]].get("main_metric", "")).endswith("acc")
-        lines.append(f"| mean of {len(common)} | " + " | ".join(_fmt(m, percent=percent) for m in means) + " |")
+        lines.append(f"| mean of {len(common)} | " + " | ".join(_fmt(m, percent=percent) for m in means) +
+                     (" | |" if floored else " |"))
     legend = ("▲/▼: above/below the first run by more than the noise; ≈: inside it (" +
               (", ".join(sorted(rules)) or "no noise estimate") + "); scores are each task's main score "
               "(SentEval's scale: accuracies in %, correlations as fractions)")
@@ -134,7 +138,10 @@ def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) 
     presets = sorted({preset for _, preset in protocols if preset})
     if presets:
         legend += f"; the scores of preset {', '.join(presets)} are not SentEval's protocol (docs/curves.md)"
-    return "\n".join(lines) + "\n\n" + legend + "\n" + probes_table(runs, rows)
+    if floored:
+        legend += "; floor: the highest of the set's own baselines (table below)"
+    floors = floors_table(runs, rows)
+    return "\n".join(lines) + "\n\n" + legend + "\n" + (f"\n{floors}" if floors else "") + probes_table(runs, rows)
 
 
 def probes_table(runs: list[tuple[str, dict]], rows: list[str]) -> str:

@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 
 from sentence_lab.reporting.compare import with_convention
+from sentence_lab.reporting.floors import floors_table
 from sentence_lab.reporting.runs import SETTINGS, Run
 from sentence_lab.tasks.sts_conventions import StsConvention
 from sentence_lab.text.files import atomic_write_text
@@ -76,6 +77,10 @@ def write_table(runs: list[Run], out: Path) -> None:
                   "(accuracy minus the control task's) and online codelength where measured.", "",
                   "| run | " + " | ".join(tasks) + " |", "|" + "---|" * (len(tasks) + 1)]
         lines += [f"| {run.name} | " + " | ".join(run.probes.get(t, "") for t in tasks) + " |" for run in probed]
+    floors = floors_table([(run.name, run.last_results) for run in runs], task_names(runs))
+    if floors:
+        lines += ["", "The probing sets' floors (each run's last epoch; one row per set when runs scored different "
+                  "ones):", "", floors.rstrip("\n")]
     layered = layer_table(runs)
     if layered:
         lines += ["", layered]
