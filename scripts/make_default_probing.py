@@ -2,7 +2,7 @@
 
     python scripts/make_default_probing.py [--train 10000 --dev 1000 --test 1000]
 
-Runs ``tools.probing_gen`` on ``assets/books`` (its train and valid books: public-domain text, so the set
+Runs ``sentence_lab.probing_gen`` on ``assets/books`` (its train and valid books: public-domain text, so the set
 is too) with the pinned spaCy pipeline (requirements-probing.txt), every sentence parsed, then xz-compresses
 the task files (the probing loader reads ``.txt.xz``). The evaluation engine falls back to this set when
 the data root has neither SentEval's nor X-Probe's probing files, so ``python train.py`` draws probing

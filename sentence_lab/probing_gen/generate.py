@@ -29,7 +29,7 @@ from sentence_lab.probing_gen.syntax import (
 )
 from sentence_lab.probing_gen.writer import ProbingWriter
 
-GENERATOR_VERSION = 2  # 2: Penn-Treebank tokens (sentence_lab.text.treebank); 1: Moses
+GENERATOR_VERSION = 3  # 3: classes balanced within each source; 2: Penn-Treebank tokens; 1: Moses
 
 
 def _check(settings: GenSettings) -> list[str]:
@@ -83,7 +83,7 @@ def generate(settings: GenSettings) -> dict:
     wants_parse = [t for t in tasks if t in PARSED_TASKS + TAGGED_TASKS]
     parser = load_parser(parser_name(settings)) if wants_parse else None
     writer = ProbingWriter(out, {
-        "generator": {"name": "tools.probing_gen", "version": GENERATOR_VERSION,
+        "generator": {"name": "sentence_lab.probing_gen", "version": GENERATOR_VERSION,
                       "paper": "Conneau et al. 2018, What you can cram into a single vector (section 2)"},
         "source": {"corpus": str(Path(settings.corpus).resolve()), "documents": len(files)},
         "language": language.code,

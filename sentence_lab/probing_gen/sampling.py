@@ -151,22 +151,38 @@ def unit_capacity(pools: Mapping[Label, Mapping[Hashable, list]], classes: Seque
 
 
 KEEP_WITHIN_SOURCES = 0.5
+SOURCE_TELLS = 2.0  # points above the majority baseline
+
+
+def source_accuracy(pools: Mapping[Label, Mapping[Hashable, list]], classes: Sequence[Label]) -> float:
+    """The accuracy (%) of predicting the class from the source alone, on a set drawn over the corpus with as many
+    items of each class, each class's items drawn uniformly from its pool: ``(1/C) sum_u max_c P(u | c)``."""
+    totals = {c: sum(len(items) for items in pools.get(c, {}).values()) for c in classes}
+    units = {u for c in classes for u in pools.get(c, {})}
+    best = sum(max(len(pools.get(c, {}).get(u, ())) / totals[c] if totals[c] else 0.0 for c in classes)
+               for u in units)
+    return 100.0 * best / len(classes)
 
 
 def choose_unit(by_class: Mapping[Label, list[tuple[int, Item]]], classes: Sequence[Label], unit: Unit,
                 need: int) -> tuple[Unit, str | None]:
     """``unit``, or the whole corpus when balancing within the sources would keep under half of what balancing over
-    the corpus keeps (a task of many classes, WordContent's words, that some source lacks), with the reason, for
-    meta.json: the source-only baseline there says what the source still tells."""
-    def capacity(u: Unit) -> int:
-        pools = {c: _by_unit(unique(by_class.get(c, ()), key=lambda pair: _item_key(pair[1])), u) for c in classes}
-        return min(unit_capacity(pools, classes), need)
+    the corpus keeps (a task of many classes, WordContent's words, that some source lacks) while a set balanced
+    over the corpus would let the source tell the class no better than the majority + 2 points; with the reason,
+    for meta.json."""
+    def pools(u: Unit) -> dict:
+        return {c: _by_unit(unique(by_class.get(c, ()), key=lambda pair: _item_key(pair[1])), u) for c in classes}
 
-    within, overall = capacity(unit), capacity(one_unit)
+    by_source = pools(unit)
+    within, overall = min(unit_capacity(by_source, classes), need), min(unit_capacity(pools(one_unit), classes), need)
     if unit is one_unit or within >= KEEP_WITHIN_SOURCES * overall:
         return unit, None
+    tells = source_accuracy(by_source, classes)
+    if tells > 100.0 / len(classes) + SOURCE_TELLS:
+        return unit, None
     return one_unit, (f"balanced over the corpus only: within each source {within} sentences a class, against "
-                      f"{overall} over the corpus (a class some source lacks)")
+                      f"{overall} over the corpus, and there the source tells the class {tells:.1f}% of the time "
+                      f"(majority {100.0 / len(classes):.1f}%)")
 
 
 def balanced_splits(by_class: Mapping[Label, list[tuple[int, Item]]], per_split: dict[str, int],

@@ -253,11 +253,18 @@ def test_corpus_tables_count_as_the_sentences_say(monkeypatch):
     assert (tables.sentences, tables.tokens, tables.eligible) == (5, 12, 3)
 
 
-def test_a_task_no_source_can_balance_falls_back_to_the_corpus_and_says_so():
-    """WordContent's words: each source has half of them only, so within-source balance would keep nothing."""
-    by_class = {f"w{k}": [(k % 2, f"w{k} s{i}") for i in range(30)] for k in range(10)}
+def test_a_task_no_source_can_balance_falls_back_to_the_corpus_only_when_the_source_tells_little():
+    """WordContent's words: each source lacks some, so within-source balance would keep little or nothing."""
+    halves = {f"w{k}": [(k % 2, f"w{k} s{i}") for i in range(30)] for k in range(10)}
+    unit, why = choose_unit(halves, sorted(halves), lambda doc: doc, need=20)
+    assert unit is not one_unit and why is None  # two sources of five words each: the source halves the choice,
+    # so the task stays balanced within the sources, however small
+    both = {c: items + [(1 - d, f"{s} again") for d, s in items] for c, items in halves.items()}
+    per_doc = lambda doc: doc  # noqa: E731
+    assert choose_unit(both, sorted(both), per_doc, need=20) == (per_doc, None)  # every word in both: no fallback
+    # 100 words over 40 sources, each word missing from one source: the source tells 1.03% against 1%
+    by_class = {f"w{k}": [(d, f"w{k} s{d}-{i}") for d in range(40) if d != k % 40 for i in range(2)]
+                for k in range(100)}
     unit, why = choose_unit(by_class, sorted(by_class), lambda doc: doc, need=20)
-    assert unit is one_unit and "within each source 0 sentences a class, against 20" in why
-    two_sided = {c: items + [(1 - d, f"{s} again") for d, s in items] for c, items in by_class.items()}
-    unit, why = choose_unit(two_sided, sorted(two_sided), lambda doc: doc, need=20)
-    assert unit is not one_unit and why is None
+    assert unit is one_unit and "within each source 0 sentences a class, against 20 over" in why
+    assert "tells the class 1.0% of the time (majority 1.0%)" in why
