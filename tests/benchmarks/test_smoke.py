@@ -32,6 +32,7 @@ CASES = [
     ("eval_speed", [], {"suite"}, None),
     ("eval_speed", ["--high-dim"], {"high_dim"}, None),
     ("probing_gen_speed", [], {"cases", "corpus_documents"}, None),
+    ("probing_sources", [], {"corpus", "levels", "tasks", "groups"}, None),
     ("check_reference_scores", [], {"rows", "compared", "equal"}, None),
     ("compare_senteval", [], {"ours", "scores_within_tolerance", "speed_up"}, None),
     ("fault_drills", [], {"drills", "held", "ran"}, None),
