@@ -21,7 +21,7 @@ from sentence_lab.evaluation.encoders.text_encoders import (
     TextEncoder,
 )
 from sentence_lab.evaluation.probing import measures as probing_measures
-from sentence_lab.evaluation.probing.floors import probing_floors
+from sentence_lab.evaluation.probing.floors import highest_floor, probing_floors
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes import (
     DEV_ONLY_NOTE,
@@ -127,6 +127,9 @@ def _summary_line(task: str, result: dict) -> str:
     score = result.get("main_score")
     shown = "n/a" if score is None else (f"{score:.2f}" if abs(score) > 1.5 else f"{score:.4f}")
     extra = f" f1 {result['f1']:.2f}" if "f1" in result else ""
+    floor = highest_floor(result.get("floors") or {})
+    if floor is not None:  # the highest of the set's own baselines: the floor the score is read against
+        extra += f" [floor {floor[1]:.2f} {floor[0]}]"
     return (f"{task:<22} {result['main_metric']} {shown}{extra}  (n={result['n']}, {result['seconds']:.1f}s: "
             f"encode {result['encode_seconds']:.1f}s, classifier {result['classifier_seconds']:.1f}s)")
 

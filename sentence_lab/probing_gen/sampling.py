@@ -40,9 +40,10 @@ def unique(items: Iterable, key=lambda item: item) -> list:
     return out
 
 
-Label = TypeVar("Label", str, int)  # a task's class: a word, a tag, a depth
+Label = TypeVar("Label", bound=Hashable)  # a task's class: a word, a tag, a depth
 Item = TypeVar("Item")
 Unit = Callable[[int], Hashable]  # a document -> the source its classes are balanced within
+Source = TypeVar("Source", bound=Hashable)  # a balancing unit, or a (unit, length bin) cell
 
 
 def one_unit(doc: int) -> Hashable:
@@ -50,8 +51,8 @@ def one_unit(doc: int) -> Hashable:
     return 0
 
 
-def unit_quotas(capacity: Mapping[Hashable, int], take: int,
-                weight: Mapping[Hashable, int] | None = None) -> dict[Hashable, int]:
+def unit_quotas(capacity: Mapping[Source, int], take: int,
+                weight: Mapping[Source, int] | None = None) -> dict[Source, int]:
     """``take`` items spread over the units in proportion to ``weight`` (default: what each can give), none above
     its capacity; what a full unit cannot take goes to the others, in the same proportion."""
     take = min(take, sum(capacity.values()))
@@ -196,7 +197,7 @@ def balanced_splits(by_class: Mapping[Label, list[tuple[int, Item]]], per_split:
     split shrinks in proportion (the counts go to meta.json). The units give in proportion to ``weight`` (default:
     their capacity, the count of their rarest class). Returns ``{split: [(class, item, document)]}``.
     """
-    classes = list(classes if classes is not None else sorted(by_class))
+    classes = list(classes if classes is not None else sorted(by_class, key=str))
     pools = {c: _by_unit(unique(by_class.get(c, ()), key=lambda pair: _item_key(pair[1])), unit) for c in classes}
     per_class = _shrunk({s: per_split.get(s, 0) // len(classes) for s in SPLITS}, unit_capacity(pools, classes))
     return _take_balanced(pools, classes, [(s, per_class[s]) for s in SPLITS], rng, weight)

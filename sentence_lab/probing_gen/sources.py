@@ -7,7 +7,7 @@ source (``balance_by``) and measures what the source alone predicts (``source_ba
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +61,7 @@ class Sources:
                 "groups": {g: {"files": self.files_per_group[g], "documents": documents[g]} for g in self.groups}}
 
 
-def source_baseline(labels: dict[str, Sequence[str]], docs: dict[str, Sequence[int]], sources: Sources) -> dict:
+def source_baseline(labels: Mapping[str, Sequence[str]], docs: Mapping[str, Sequence[int]], sources: Sources) -> dict:
     """Test accuracy (%) of the label predicted from the source alone: per source, the label most frequent in
     training (ties: the first in sorted order; a source unseen in training: the training majority), for the
     source as a group and as a document; beside it the majority baseline."""

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sentence_lab.tasks.probing import PROBING_FILES
 
@@ -38,7 +39,7 @@ class TaskOutput:
         return {s: dict(sorted(c.items())) for s, c in out.items()}
 
 
-def offered_counts(by_class: Mapping[Hashable, Iterable[tuple[int, object]]]) -> Counter:
+def offered_counts(by_class: Mapping[Any, Iterable[tuple[int, Any]]]) -> Counter:
     """(document, label) -> how many distinct items that document offered the class, before any balancing."""
     out: Counter = Counter()
     for label, items in by_class.items():

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sentence_lab.evaluation.results import probe_details, read_items, read_results
-from sentence_lab.reporting.floors import floors_table, highest_floor
+from sentence_lab.reporting.floors import floor_cell, floors_table
 from sentence_lab.reporting.paired import RESAMPLES, aligned, corrected, metric_for, paired_difference
 from sentence_lab.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
 from sentence_lab.tasks.sts_conventions import CONVENTIONS, StsConvention, convention
@@ -100,7 +100,7 @@ def with_convention(doc: Mapping[str, Any], sts: StsConvention) -> dict[str, Any
 def compare_table(runs: list[tuple[str, dict]], tasks: list[str] | None = None) -> str:
     present = [t for t in TASKS if any(t in doc["results"] for _, doc in runs)]
     rows = [t for t in (tasks or present) if t in present]
-    floor = {t: next((f for f in (highest_floor(doc["results"].get(t)) for _, doc in runs) if f), "") for t in rows}
+    floor = {t: next((f for f in (floor_cell(doc["results"].get(t)) for _, doc in runs) if f), "") for t in rows}
     floored = any(floor.values())
     header = "| task | " + " | ".join(name for name, _ in runs) + (" | floor |" if floored else " |")
     lines = [header, "|---" * (len(runs) + 1 + floored) + "|"]

@@ -3,10 +3,10 @@ probing paper's Table 2 (majority, Length, NB-uni-tfidf, NB-bi-tfidf; ``evaluati
 generated set, what the sentence's source alone predicts (``probing_gen.sources``)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sentence_lab.evaluation.probing.floors import FLOOR_NAMES, FLOOR_ROWS
+from sentence_lab.evaluation.probing.floors import FLOOR_NAMES, FLOOR_ROWS, highest_floor
 
 
 def floors_of(result: Mapping[str, Any] | None) -> dict | None:
@@ -14,16 +14,14 @@ def floors_of(result: Mapping[str, Any] | None) -> dict | None:
     return dict(floors) if isinstance(floors, Mapping) and floors else None
 
 
-def highest_floor(result: Mapping[str, Any] | None) -> str:
+def floor_cell(result: Mapping[str, Any] | None) -> str:
     """The highest of a result's floors with its name (``68.81 NB-uni-tfidf``); empty without floors."""
     floors = floors_of(result)
-    if floors is None:
-        return ""
-    scores = [(floors[row], FLOOR_NAMES[row]) for row in FLOOR_ROWS if isinstance(floors.get(row), (int, float))]
-    return f"{max(scores)[0]:.2f} {max(scores)[1]}" if scores else ""
+    floor = highest_floor(floors) if floors else None
+    return f"{floor[1]:.2f} {floor[0]}" if floor else ""
 
 
-def floors_table(runs: list[tuple[str, Mapping[str, Any]]], tasks: list[str]) -> str:
+def floors_table(runs: Sequence[tuple[str, Mapping[str, Any]]], tasks: Sequence[str]) -> str:
     """Markdown: per probing task the set's floors; one row per distinct set when runs scored different sets of a
     task (named by the runs that scored it); empty when no result carries floors."""
     lines = []

@@ -20,6 +20,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
@@ -178,7 +179,7 @@ class NpyAppender:
 
 
 def _write_split(folder: Path, split: str, jobs: list[tuple[str, FileTokens]],
-                 local_to_final: Callable[[str, FileTokens], np.ndarray]) -> dict[str, int]:
+                 local_to_final: Callable[[str, FileTokens], np.ndarray]) -> dict[str, Any]:
     """Gather the jobs' raw files into the split's three arrays (re-mapping each job's ids), removing them."""
     n_tokens = sum(r.tokens for _, r in jobs)
     n_sentences = sum(r.sentences for _, r in jobs)

@@ -150,7 +150,7 @@ def test_balanced_splits_balance_every_class_within_every_source_and_split():
     for splits, near_majority in ((overall, False), (within, True)):
         labels = {s: [c for c, _, _ in splits[s]] for s in ("tr", "te")}
         docs = {s: [d for _, _, d in splits[s]] for s in ("tr", "te")}
-        baseline = source_baseline(labels, docs, OneGroupPerDoc())  # type: ignore[arg-type]
+        baseline = source_baseline(labels, docs, OneGroupPerDoc())
         assert baseline["majority"] == 50.0
         assert (abs(baseline["group"] - 50.0) <= 2) == near_majority, baseline
         assert baseline["document"] == baseline["group"]

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from sentence_lab.reporting.compare import compare_table
-from sentence_lab.reporting.floors import floors_table, highest_floor
+from sentence_lab.reporting.floors import floor_cell, floors_table
 from sentence_lab.reporting.report import build_report
 from tests.reporting.test_report import fake_run
 
@@ -21,9 +21,9 @@ def _doc(score: float, floors: dict | None, source: dict | None = None) -> dict:
     return {"results": {"Tense": result, "MR": {"main_score": 70.0, "main_metric": "acc", "ntest": 1000}}}
 
 
-def test_the_highest_floor_is_named():
-    assert highest_floor({"floors": TENSE_FLOORS}) == "68.81 NB-uni-tfidf"
-    assert highest_floor({"main_score": 3}) == ""
+def test_the_floor_cell_is_named():
+    assert floor_cell({"floors": TENSE_FLOORS}) == "68.81 NB-uni-tfidf"
+    assert floor_cell({"main_score": 3}) == ""
 
 
 def test_compare_shows_the_floor_beside_each_probing_score_and_the_rows_below():

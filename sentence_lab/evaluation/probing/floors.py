@@ -16,7 +16,8 @@ from __future__ import annotations
 import time
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -45,7 +46,7 @@ PAPER_FLOORS = {
                     "CoordinationInversion": 55.7},
 }
 
-Labelled = tuple[Sequence[str], Sequence]  # (sentences, labels)
+Labelled = tuple[Sequence[str], Any]  # (sentences, labels: a sequence or an array)
 
 
 def _lengths(sentences: Sequence[str]) -> np.ndarray:
@@ -73,6 +74,12 @@ def length_accuracy(train: Labelled, dev: Labelled, test: Labelled) -> float:
             best = (devacc, float(np.mean(model.predict(x["test"] / sd) == np.asarray(test[1]))))
     assert best is not None
     return round(100.0 * best[1], 2)
+
+
+def highest_floor(floors: Mapping[str, Any]) -> tuple[str, float] | None:
+    """The highest of a set's floors: (its row's name, its accuracy); None when it has none."""
+    scored = [(float(floors[row]), FLOOR_NAMES[row]) for row in FLOOR_ROWS if isinstance(floors.get(row), (int, float))]
+    return (max(scored)[1], max(scored)[0]) if scored else None
 
 
 def probing_floors(train: Labelled, dev: Labelled, test: Labelled) -> dict:
