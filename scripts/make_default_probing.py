@@ -38,7 +38,7 @@ def main() -> None:
     out = Path(args.out)
     settings = parse_settings([f"corpus={ROOT / 'assets' / 'books'}", f"out={out}", f"train={args.train}",
                                f"dev={args.dev}", f"test={args.test}", "parse_sample=1000000",
-                               f"wc_words={args.wc_words}", f"workers={args.workers}"])
+                               f"wc_words={args.wc_words}", f"workers={args.workers}", "balance_by=document"])
     meta = generate(settings)
     meta["source"]["corpus"] = "assets/books (the project's shipped public-domain books, train + valid)"
     meta["settings"]["corpus"], meta["settings"]["out"] = "assets/books", "assets/probing/books-en"

@@ -153,6 +153,7 @@ def unit_capacity(pools: Mapping[Label, Mapping[Hashable, list]], classes: Seque
 
 KEEP_WITHIN_SOURCES = 0.5
 SOURCE_TELLS = 2.0  # points above the majority baseline
+MIN_PER_CLASS = 20
 
 
 def source_accuracy(pools: Mapping[Label, Mapping[Hashable, list]], classes: Sequence[Label]) -> float:
@@ -168,9 +169,10 @@ def source_accuracy(pools: Mapping[Label, Mapping[Hashable, list]], classes: Seq
 def choose_unit(by_class: Mapping[Label, list[tuple[int, Item]]], classes: Sequence[Label], unit: Unit,
                 need: int) -> tuple[Unit, str | None]:
     """``unit``, or the whole corpus when balancing within the sources would keep under half of what balancing over
-    the corpus keeps (a task of many classes, WordContent's words, that some source lacks) while a set balanced
-    over the corpus would let the source tell the class no better than the majority + 2 points; with the reason,
-    for meta.json."""
+    the corpus keeps (a task of many classes, WordContent's words, that some source lacks) and either the source
+    tells the class within 2 points of the majority on a set balanced over the corpus, or within-source balance would
+    leave fewer than ``MIN_PER_CLASS`` sentences a class. The reason goes to meta.json; its source-only baseline then
+    says what the source still tells."""
     def pools(u: Unit) -> dict:
         return {c: _by_unit(unique(by_class.get(c, ()), key=lambda pair: _item_key(pair[1])), u) for c in classes}
 
@@ -178,12 +180,14 @@ def choose_unit(by_class: Mapping[Label, list[tuple[int, Item]]], classes: Seque
     within, overall = min(unit_capacity(by_source, classes), need), min(unit_capacity(pools(one_unit), classes), need)
     if unit is one_unit or within >= KEEP_WITHIN_SOURCES * overall:
         return unit, None
-    tells = source_accuracy(by_source, classes)
-    if tells > 100.0 / len(classes) + SOURCE_TELLS:
+    tells, majority = source_accuracy(by_source, classes), 100.0 / len(classes)
+    if tells > majority + SOURCE_TELLS and within >= MIN_PER_CLASS:
         return unit, None
+    why = ("the source tells little there" if tells <= majority + SOURCE_TELLS else
+           "too few to balance within the sources: read this task against its source-only baseline")
     return one_unit, (f"balanced over the corpus only: within each source {within} sentences a class, against "
-                      f"{overall} over the corpus, and there the source tells the class {tells:.1f}% of the time "
-                      f"(majority {100.0 / len(classes):.1f}%)")
+                      f"{overall} over the corpus, where the source tells the class {tells:.1f}% of the time "
+                      f"(majority {majority:.1f}%): {why}")
 
 
 def balanced_splits(by_class: Mapping[Label, list[tuple[int, Item]]], per_split: dict[str, int],

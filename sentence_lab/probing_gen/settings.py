@@ -26,8 +26,9 @@ class GenSettings:
     files: str | None = None
     tasks: list[str] = field(default_factory=lambda: list(ALL_TASKS))
     # Every task's classes are balanced within each source, so that a label cannot be told from where its sentence
-    # came from (sources.py): group (the file or folder directly under corpus=), document, or none (overall only).
-    balance_by: str = "group"
+    # came from (sources.py): document (a book, a file of lines, a blank-line-separated part of one), group (the
+    # folder directly under corpus=: coarser, keeps more), or none (over the corpus only: generator version 2).
+    balance_by: str = "document"
     train: int = 100000
     dev: int = 10000
     test: int = 10000

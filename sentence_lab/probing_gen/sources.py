@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-BALANCE_LEVELS = ("group", "document", "none")
+BALANCE_LEVELS = ("document", "group", "none")
+SAMPLED_DOCUMENTS = 1000
 
 
 def file_group(path: Path, corpus: Path) -> str:
@@ -28,7 +29,7 @@ class Sources:
     """Each document's file and group; ``unit(doc)`` is the source a task's classes are balanced within."""
 
     def __init__(self, files: Sequence[Path], corpus: Path, documents_per_file: Sequence[int],
-                 balance_by: str = "group") -> None:
+                 balance_by: str = "document") -> None:
         if balance_by not in BALANCE_LEVELS:
             raise ValueError(f"balance_by={balance_by}: choose from {list(BALANCE_LEVELS)}")
         if len(documents_per_file) != len(files):
@@ -51,9 +52,12 @@ class Sources:
         return int(doc) if self.balance_by == "document" else 0
 
     def sample_unit(self, doc: int) -> Hashable:
-        """The source a sample is kept per: the group when balancing by group (few, so a reservoir each), else one
-        for the corpus (documents are too many to keep a reservoir each: a class rare in a document shortens it)."""
-        return int(self.doc_group[doc]) if self.balance_by == "group" else 0
+        """The source a sample is kept per (a reservoir each, so a source keeps its sentences of a class rare
+        elsewhere): the balancing unit, while there are at most ``SAMPLED_DOCUMENTS`` documents; beyond, one for the
+        corpus (what is kept would grow with the corpus): a class rare in a document then shortens the task."""
+        if self.balance_by == "document" and len(self.doc_group) > SAMPLED_DOCUMENTS:
+            return 0
+        return self.unit(doc)
 
     def describe(self) -> dict:
         documents = Counter(self.groups[g] for g in self.doc_group.tolist())

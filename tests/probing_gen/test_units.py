@@ -253,18 +253,24 @@ def test_corpus_tables_count_as_the_sentences_say(monkeypatch):
     assert (tables.sentences, tables.tokens, tables.eligible) == (5, 12, 3)
 
 
-def test_a_task_no_source_can_balance_falls_back_to_the_corpus_only_when_the_source_tells_little():
-    """WordContent's words: each source lacks some, so within-source balance would keep little or nothing."""
-    halves = {f"w{k}": [(k % 2, f"w{k} s{i}") for i in range(30)] for k in range(10)}
-    unit, why = choose_unit(halves, sorted(halves), lambda doc: doc, need=20)
-    assert unit is not one_unit and why is None  # two sources of five words each: the source halves the choice,
-    # so the task stays balanced within the sources, however small
-    both = {c: items + [(1 - d, f"{s} again") for d, s in items] for c, items in halves.items()}
+def test_a_task_falls_back_to_the_corpus_only_when_the_source_tells_little_or_nothing_else_is_left():
+    """WordContent's words: each source lacks some or has few, so within-source balance keeps less."""
     per_doc = lambda doc: doc  # noqa: E731
-    assert choose_unit(both, sorted(both), per_doc, need=20) == (per_doc, None)  # every word in both: no fallback
+    # ten words, each 100 times in its own source and 25 in the other: 50 a word within sources, 120 over the
+    # corpus; the source tells the word 16% of the time against 10%: the smaller, clean set is kept
+    skewed = {f"w{k}": [(d, f"w{k} s{d}-{i}") for d in (0, 1) for i in range(100 if d == k % 2 else 25)]
+              for k in range(10)}
+    assert choose_unit(skewed, sorted(skewed), per_doc, need=120) == (per_doc, None)
+    # each source has half of the words only: nothing is left within the sources, so over the corpus, said so
+    halves = {f"w{k}": [(k % 2, f"w{k} s{i}") for i in range(30)] for k in range(10)}
+    unit, why = choose_unit(halves, sorted(halves), per_doc, need=20)
+    assert unit is one_unit and "within each source 0 sentences a class, against 20 over" in why
+    assert "20.0% of the time (majority 10.0%): too few to balance" in why
+    # every word in both sources alike: nothing to fall back from
+    both = {c: items + [(1 - d, f"{s} again") for d, s in items] for c, items in halves.items()}
+    assert choose_unit(both, sorted(both), per_doc, need=20) == (per_doc, None)
     # 100 words over 40 sources, each word missing from one source: the source tells 1.03% against 1%
     by_class = {f"w{k}": [(d, f"w{k} s{d}-{i}") for d in range(40) if d != k % 40 for i in range(2)]
                 for k in range(100)}
-    unit, why = choose_unit(by_class, sorted(by_class), lambda doc: doc, need=20)
-    assert unit is one_unit and "within each source 0 sentences a class, against 20 over" in why
-    assert "tells the class 1.0% of the time (majority 1.0%)" in why
+    unit, why = choose_unit(by_class, sorted(by_class), per_doc, need=20)
+    assert unit is one_unit and "1.0% of the time (majority 1.0%): the source tells little there" in why
