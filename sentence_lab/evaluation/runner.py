@@ -129,7 +129,7 @@ def _summary_line(task: str, result: dict) -> str:
     extra = f" f1 {result['f1']:.2f}" if "f1" in result else ""
     floor = highest_floor(result.get("floors") or {})
     if floor is not None:  # the highest of the set's own baselines: the floor the score is read against
-        extra += f" [floor {floor[1]:.2f} {floor[0]}]"
+        extra += f" (floor {floor[1]:.2f} {floor[0]})"
     return (f"{task:<22} {result['main_metric']} {shown}{extra}  (n={result['n']}, {result['seconds']:.1f}s: "
             f"encode {result['encode_seconds']:.1f}s, classifier {result['classifier_seconds']:.1f}s)")
 

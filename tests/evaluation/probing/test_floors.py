@@ -7,7 +7,7 @@ import pytest
 from sentence_lab.evaluation.encoders.baselines import LengthEncoder
 from sentence_lab.evaluation.probing.floors import PAPER_FLOORS, length_accuracy, majority_accuracy, probing_floors
 from sentence_lab.evaluation.protocol import ProtocolParams
-from sentence_lab.evaluation.runner import LoadedTask, run_task
+from sentence_lab.evaluation.runner import LoadedTask, _summary_line, run_task
 from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 from sentence_lab.tasks.base import Split, TaskData
 from sentence_lab.tasks.registry import TASKS
@@ -79,6 +79,7 @@ def test_a_probing_result_carries_its_floors_computed_once(task, monkeypatch):
     params = ProtocolParams(l2_grid=(1e-5,))
     result = run_task(loaded, EmbeddingCache(LengthEncoder()), params)
     assert result["floors"]["length"] == 100.0 and set(result["floors"]) >= {"majority", "nb_uni_tfidf"}
+    assert "(floor 100.00 Length)" in _summary_line(task, result)  # the console's line names the highest
     calls = []
     monkeypatch.setattr("sentence_lab.evaluation.runner.probing_floors", lambda *a: calls.append(a) or {})
     again = run_task(loaded, EmbeddingCache(LengthEncoder()), params)
