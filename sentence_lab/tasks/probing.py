@@ -71,10 +71,13 @@ def _finish(task: str, raw, info: dict) -> TaskData:
     return TaskData(splits=splits, nclasses=len(ids), info={**info, "nclasses": len(ids)})
 
 
-def _load_senteval_layout(task: str, path: Path, layout: str = "senteval") -> TaskData:
-    # per split: sentences, labels, and where each line is (file, line number)
-    raw: dict[str, tuple[list[str], list[str], list[tuple[Path, int]]]] = {
-        split: ([], [], []) for split in ("train", "dev", "test")}
+Raw = dict[str, tuple[list[str], list[str], list[tuple[Path, int]]]]  # split -> sentences, labels, (file, line)
+
+
+def senteval_layout_splits(path: Path) -> Raw:
+    """A file in SentEval's probing layout: per split (train, dev, test) its sentences, their labels as written, and
+    where each line is."""
+    raw: Raw = {split: ([], [], []) for split in ("train", "dev", "test")}
     for lineno, line in iter_lines(path):
         fields = line.rstrip().split("\t")
         if len(fields) < 3 or fields[0] not in SPLIT_NAMES:
@@ -86,7 +89,11 @@ def _load_senteval_layout(task: str, path: Path, layout: str = "senteval") -> Ta
     for split, (sentences, _, _) in raw.items():
         if not sentences:
             raise MalformedData(path, 0, f"no {split} lines in the file")
-    return _finish(task, raw, {"layout": layout, "split": "tr/va/te as in the file"})
+    return raw
+
+
+def _load_senteval_layout(task: str, path: Path, layout: str = "senteval") -> TaskData:
+    return _finish(task, senteval_layout_splits(path), {"layout": layout, "split": "tr/va/te as in the file"})
 
 
 def _read_xprobe(path: Path):
@@ -101,7 +108,9 @@ def _read_xprobe(path: Path):
     return sentences, labels, where
 
 
-def _load_xprobe_layout(task: str, va_path: Path, te_path: Path) -> TaskData:
+def xprobe_layout_splits(va_path: Path, te_path: Path) -> tuple[Raw, dict]:
+    """X-Probe's ``va`` and ``te`` files as train (a fixed 90% of ``va``), dev (the other 10%) and test (``te``), and
+    the notes on that split."""
     va = _read_xprobe(va_path)
     te = _read_xprobe(te_path)
     index = np.arange(len(va[0]))
@@ -118,11 +127,17 @@ def _load_xprobe_layout(task: str, va_path: Path, te_path: Path) -> TaskData:
             XPROBE_SPLIT_NOTE.replace("stratified", "not stratified: a label occurs once")}
     if va[0] == te[0]:
         info["warning"] = f"{va_path.name} and {te_path.name} hold the same sentences: the test score is not held-out"
+    return raw, info
+
+
+def _load_xprobe_layout(task: str, va_path: Path, te_path: Path) -> TaskData:
+    raw, info = xprobe_layout_splits(va_path, te_path)
+    va_labels = raw["train"][1] + raw["dev"][1]
     # labels that occur only in dev/test cannot be learnt: map them from all of va, as the training split's
     # labels would miss rare ones after the 90/10 cut
-    all_va = sorted(set(va[1]))
+    all_va = sorted(set(va_labels))
     ids = {label: i for i, label in enumerate(all_va)}
-    for label, where in zip(te[1], te[2]):
+    for label, where in zip(raw["test"][1], raw["test"][2]):
         if label not in ids:
             raise MalformedData(where[0], where[1], f"{task} label {label!r} never occurs in {va_path.name}")
     splits = {split: int_split(raw[split][0], [ids[y] for y in raw[split][1]]) for split in ("train", "dev", "test")}

@@ -33,6 +33,7 @@ CASES = [
     ("eval_speed", ["--high-dim"], {"high_dim"}, None),
     ("probing_gen_speed", [], {"cases", "corpus_documents"}, None),
     ("probing_sources", [], {"corpus", "levels", "tasks", "groups"}, None),
+    ("probing_agreement", [], {"generated", "xprobe", "tasks", "depth_definitions"}, None),
     ("check_reference_scores", [], {"rows", "compared", "equal"}, None),
     ("compare_senteval", [], {"ours", "scores_within_tolerance", "speed_up"}, None),
     ("fault_drills", [], {"drills", "held", "ran"}, None),
