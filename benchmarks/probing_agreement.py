@@ -23,6 +23,7 @@ import os
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             sets = {"ours": generated_splits(generated, task), "xprobe": xprobe_splits(xprobe, task)}
             labels = {k: set(v["train"][1]) for k, v in sets.items()}
             shared = labels["ours"] & labels["xprobe"]
-            row = {"labels": {k: len(v) for k, v in labels.items()}, "shared_labels": len(shared)}
+            row: dict[str, Any] = {"labels": {k: len(v) for k, v in labels.items()}, "shared_labels": len(shared)}
             for a in sets:
                 for b in sets:
                     crossed_data = crossed(task, sets[a], sets[b])
