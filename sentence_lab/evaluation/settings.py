@@ -15,7 +15,7 @@ from typing import Any
 
 from sentence_lab.evaluation.protocol import PROTOTYPE, ProtocolParams
 from sentence_lab.evaluation.runner import params_from_config
-from sentence_lab.tasks.registry import resolve_tasks
+from sentence_lab.tasks.registry import TASKS, resolve_tasks
 
 # The keys a config gives the suite besides its protocol group.
 CONFIG_KEYS = ("tasks", "probing", "sides", "side_probing", "retrieval_held_out", "retrieval_path")
@@ -30,7 +30,8 @@ class SuiteSettings:
     generated:<dir>). encode_batch_size: sentences per ``encode`` call. layers: score every layer too.
     sides: ``auto``, ``none`` or a list of language codes. side_probing: where a side's probing tasks come from.
     retrieval_held_out, retrieval_path: the Tatoeba pairs the training data held out (None: 1,000 pairs of the data
-    root's file); a path without a held-out count is not taken.
+    root's file); a path without a held-out count is not taken. amnesic: the probing tasks whose property is removed
+    from the vectors before the other tasks are scored again (``evaluation.probing.amnesic``).
     """
 
     tasks: tuple[str, ...]
@@ -42,6 +43,7 @@ class SuiteSettings:
     side_probing: str = "auto"
     retrieval_held_out: int | None = None
     retrieval_path: str | None = None
+    amnesic: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any], protocol: Mapping[str, Any] | None) -> SuiteSettings:
@@ -60,7 +62,18 @@ class SuiteSettings:
                    side_probing=str(cfg.get("side_probing") or "auto"),
                    retrieval_held_out=None if held_out is None else int(held_out),
                    # the training file is the one to hold pairs out of only when the training data held some out
-                   retrieval_path=str(path) if path is not None and held_out else None)
+                   retrieval_path=str(path) if path is not None and held_out else None,
+                   amnesic=_amnesic(protocol.get("amnesic") or ()))
+
+
+def _amnesic(value: Any) -> tuple[str, ...]:
+    """``evaluation.amnesic``: probing task names (a string or a sequence); any other task refused in one line."""
+    names = resolve_tasks(_names(value)) if value else []
+    wrong = [name for name in names if TASKS[name].family != "probing"]
+    if wrong:
+        raise ValueError(f"evaluation.amnesic={wrong}: amnesic probing removes a probing task's property; name "
+                         "probing tasks (Tense, SubjNumber, Length, ...)")
+    return tuple(names)
 
 
 def _names(value: Any) -> str | list[str]:

@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from sentence_lab.evaluation.encoders.text_encoders import TextEncoder
+from sentence_lab.evaluation.encoders.text_encoders import EncoderOutputError, TextEncoder
 from sentence_lab.evaluation.languages.sides import SideTasks, load_retrieval, run_side, side_languages
+from sentence_lab.evaluation.probing.amnesic import amnesic_line, amnesic_property
 from sentence_lab.evaluation.protocol import PROTOTYPE, ProtocolParams
 from sentence_lab.evaluation.results import (
     IncompatibleResultsFile,
@@ -33,6 +34,7 @@ from sentence_lab.evaluation.results import (
 )
 from sentence_lab.evaluation.runner import LoadedTask, all_sentences, load_named_tasks, run_tasks
 from sentence_lab.evaluation.settings import SuiteSettings
+from sentence_lab.evaluation.vectors.embedding_cache import EmbeddingCache
 from sentence_lab.tasks.registry import resolve_tasks
 from sentence_lab.tasks.tatoeba import RETRIEVAL_SIZE
 
@@ -73,6 +75,9 @@ class EvaluationSuite:
         retrieval_held_out: held-out Tatoeba pairs per language: the training data's ``retrieval_held_out`` (the
             same draw: a model never saw them), 1,000 for ``data=tatoeba_*``.
         retrieval_path: the pair file to hold them out of (default ``parallel/tatoeba/en-<lang>.tsv``).
+        amnesic: probing tasks whose property is removed from the vectors (INLP) before the transfer and similarity
+            tasks are scored again, and as many random directions (the control), into the results' ``amnesic``
+            (``evaluation.probing.amnesic``; off when empty).
         console: a ``rich`` console for the loading problems (one line per task), or None for silence.
 
     A task whose data is missing or broken stays in ``tasks`` with its one-line ``error``: every run records it
@@ -83,12 +88,13 @@ class EvaluationSuite:
                  probing: str = "auto", encode_batch_size: int = 128, layers: bool = False,
                  sides: str | Iterable[str] = "auto", side_probing: str = "auto",
                  retrieval_held_out: int | None = None, retrieval_path: Path | str | None = None,
-                 console=None) -> None:
+                 amnesic: Iterable[str] = (), console=None) -> None:
         self._start(SuiteSettings(tasks=tuple(resolve_tasks(tasks)), params=params, probing=probing,
                                   encode_batch_size=encode_batch_size, layers=layers,
                                   sides=sides if isinstance(sides, str) else tuple(sides), side_probing=side_probing,
                                   retrieval_held_out=retrieval_held_out,
-                                  retrieval_path=None if retrieval_path is None else str(retrieval_path)),
+                                  retrieval_path=None if retrieval_path is None else str(retrieval_path),
+                                  amnesic=tuple(resolve_tasks(list(amnesic))) if amnesic else ()),
                     data_dir, console)
 
     @classmethod
@@ -120,6 +126,12 @@ class EvaluationSuite:
         self.task_names: list[str] = list(settings.tasks)
         self.tasks: list[LoadedTask] = load_named_tasks(self.task_names, self.data_dir, console=console,
                                                         probing=self.probing)
+        self.amnesic = settings.amnesic
+        loaded = {task.spec.name: task for task in self.tasks}
+        extra = [name for name in self.amnesic if name not in loaded]  # a property need not be a task of the run
+        loaded.update({task.spec.name: task for task in load_named_tasks(extra, self.data_dir, console=console,
+                                                                          probing=self.probing)} if extra else {})
+        self.amnesic_tasks = [loaded[name] for name in self.amnesic]
 
     @property
     def has_data(self) -> bool:
@@ -187,6 +199,8 @@ class EvaluationSuite:
                  dataclasses.replace(task, data=None, error=None) for task in self.tasks]
         doc = run_tasks(tasks, encoder, self.params, writer, console=console,
                         encode_batch_size=self.encode_batch_size, budget_seconds=budget_seconds, layers=self.layers)
+        if self.amnesic_tasks:
+            self.run_amnesic(writer, encoder, console=console)
         for language in side_languages(encoder, self.sides):
             side = encoder.in_language(language)
             description = side.describe() if isinstance(side, TextEncoder) else {}
@@ -195,6 +209,31 @@ class EvaluationSuite:
             run_side(encoder, language, self.side_tasks(language), self.params, side_writer, console=console,
                      encode_batch_size=self.encode_batch_size)
         return doc
+
+    def run_amnesic(self, writer: ResultsWriter, encoder, console=None) -> None:
+        """Each ``amnesic`` property removed in turn (``evaluation.probing.amnesic``), the run's transfer and
+        similarity tasks scored after it and after the control; into the document's ``amnesic``, one property at a
+        time. A property that fails is recorded with its error; the others go on."""
+        if self.params.dev_only:
+            writer.update(amnesic={"skipped": "dev_only: the test splits are not scored"})
+            return
+        targets = [task for task in self.tasks if task.data is not None and task.spec.family != "probing"]
+        before = {name: result.get("main_score") for name, result in writer.doc.get("results", {}).items()}
+        cache = EmbeddingCache(encoder, batch_size=self.encode_batch_size)
+        out: dict[str, Any] = {}
+        for prop in self.amnesic_tasks:
+            name = prop.spec.name
+            if prop.data is None:
+                out[name] = {"error": prop.error or "no data"}
+            else:
+                try:
+                    out[name] = amnesic_property(prop, targets, cache, self.params, before)
+                except EncoderOutputError:
+                    raise
+                except Exception as err:  # noqa: BLE001 - one property's failure is recorded; the others run
+                    out[name] = {"error": f"{type(err).__name__}: {err}".replace("\n", " ")}
+            writer.update(amnesic=dict(out))
+            _say(console, amnesic_line(name, out[name]))
 
     def side_tasks(self, language: str) -> SideTasks:
         """``language``'s probing tasks (those of the suite's tasks, from ``side_probing``) and retrieval pairs,

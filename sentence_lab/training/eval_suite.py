@@ -88,6 +88,23 @@ def side_metrics(doc: Mapping, tag: Callable[[str], str]) -> dict[str, float]:
     return out
 
 
+def amnesic_metrics(doc: Mapping) -> dict[str, float]:
+    """Each removed property's scores (``amnesic``, ``evaluation.amnesic``): ``amnesic/<property>/<task>`` the task's
+    score after the property's removal, ``.../control`` after the random removal, ``amnesic/<property>/directions``
+    how many directions it took."""
+    out = {}
+    for prop, entry in (doc.get("amnesic") or {}).items():
+        if not isinstance(entry, Mapping) or "tasks" not in entry:
+            continue
+        out[f"amnesic/{prop}/directions"] = float(entry["directions"])
+        for task, row in entry["tasks"].items():
+            for key, suffix in (("after", ""), ("control", "/control")):
+                value = row.get(key)
+                if isinstance(value, (int, float)) and np.isfinite(value):
+                    out[f"amnesic/{prop}/{task}{suffix}"] = float(value)
+    return out
+
+
 SplitCaps = int | Mapping[str, int | None] | None
 
 
@@ -406,6 +423,7 @@ class EvalSuiteCallback(Callback):
         metrics = {self._tag(name): float(s) for name, s in scores.items() if s is not None and np.isfinite(s)}
         metrics.update(layer_metrics(doc, self._tag))
         metrics.update(side_metrics(doc, self._tag))
+        metrics.update(amnesic_metrics(doc))
         if metrics:
             for logger in trainer.loggers:
                 try:

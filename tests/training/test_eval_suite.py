@@ -19,7 +19,7 @@ from sentence_lab.evaluation.runner import load_named_tasks, load_tasks, params_
 from sentence_lab.tasks import UnknownTask
 from sentence_lab.text import Tokenizer, Vocab
 from sentence_lab.training import inference
-from sentence_lab.training.eval_suite import EvalSuiteCallback, side_metrics, subsample, task_tag
+from sentence_lab.training.eval_suite import EvalSuiteCallback, amnesic_metrics, side_metrics, subsample, task_tag
 from sentence_lab.training.untrained import untrained_model
 from tests.helpers.train_config import compose_train_cfg
 
@@ -428,3 +428,18 @@ def test_a_jbi_run_curves_both_languages_and_retrieves_the_pairs_it_held_out(tin
     assert [s.value for s in scalars] == pytest.approx([d["sides"]["fr"]["results"]["Tatoeba"]["main_score"]
                                                         for d in docs])
     assert "fr/retrieval/Tatoeba/margin_en-fr" in events.Tags()["scalars"]
+
+
+def test_a_removed_propertys_scores_are_logged_per_epoch(senteval_root, hash_encoder, tmp_path):
+    """callbacks.eval_suite.params.amnesic=[Tense]: each epoch's JSON keeps the removal, TensorBoard gets
+    amnesic/Tense/<task> (after the removal) and .../control beside the task's own curve."""
+    cb = EvalSuiteCallback(tasks=["MR"], data_dir=str(senteval_root), output_dir=str(tmp_path / "eval"),
+                           params={**FAST, "amnesic": ["Tense"]}, vocab_expansion=False)
+    trainer = _trainer(tmp_path)
+    cb.on_train_epoch_end(trainer, _Model(hash_encoder))
+    doc = json.loads((tmp_path / "eval" / "epoch_001.json").read_text())
+    row = doc["amnesic"]["Tense"]["tasks"]["MR"]
+    (_, logged), = trainer.loggers[0].metrics
+    assert logged["amnesic/Tense/MR"] == row["after"] and logged["amnesic/Tense/MR/control"] == row["control"]
+    assert logged["transfer/MR"] == row["before"] and "amnesic/Tense/directions" in logged
+    assert amnesic_metrics({"amnesic": {"Tense": {"error": "x"}}}) == {}
