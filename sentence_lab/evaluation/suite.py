@@ -227,7 +227,10 @@ class EvaluationSuite:
                 out[name] = {"error": prop.error or "no data"}
             else:
                 try:
-                    out[name] = amnesic_property(prop, targets, cache, self.params, before)
+                    out[name], preds = amnesic_property(prop, targets, cache, self.params, before)
+                    for task, pair in preds.items():  # beside the task's own, for compare's paired test
+                        if task in writer.items:
+                            writer.items[task].update({f"amnesic/{name}/{k}/pred": v for k, v in pair.items()})
                 except EncoderOutputError:
                     raise
                 except Exception as err:  # noqa: BLE001 - one property's failure is recorded; the others run

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sentence_lab.evaluation.results import probe_details, read_items, read_results
+from sentence_lab.reporting.amnesic import amnesic_table
 from sentence_lab.reporting.floors import floor_cell, floors_table
 from sentence_lab.reporting.paired import RESAMPLES, aligned, corrected, metric_for, paired_difference
 from sentence_lab.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
@@ -247,6 +248,14 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
+    if not args.metric and not args.sts_convention:
+        try:
+            removed = amnesic_table(runs, None if args.no_paired else
+                                    [items_of(p, doc) for p, doc in zip(args.results, docs)], args.resamples)
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        table += f"\n{removed}" if removed else ""
     if args.sts_convention:
         table = f"STS as {sts.reproduces}.\n\n{table}"
     print(table)

@@ -5,6 +5,7 @@ import csv
 import io
 from pathlib import Path
 
+from sentence_lab.reporting.amnesic import amnesic_table
 from sentence_lab.reporting.compare import with_convention
 from sentence_lab.reporting.floors import floors_table
 from sentence_lab.reporting.runs import SETTINGS, Run
@@ -81,6 +82,10 @@ def write_table(runs: list[Run], out: Path) -> None:
     if floors:
         lines += ["", "The probing sets' floors (each run's last epoch; one row per set when runs scored different "
                   "ones):", "", floors.rstrip("\n")]
+    removed = amnesic_table([(run.name, run.last_results) for run in runs])
+    if removed:
+        lines += ["", "Properties removed from the vectors at the last epoch (`evaluation.amnesic`):", "",
+                  removed.rstrip("\n")]
     layered = layer_table(runs)
     if layered:
         lines += ["", layered]

@@ -131,10 +131,12 @@ def projected(embed: Callable[[list[str]], np.ndarray], projection: np.ndarray) 
 
 
 def amnesic_property(prop: LoadedTask, targets: Sequence[LoadedTask], cache: EmbeddingCache, params: ProtocolParams,
-                     before: Mapping[str, float | None], seed: int = 1111) -> dict:
+                     before: Mapping[str, float | None], seed: int = 1111) -> tuple[dict, dict[str, dict]]:
     """One property removed from ``cache``'s encoder (INLP on its task's train split, stopped on dev), and as many
     random directions (the control): the property's own probe on test, and every target task's main score, after
-    each; ``before`` holds the targets' main scores on the intact vectors."""
+    each; ``before`` holds the targets' main scores on the intact vectors. Returns the results' entry and, per task,
+    its per-item predictions after each (``{"after": pred, "control": pred}``, where its regime gives them) for the
+    paired test of ``compare``."""
     started = time.perf_counter()
     assert prop.data is not None
     splits = prop.data.splits
@@ -148,17 +150,21 @@ def amnesic_property(prop: LoadedTask, targets: Sequence[LoadedTask], cache: Emb
              "control": probe_accuracy(x["train"] @ control, y["train"], x["test"] @ control, y["test"], seed),
              "majority": majority_accuracy(y["train"], y["test"])}
     tasks: dict[str, dict] = {}
+    preds: dict[str, dict] = {}
     for task in targets:
         assert task.data is not None
         run_params = task_params(task.spec, params)
-        after = _main(task.spec, score(task.spec, task.data, projected(cache.embed, removed.projection), run_params))
-        kept = _main(task.spec, score(task.spec, task.data, projected(cache.embed, control), run_params))
+        results = {name: score(task.spec, task.data, projected(cache.embed, projection), run_params)
+                   for name, projection in (("after", removed.projection), ("control", control))}
+        after, kept = _main(task.spec, results["after"]), _main(task.spec, results["control"])
+        if all("items" in r for r in results.values()):
+            preds[task.spec.name] = {name: r["items"]["pred"] for name, r in results.items()}
         was = before.get(task.spec.name)
         tasks[task.spec.name] = {"before": was, "after": after, "control": kept,
                                  "drop": None if was is None or after is None else round(was - after, 4),
                                  "control_drop": None if was is None or kept is None else round(was - kept, 4)}
     return {**removed.describe(), "probe": {k: round(v, 2) for k, v in probe.items()}, "tasks": tasks,
-            "inlp_seconds": round(removed.seconds, 2), "seconds": round(time.perf_counter() - started, 2)}
+            "inlp_seconds": round(removed.seconds, 2), "seconds": round(time.perf_counter() - started, 2)}, preds
 
 
 def amnesic_line(name: str, entry: Mapping) -> str:
