@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sentence_lab.evaluation.results import probe_details, read_items, read_results
-from sentence_lab.reporting.amnesic import amnesic_table
+from sentence_lab.reporting.amnesic import AMNESIC_RESAMPLES, amnesic_table
 from sentence_lab.reporting.floors import floor_cell, floors_table
 from sentence_lab.reporting.paired import RESAMPLES, aligned, corrected, metric_for, paired_difference
 from sentence_lab.tasks.registry import TASKS, UnknownTask, get_path, resolve_tasks
@@ -225,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave out the paired tests (they need each file's .items.npz beside it)")
     parser.add_argument("--resamples", type=int, default=RESAMPLES,
                         help="bootstrap draws and permutations of each paired test")
+    parser.add_argument("--amnesic-resamples", type=int, default=AMNESIC_RESAMPLES,
+                        help="bootstrap draws and permutations of each removed property's paired test (one a "
+                             "property and task: fewer than --resamples by default, as there are three times as many)")
     parser.add_argument("--sts-convention", default=None, choices=sorted(CONVENTIONS),
                         help="the STS tasks only, as a paper's convention reports them (simcse: STS12-16 pooled "
                              "Spearman, STS-B and SICK-R by cosine; senteval: SentEval's Pearson columns)")
@@ -251,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.metric and not args.sts_convention:
         try:
             removed = amnesic_table(runs, None if args.no_paired else
-                                    [items_of(p, doc) for p, doc in zip(args.results, docs)], args.resamples)
+                                    [items_of(p, doc) for p, doc in zip(args.results, docs)], args.amnesic_resamples)
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2

@@ -34,7 +34,7 @@ def test_compare_prints_the_drop_beyond_the_control_with_its_paired_test(senteva
     assert mr["beyond_control"] == (mr["before"] - mr["after"]) - (mr["before"] - mr["control"])
     assert abs(mr["difference"] - (mr["after"] - mr["control"])) < 0.01  # the test's difference is the scores'
     assert mr["low"] <= mr["difference"] <= mr["high"] and 0 <= mr["p"] <= 1
-    assert compare_main([str(out), "--resamples", "200"]) == 0
+    assert compare_main([str(out), "--amnesic-resamples", "200"]) == 0
     printed = capsys.readouterr().out
     assert "| hash: removed | task | before | after | control |" in printed
     assert f"| Tense ({doc['amnesic']['Tense']['directions']} directions) | MR |" in printed
