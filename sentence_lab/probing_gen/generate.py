@@ -133,12 +133,13 @@ def _run(settings: GenSettings, language: Language, tasks: list[str], files: lis
         sources = Sources(files, Path(settings.corpus), tables.documents_per_file, settings.balance_by)
         writer.set_sources(sources)
         unit = sources.unit
+        sample_unit = sources.sample_unit if sources.samples_per_unit else None
         surface: list[LengthTask | WordContentTask | BigramShiftTask] = []
         if "Length" in tasks:
-            surface.append(LengthTask(settings, rng, unit, sources.sample_unit))
+            surface.append(LengthTask(settings, rng, unit, sample_unit))
         if "WordContent" in tasks:
             try:
-                surface.append(WordContentTask(settings, rng, tables.unigrams, unit, sources.sample_unit))
+                surface.append(WordContentTask(settings, rng, tables.unigrams, unit, sample_unit))
             except ValueError as err:
                 writer.skip("WordContent", str(err))
         if "BigramShift" in tasks:

@@ -79,8 +79,11 @@ class SourcedReservoirs:
     keeps its sentences of every class however rare the class is there; ``weights`` says how many of each class
     every source really had (``seen``), so that sources are drawn in the corpus' proportions, not the samples'."""
 
-    def __init__(self, size: int, rng: random.Random, sample_unit: Unit) -> None:
-        self.reservoirs, self.sample_unit = Reservoirs(size, rng), sample_unit
+    def __init__(self, size: int, rng: random.Random, sample_unit: Unit | None) -> None:
+        """``sample_unit``: the balancing unit of a document when a sample is kept per unit; None: one sample for the
+        corpus (then ``weights`` is empty: the units' proportions are the sample's)."""
+        self.reservoirs, self.sample_unit = Reservoirs(size, rng), sample_unit or one_unit
+        self.per_unit = sample_unit is not None
 
     def offer(self, label: Hashable, doc: int, item: Any) -> None:
         self.reservoirs.offer((self.sample_unit(doc), label), (doc, item))
@@ -91,9 +94,11 @@ class SourcedReservoirs:
             out[label].extend(items)
         return out
 
-    def weights(self, classes: Sequence[Hashable], unit: Unit) -> dict[Hashable, int]:
-        """Per balancing unit (when it is the sampling unit, else one weight for all): the count of its rarest
-        class in the whole corpus."""
+    def weights(self, classes: Sequence[Hashable]) -> dict[Hashable, int]:
+        """Per balancing unit, the count of its rarest class in the whole corpus; empty when one sample serves the
+        corpus."""
+        if not self.per_unit:
+            return {}
         seen: dict[Hashable, dict[Hashable, int]] = defaultdict(dict)
         for (u, label), n in self.reservoirs.seen.items():
             seen[u][label] = n

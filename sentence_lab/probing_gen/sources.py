@@ -6,6 +6,7 @@ source (``balance_by``) and measures what the source alone predicts (``source_ba
 """
 from __future__ import annotations
 
+import os
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ def file_group(path: Path, corpus: Path) -> str:
     files lying in the root, or a corpus given as one file, form the group ``.``."""
     if corpus.is_file():
         return "."
-    parts = path.resolve().relative_to(corpus.resolve()).parts
+    parts = Path(os.path.abspath(path)).relative_to(os.path.abspath(corpus)).parts  # a link stays where it lies
     return parts[0] if len(parts) > 1 else "."
 
 
@@ -51,13 +52,18 @@ class Sources:
             return int(self.doc_group[doc])
         return int(doc) if self.balance_by == "document" else 0
 
+    @property
+    def samples_per_unit(self) -> bool:
+        """Whether a sample is kept per balancing unit (a reservoir each, so a source keeps its sentences of a class
+        rare elsewhere): by group always, by document while there are at most ``SAMPLED_DOCUMENTS`` documents (what
+        is kept then grows with the corpus, up to each reservoir's size); beyond, one sample serves the corpus and a
+        class rare in a document shortens the task."""
+        return self.balance_by == "group" or (self.balance_by == "document" and
+                                              len(self.doc_group) <= SAMPLED_DOCUMENTS)
+
     def sample_unit(self, doc: int) -> Hashable:
-        """The source a sample is kept per (a reservoir each, so a source keeps its sentences of a class rare
-        elsewhere): the balancing unit, while there are at most ``SAMPLED_DOCUMENTS`` documents; beyond, one for the
-        corpus (what is kept would grow with the corpus): a class rare in a document then shortens the task."""
-        if self.balance_by == "document" and len(self.doc_group) > SAMPLED_DOCUMENTS:
-            return 0
-        return self.unit(doc)
+        """The source a sample is kept per: the balancing unit where ``samples_per_unit``, else one for the corpus."""
+        return self.unit(doc) if self.samples_per_unit else 0
 
     def describe(self) -> dict:
         documents = Counter(self.groups[g] for g in self.doc_group.tolist())

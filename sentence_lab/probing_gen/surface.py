@@ -42,7 +42,7 @@ class LengthTask:
     name = "Length"
 
     def __init__(self, settings: GenSettings, rng: random.Random, unit: Unit = one_unit,
-                 sample_unit: Unit = one_unit) -> None:
+                 sample_unit: Unit | None = None) -> None:
         self.settings, self.rng, self.unit = settings, rng, unit
         self.edges = length_bin_edges(settings)
         self.width = self.edges[0][1] - self.edges[0][0] + 1
@@ -59,7 +59,7 @@ class LengthTask:
         by_class = self.samples.by_class()
         unit, overall = choose_unit(by_class, classes, self.unit, self.settings.total // len(classes))
         splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=classes, unit=unit,
-                                 weight=self.samples.weights(classes, unit))
+                                 weight=self.samples.weights(classes) if unit is self.unit else None)
         return TaskOutput.from_splits(self.name, splits, method=f"label = bin of the token count; bins {self.edges}",
                                       offered=offered_counts(by_class),
                                       extra={"bins": {str(i): list(edge) for i, edge in enumerate(self.edges)},
@@ -88,7 +88,7 @@ class WordContentTask:
     name = "WordContent"
 
     def __init__(self, settings: GenSettings, rng: random.Random, unigrams, unit: Unit = one_unit,
-                 sample_unit: Unit = one_unit) -> None:
+                 sample_unit: Unit | None = None) -> None:
         self.settings, self.rng, self.unit = settings, rng, unit
         self.candidates = word_content_candidates(unigrams, settings)
         self.lookup = set(self.candidates)
@@ -115,7 +115,7 @@ class WordContentTask:
         ranks = [self.settings.wc_rank_start + self.candidates.index(w) for w in words]
         unit, overall = choose_unit(by_class, words, self.unit, self.need)
         splits = balanced_splits(by_class, self.settings.per_split, self.rng, classes=words, unit=unit,
-                                 weight=self.samples.weights(words, unit))
+                                 weight=self.samples.weights(words) if unit is self.unit else None)
         return TaskOutput.from_splits(self.name, splits, offered=offered_counts({w: by_class[w] for w in words}),
                           method="label = the one word of the mid-frequency list the sentence holds (exactly one "
                                  "occurrence of exactly one of them); words of frequency ranks "

@@ -88,20 +88,20 @@ def side_metrics(doc: Mapping, tag: Callable[[str], str]) -> dict[str, float]:
     return out
 
 
-def amnesic_metrics(doc: Mapping) -> dict[str, float]:
-    """Each removed property's scores (``amnesic``, ``evaluation.amnesic``): ``amnesic/<property>/<task>`` the task's
-    score after the property's removal, ``.../control`` after the random removal, ``amnesic/<property>/directions``
-    how many directions it took."""
+def amnesic_metrics(doc: Mapping, root: str = "amnesic") -> dict[str, float]:
+    """Each removed property's scores (``amnesic``, ``evaluation.amnesic``): ``<root>/<property>/<task>`` the task's
+    score after the property's removal, ``.../control`` after the random removal, ``<root>/<property>/directions``
+    how many directions it took (``root``: ``amnesic``, with the callback's prefix and preset)."""
     out = {}
     for prop, entry in (doc.get("amnesic") or {}).items():
         if not isinstance(entry, Mapping) or "tasks" not in entry:
             continue
-        out[f"amnesic/{prop}/directions"] = float(entry["directions"])
+        out[f"{root}/{prop}/directions"] = float(entry["directions"])
         for task, row in entry["tasks"].items():
             for key, suffix in (("after", ""), ("control", "/control")):
                 value = row.get(key)
                 if isinstance(value, (int, float)) and np.isfinite(value):
-                    out[f"amnesic/{prop}/{task}{suffix}"] = float(value)
+                    out[f"{root}/{prop}/{task}{suffix}"] = float(value)
     return out
 
 
@@ -423,7 +423,8 @@ class EvalSuiteCallback(Callback):
         metrics = {self._tag(name): float(s) for name, s in scores.items() if s is not None and np.isfinite(s)}
         metrics.update(layer_metrics(doc, self._tag))
         metrics.update(side_metrics(doc, self._tag))
-        metrics.update(amnesic_metrics(doc))
+        metrics.update(amnesic_metrics(doc, self._kind(f"{self.log_prefix}/amnesic" if self.log_prefix else
+                                                       "amnesic")))
         if metrics:
             for logger in trainer.loggers:
                 try:

@@ -49,3 +49,13 @@ def test_the_source_baseline_predicts_each_sources_training_majority(tmp_path):
     out = source_baseline(labels, docs, sources)
     # group: multi30k -> PRES, newstest -> PAST (3 of 4), "." unseen -> the training majority (a tie: PAST first)
     assert out == {"majority": 50.0, "group": 75.0, "document": 75.0}  # document 1 is a tie: PAST, right
+
+
+def test_a_linked_file_belongs_to_the_folder_it_lies_in(tmp_path):
+    elsewhere = tmp_path / "elsewhere" / "a.txt"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("x\n")
+    (tmp_path / "corpus" / "news").mkdir(parents=True)
+    link = tmp_path / "corpus" / "news" / "a.txt"
+    link.symlink_to(elsewhere)
+    assert file_group(link, tmp_path / "corpus") == "news"

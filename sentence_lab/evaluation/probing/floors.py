@@ -85,7 +85,10 @@ def highest_floor(floors: Mapping[str, Any]) -> tuple[str, float] | None:
 def probing_floors(train: Labelled, dev: Labelled, test: Labelled) -> dict:
     """The four rows' test accuracies (%) on one task, and the seconds they took."""
     started = time.perf_counter()
-    out: dict = {"majority": majority_accuracy(train[1], test[1]), "length": length_accuracy(train, dev, test)}
+    majority = majority_accuracy(train[1], test[1])
+    if len(set(np.asarray(train[1]).tolist())) < 2:  # one class: every row is the majority
+        return {**{row: majority for row in FLOOR_ROWS}, "seconds": round(time.perf_counter() - started, 2)}
+    out: dict = {"majority": majority, "length": length_accuracy(train, dev, test)}
     for name, ngram_max in (("nb_uni_tfidf", 1), ("nb_bi_tfidf", 2)):
         out[name] = round(nb_tfidf_split(ngram_max, list(train[0]), np.asarray(train[1]), list(dev[0]),
                                          np.asarray(dev[1]), list(test[0]), np.asarray(test[1]))[1], 2)

@@ -84,3 +84,10 @@ def test_a_probing_result_carries_its_floors_computed_once(task, monkeypatch):
     monkeypatch.setattr("sentence_lab.evaluation.runner.probing_floors", lambda *a: calls.append(a) or {})
     again = run_task(loaded, EmbeddingCache(LengthEncoder()), params)
     assert again["floors"] == result["floors"] and not calls  # kept with the loaded set: once per run, not per epoch
+
+
+def test_a_task_of_one_class_has_every_floor_at_the_majority():
+    one = (["a b c", "d e"], ["x", "x"])
+    floors = probing_floors(one, one, one)
+    assert {row: floors[row] for row in ("majority", "length", "nb_uni_tfidf", "nb_bi_tfidf")} == \
+        dict.fromkeys(("majority", "length", "nb_uni_tfidf", "nb_bi_tfidf"), 100.0)
