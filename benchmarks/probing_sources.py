@@ -27,6 +27,7 @@ from lib import records
 from sentence_lab.evaluation.encoders.nb_baselines import nb_tfidf_split
 from sentence_lab.probing_gen.__main__ import parse_settings
 from sentence_lab.probing_gen.generate import generate
+from sentence_lab.tasks.probing import senteval_layout_splits
 from sentence_lab.text.documents import read_document
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,11 +35,10 @@ Rows = dict[str, list[tuple[str, str]]]  # split -> (sentence, label)
 
 
 def read_rows(path: Path) -> Rows:
-    out: Rows = {"tr": [], "va": [], "te": []}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        split, label, sentence = line.split("\t")
-        out[split].append((sentence, label))
-    return out
+    """A generated task file, as the evaluation reads it, per split (tr, va, te): (sentence, label)."""
+    splits = senteval_layout_splits(path)
+    return {tag: list(zip(splits[name][0], splits[name][1])) for tag, name in (("tr", "train"), ("va", "dev"),
+                                                                              ("te", "test"))}
 
 
 def cross_nb(train: Rows, test: Rows) -> tuple[float | None, int]:

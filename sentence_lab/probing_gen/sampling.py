@@ -178,11 +178,9 @@ def choose_unit(by_class: Mapping[Label, list[tuple[int, Item]]], classes: Seque
     tells the class within 2 points of the majority on a set balanced over the corpus, or within-source balance would
     leave fewer than ``MIN_PER_CLASS`` sentences a class. The reason goes to meta.json; its source-only baseline then
     says what the source still tells."""
-    def pools(u: Unit) -> dict:
-        return {c: _by_unit(unique(by_class.get(c, ()), key=lambda pair: _item_key(pair[1])), u) for c in classes}
-
-    by_source = pools(unit)
-    within, overall = min(unit_capacity(by_source, classes), need), min(unit_capacity(pools(one_unit), classes), need)
+    by_source = source_pools(by_class, classes, unit)
+    within = min(unit_capacity(by_source, classes), need)
+    overall = min(unit_capacity(source_pools(by_class, classes, one_unit), classes), need)
     if unit is one_unit or within >= KEEP_WITHIN_SOURCES * overall:
         return unit, None
     tells, majority = source_accuracy(by_source, classes), 100.0 / len(classes)
@@ -207,13 +205,20 @@ def balanced_splits(by_class: Mapping[Label, list[tuple[int, Item]]], per_split:
     their capacity, the count of their rarest class). Returns ``{split: [(class, item, document)]}``.
     """
     classes = list(classes if classes is not None else sorted(by_class, key=str))
-    pools = {c: _by_unit(unique(by_class.get(c, ()), key=lambda pair: _item_key(pair[1])), unit) for c in classes}
+    pools = source_pools(by_class, classes, unit)
     per_class = _shrunk({s: per_split.get(s, 0) // len(classes) for s in SPLITS}, unit_capacity(pools, classes))
     return _take_balanced(pools, classes, [(s, per_class[s]) for s in SPLITS], rng, weight)
 
 
-def _item_key(item: Any) -> Any:
+def item_key(item: Any) -> Any:
+    """What makes two items the same item (a sentence, or the repr of a parsed one)."""
     return item if isinstance(item, str) else repr(item)
+
+
+def source_pools(by_class: Mapping[Label, Iterable[tuple[int, Item]]], classes: Sequence[Label],
+                 unit: Unit) -> dict[Label, dict[Hashable, list[tuple[int, Item]]]]:
+    """Each class's distinct ``(document, item)`` pairs (the first of a repeated item), by source unit."""
+    return {c: _by_unit(unique(by_class.get(c, ()), key=lambda pair: item_key(pair[1])), unit) for c in classes}
 
 
 def assign_targets(target_counts: dict[str, dict[Hashable, int]], per_split: dict[str, int],

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sentence_lab.evaluation.probing.floors import majority_accuracy, most_frequent
+
 BALANCE_LEVELS = ("document", "group", "none")
 SAMPLED_DOCUMENTS = 1000
 
@@ -75,19 +77,15 @@ def source_baseline(labels: Mapping[str, Sequence[str]], docs: Mapping[str, Sequ
     """Test accuracy (%) of the label predicted from the source alone: per source, the label most frequent in
     training (ties: the first in sorted order; a source unseen in training: the training majority), for the
     source as a group and as a document; beside it the majority baseline."""
-    train_majority = _most_frequent(Counter(labels["tr"]))
-    out = {"majority": _accuracy([train_majority] * len(labels["te"]), labels["te"])}
+    train_majority = most_frequent(Counter(labels["tr"]))
+    out = {"majority": majority_accuracy(labels["tr"], labels["te"])}
     for level, key in (("group", sources.group), ("document", int)):
         seen: dict[Hashable, Counter] = defaultdict(Counter)
         for label, doc in zip(labels["tr"], docs["tr"]):
             seen[key(doc)][label] += 1
-        predict = {source: _most_frequent(counts) for source, counts in seen.items()}
+        predict = {source: most_frequent(counts) for source, counts in seen.items()}
         out[level] = _accuracy([predict.get(key(doc), train_majority) for doc in docs["te"]], labels["te"])
     return out
-
-
-def _most_frequent(counts: Counter) -> str:
-    return min(counts, key=lambda label: (-counts[label], label)) if counts else ""
 
 
 def _accuracy(predicted: Sequence[str], gold: Sequence[str]) -> float:

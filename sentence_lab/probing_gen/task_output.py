@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sentence_lab.probing_gen.sampling import item_key
 from sentence_lab.tasks.probing import PROBING_FILES
 
 
@@ -43,6 +44,6 @@ def offered_counts(by_class: Mapping[Any, Iterable[tuple[int, Any]]]) -> Counter
     """(document, label) -> how many distinct items that document offered the class, before any balancing."""
     out: Counter = Counter()
     for label, items in by_class.items():
-        seen = {(doc, item if isinstance(item, str) else repr(item)) for doc, item in items}
+        seen = {(doc, item_key(item)) for doc, item in items}
         out.update((doc, str(label)) for doc, _ in seen)
     return out

@@ -86,8 +86,7 @@ class ProbingWriter:
     def unusable(self, output: TaskOutput) -> str | None:
         """Why ``output`` would be refused by the evaluation (None when it is usable)."""
         counts = output.counts()
-        asked = {split: int(self.meta["settings"].get(key, 0)) for split, key in
-                 (("tr", "train"), ("va", "dev"), ("te", "test"))}
+        asked = {split: self._asked(split) for split in ("tr", "va", "te")}
         got = ", ".join(f"{split} {sum(counts[split].values())} of {asked[split]}" for split in ("tr", "va", "te"))
         fix = "give a larger corpus, or lower train=, dev=, test="
         if any(not counts[split] for split in ("tr", "va", "te")):

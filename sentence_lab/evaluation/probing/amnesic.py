@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -21,6 +20,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
+from sentence_lab.evaluation.probing.floors import majority_accuracy
 from sentence_lab.evaluation.protocol import ProtocolParams
 from sentence_lab.evaluation.regimes import task_params
 from sentence_lab.evaluation.runner import LoadedTask, score
@@ -48,12 +48,6 @@ class Nullspace:
         return {"directions": self.directions, "iterations": self.iterations, "removed": self.removed,
                 "dev_accuracy": [round(a, 2) for a in self.dev_accuracy], "majority": round(self.majority, 2),
                 "seconds": round(self.seconds, 2)}
-
-
-def majority_accuracy(train_y: np.ndarray, eval_y: np.ndarray) -> float:
-    counts = Counter(np.asarray(train_y).tolist())
-    top = min(counts, key=lambda label: (-counts[label], label))
-    return 100.0 * float(np.mean(np.asarray(eval_y) == top))
 
 
 def _probe(x: np.ndarray, y: np.ndarray, seed: int) -> tuple[LogisticRegression, np.ndarray, np.ndarray]:

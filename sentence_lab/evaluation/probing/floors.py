@@ -54,9 +54,14 @@ def _lengths(sentences: Sequence[str]) -> np.ndarray:
     return LengthEncoder().encode(list(sentences)).astype(np.float64)
 
 
-def majority_accuracy(train_y: Sequence, test_y: Sequence) -> float:
-    counts = Counter(np.asarray(train_y).tolist())
-    top = min(counts, key=lambda label: (-counts[label], str(label)))
+def most_frequent(counts: Counter) -> Any:
+    """The most frequent label (ties: the first by its text)."""
+    return min(counts, key=lambda label: (-counts[label], str(label)))
+
+
+def majority_accuracy(train_y: Sequence | np.ndarray, test_y: Sequence | np.ndarray) -> float:
+    """The most frequent training label's share of ``test_y``, in %."""
+    top = most_frequent(Counter(np.asarray(train_y).tolist()))
     return round(100.0 * float(np.mean(np.asarray(test_y) == top)), 2)
 
 
