@@ -19,6 +19,7 @@ training; other ranks wait at a barrier.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -293,8 +294,23 @@ class EvalSuiteCallback(Callback):
             listener(trainer, epoch, scores)
 
     def on_train_start(self, trainer, pl_module) -> None:
-        if self.before_training and trainer.global_step == 0 and not self._skip(trainer):
+        if self._skip(trainer):
+            return
+        if self.before_training and trainer.global_step == 0:
             self._evaluate_on_rank_zero(trainer, pl_module, 0, None)
+        elif trainer.strategy.broadcast(self._suite_cut_before_resume(trainer), src=0):
+            # stopped during the last epoch's suite, after a checkpoint at that epoch's last step: the resumed
+            # weights are that epoch's, and its scores were never written
+            self._evaluate_on_rank_zero(trainer, pl_module, int(trainer.current_epoch), None)
+
+    def _suite_cut_before_resume(self, trainer) -> bool:
+        """A resumed run starting exactly at an epoch's end whose evaluation file is missing."""
+        epoch, batches = int(trainer.current_epoch), getattr(trainer, "num_training_batches", math.inf)
+        if epoch <= 0 or epoch % self.every_n_epochs or not math.isfinite(batches):
+            return False
+        steps = math.ceil(batches / max(1, int(getattr(trainer, "accumulate_grad_batches", 1) or 1)))
+        out_dir = self.output_dir or Path(trainer.default_root_dir) / "eval"
+        return trainer.global_step == epoch * steps and not (out_dir / f"epoch_{epoch:03d}.json").is_file()
 
     def on_train_epoch_start(self, trainer, pl_module) -> None:
         self._epoch_started = time.perf_counter()
