@@ -1,5 +1,5 @@
-"""Checkpoints a run leaves besides Lightning's: the model before any step (``init.ckpt``), and how
-``evaluate.py`` finds the checkpoint to use in a run directory."""
+"""Checkpoints a run leaves besides Lightning's: the model before any step (``init.ckpt``), the point to resume from
+(``last.ckpt``: always the newest state the run saved) and the state at a stop or a crash (``interrupted.ckpt``)."""
 from __future__ import annotations
 
 import logging
@@ -10,9 +10,16 @@ from typing import Any
 import torch
 from lightning import Callback, LightningModule, Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from sentence_lab.checkpoints.choice import INIT_NAME, LAST_NAME, in_folder
+from sentence_lab.checkpoints.files import atomic_same_file
 from sentence_lab.checkpoints.non_finite_weights import non_finite_tensors
+from sentence_lab.stop_signals import Stopped
+
+# What a stop signal raises inside ``trainer.fit``: ours (``stop_signals.stops_raise``), Lightning's own SIGTERM
+# handling, and Python's Ctrl-C where no handler of ours is in place.
+STOPS = (Stopped, SIGTERMException, KeyboardInterrupt)
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +42,8 @@ class InitialCheckpoint(Callback):
 class LastCheckpoint(Callback):
     """Rewrites ``<dirpath>/last.ckpt`` at every training-epoch end and, when ``every_n_train_steps`` is
     set, every that many steps: the point to resume from. (Lightning's ``save_last`` rewrites it only
-    when the monitored metric improves.)"""
+    when the monitored metric improves.) At an epoch's end it saves before the other callbacks' epoch-end work (the
+    per-epoch suite): ``save_points_first`` puts it first, so a stop during that work resumes at the epoch's end."""
 
     def __init__(self, dirpath: str, every_n_train_steps: int | None = None) -> None:
         self.dirpath = Path(dirpath)
@@ -53,10 +61,22 @@ class LastCheckpoint(Callback):
         self._save(trainer)
 
 
+def save_points_first(callbacks: list[Callback]) -> list[Callback]:
+    """``callbacks`` with every ``LastCheckpoint`` first (the others in their order): Lightning calls an epoch-end hook
+    in list order, and the run's state at the epoch's end must be on disk before the suite's minutes start."""
+    return [c for c in callbacks if isinstance(c, LastCheckpoint)] + \
+        [c for c in callbacks if not isinstance(c, LastCheckpoint)]
+
+
 class InterruptedCheckpoint(Callback):
     """Writes ``<dirpath>/<filename>.ckpt`` when fitting stops on an exception (Ctrl-C, SIGTERM, a crash), so no
     progress is lost. Lightning's ``OnExceptionCheckpoint`` does the same, but its presence makes every fresh
-    ``fit(ckpt_path=None)`` look for a "last" checkpoint to resume and warn twice that there is none."""
+    ``fit(ckpt_path=None)`` look for a "last" checkpoint to resume and warn twice that there is none.
+
+    On a stop signal (not a crash) ``last.ckpt`` becomes the same file: the newest state the run saved, wherever the
+    stop came (a training step, validation, the per-epoch suite, between them), so ``resume=true`` and
+    ``ckpt_path=<run>/checkpoints/last.ckpt`` both go on from it and no step is trained twice. After a crash
+    ``last.ckpt`` stays the last save point's (the state at a crash is kept apart, for the user to choose)."""
 
     def __init__(self, dirpath: str, filename: str = "interrupted") -> None:
         if not filename:
@@ -70,6 +90,8 @@ class InterruptedCheckpoint(Callback):
                       self.path.name, ", ".join(bad[:3]))
             return
         trainer.save_checkpoint(str(self.path), weights_only=False)
+        if isinstance(exception, STOPS) and trainer.is_global_zero:
+            atomic_same_file(self.path, self.path.parent / LAST_NAME)
 
 
 class BestCheckpoint(ModelCheckpoint):

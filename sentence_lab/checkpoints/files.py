@@ -11,6 +11,8 @@ previous checkpoint stays whole until the new one is.
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -59,6 +61,30 @@ def _write(obj: Any, path: Path) -> None:
         kept = "the previous one is kept" if path.exists() else "nothing was there before"
         raise CheckpointWriteError(f"could not write checkpoint {path} ({cause}); {kept}: free space or "
                                    "point paths.log_dir elsewhere, then resume with resume=true") from err
+
+
+def atomic_same_file(source: str | Path, path: str | Path) -> None:
+    """``path`` becomes the checkpoint ``source`` (a hard link beside ``path``, renamed over it; a copy where the
+    filesystem has no links): whole or not at all, the file there before kept until then. Either name rewritten later
+    (``atomic_torch_save`` renames a new file over it) leaves the other as it was."""
+    source, path = Path(source), Path(path)
+    with signals_held():
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            try:
+                os.link(source, tmp)
+            except OSError:  # no hard links here (some network and FAT filesystems): a copy
+                with open(source, "rb") as original, open(tmp, "xb") as copy:
+                    shutil.copyfileobj(original, copy)
+                    copy.flush()
+                    os.fsync(copy.fileno())
+            os.replace(tmp, path)
+        except OSError as err:
+            tmp.unlink(missing_ok=True)
+            kept = "the previous one is kept" if path.exists() else "nothing was there before"
+            raise CheckpointWriteError(f"could not write checkpoint {path} as {source.name} ({err}); {kept}: "
+                                       f"resume with ckpt_path={source}") from err
+    _fsync_directory(path.parent)
 
 
 def checkpoint_problem(path: str | Path) -> str | None:

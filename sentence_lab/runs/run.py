@@ -17,6 +17,7 @@ from lightning.pytorch.trainer.states import TrainerStatus
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, open_dict
 
+from sentence_lab.checkpoints.callbacks import save_points_first
 from sentence_lab.checkpoints.choice import (
     check_checkpoint_path,
     newest_resumable_checkpoint,
@@ -230,8 +231,9 @@ def _fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
     datamodule.setup("fit")
     model = build_model(cfg, datamodule)
     # RankLiveness: with more than one rank, each keeps a sign of life so that a lost one can be named; ResumedCurves:
-    # a resumed run's TensorBoard curves draw each step once
-    callbacks = _instantiate_group(cfg.get("callbacks")) + trial_callbacks(cfg) + [RankLiveness(), ResumedCurves()]
+    # a resumed run's TensorBoard curves draw each step once; last.ckpt saved at an epoch's end before the suite runs
+    callbacks = save_points_first(_instantiate_group(cfg.get("callbacks")) + trial_callbacks(cfg) +
+                                  [RankLiveness(), ResumedCurves()])
     loggers = _instantiate_group(cfg.get("logger")) or False
     trainer: L.Trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers, **trainer_plugins(cfg.trainer))
     for logger in trainer.loggers:  # what the run is, next to the model's own hyper-parameters

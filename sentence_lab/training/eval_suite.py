@@ -18,6 +18,7 @@ training; other ranks wait at a barrier.
 """
 from __future__ import annotations
 
+import json
 import logging
 import math
 import random
@@ -33,7 +34,7 @@ from lightning.pytorch.loggers import TensorBoardLogger
 
 from sentence_lab.evaluation.encoders.text_encoders import ExpandsVocabulary, RemembersTokens, TextEncoder
 from sentence_lab.evaluation.languages.sides import side_languages
-from sentence_lab.evaluation.results import ResultsDocument, ResultsWriter
+from sentence_lab.evaluation.results import IncompatibleResultsFile, ResultsDocument, ResultsWriter
 from sentence_lab.evaluation.runner import LoadedTask
 from sentence_lab.evaluation.settings import SuiteSettings
 from sentence_lab.evaluation.suite import EvaluationSuite
@@ -104,6 +105,28 @@ def amnesic_metrics(doc: Mapping, root: str = "amnesic") -> dict[str, float]:
                 if isinstance(value, (int, float)) and np.isfinite(value):
                     out[f"{root}/{prop}/{task}{suffix}"] = float(value)
     return out
+
+
+def _epoch_document(path: Path) -> dict | None:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def finished_suite(path: Path) -> bool:
+    """An epoch's file the suite wrote to its end (``eval_seconds``, its last field: after every task, a failed one
+    recorded as such)."""
+    doc = _epoch_document(path)
+    return doc is not None and "eval_seconds" in doc
+
+
+def cut_suite_at(path: Path, global_step: int) -> bool:
+    """An epoch's file whose suite a stop cut at training step ``global_step``: the tasks in it are of these weights."""
+    doc = _epoch_document(path)
+    return doc is not None and "eval_seconds" not in doc and \
+        (doc.get("encoder") or {}).get("global_step") == global_step
 
 
 SplitCaps = int | Mapping[str, int | None] | None
@@ -299,18 +322,23 @@ class EvalSuiteCallback(Callback):
         if self.before_training and trainer.global_step == 0:
             self._evaluate_on_rank_zero(trainer, pl_module, 0, None)
         elif trainer.strategy.broadcast(self._suite_cut_before_resume(trainer), src=0):
-            # stopped during the last epoch's suite, after a checkpoint at that epoch's last step: the resumed
-            # weights are that epoch's, and its scores were never written
+            # stopped during the last epoch's suite, after that epoch's checkpoint: the resumed weights are that
+            # epoch's, and its suite did not finish
             self._evaluate_on_rank_zero(trainer, pl_module, int(trainer.current_epoch), None)
 
     def _suite_cut_before_resume(self, trainer) -> bool:
-        """A resumed run starting exactly at an epoch's end whose evaluation file is missing."""
+        """A resumed run starting exactly at an epoch's end whose suite did not finish (its file missing or written in
+        part), where Lightning does not call that epoch's end hooks again (it does after a checkpoint written inside
+        them when training is counted in steps: the suite runs there)."""
         epoch, batches = int(trainer.current_epoch), getattr(trainer, "num_training_batches", math.inf)
-        if epoch <= 0 or epoch % self.every_n_epochs or not math.isfinite(batches):
+        if epoch <= 0 or epoch % self.every_n_epochs or not math.isfinite(batches) or \
+                getattr(trainer.fit_loop, "restarted_on_epoch_end", False):
             return False
         steps = math.ceil(batches / max(1, int(getattr(trainer, "accumulate_grad_batches", 1) or 1)))
-        out_dir = self.output_dir or Path(trainer.default_root_dir) / "eval"
-        return trainer.global_step == epoch * steps and not (out_dir / f"epoch_{epoch:03d}.json").is_file()
+        return trainer.global_step == epoch * steps and not finished_suite(self._epoch_file(trainer, epoch))
+
+    def _epoch_file(self, trainer, epoch: int) -> Path:
+        return (self.output_dir or Path(trainer.default_root_dir) / "eval") / f"epoch_{epoch:03d}.json"
 
     def on_train_epoch_start(self, trainer, pl_module) -> None:
         self._epoch_started = time.perf_counter()
@@ -374,9 +402,10 @@ class EvalSuiteCallback(Callback):
         family, name = task_tag(task).split("/", 1)
         return f"{self._kind(family)}/{name}"
 
-    def _open_epoch_results(self, suite: EvaluationSuite, trainer, pl_module, epoch: int,
-                            out_dir: Path) -> ResultsWriter:
-        """The writer of ``epoch_NNN.json``, its header written (a file already there is replaced)."""
+    def _open_epoch_results(self, suite: EvaluationSuite, trainer, pl_module, epoch: int) -> ResultsWriter:
+        """The writer of ``epoch_NNN.json``, its header written. A file already there is replaced, unless it is this
+        epoch's suite cut by a stop at this very step (the run resumed there): its finished tasks are kept and the
+        others run."""
         encoder = {"name": f"training:epoch_{epoch:03d}",
                    **(pl_module.describe() if isinstance(pl_module, TextEncoder) else {}),
                    "source": "EvalSuiteCallback during training", "epoch": epoch,
@@ -390,9 +419,15 @@ class EvalSuiteCallback(Callback):
         protocol: dict[str, Any] = {"max_examples_per_split": self.max_examples_per_split}
         if self.preset:
             protocol.update(preset=self.preset, standard=f"preset {self.preset}, not SentEval's")
-        return suite.open_results(out_dir / f"epoch_{epoch:03d}.json", kind="epoch", encoder_description=encoder,
-                                        on_existing="overwrite", protocol_fields=protocol,
-                                        **fields)
+        path = self._epoch_file(trainer, epoch)
+        if cut_suite_at(path, int(trainer.global_step)):
+            try:
+                return suite.open_results(path, kind="epoch", encoder_description=encoder, on_existing="resume",
+                                          protocol_fields=protocol, **fields)
+            except IncompatibleResultsFile as err:  # e.g. the suite's settings changed on resume: all tasks again
+                log.warning("evaluation suite: epoch %d: not resuming its cut suite: %s", epoch, err)
+        return suite.open_results(path, kind="epoch", encoder_description=encoder, on_existing="overwrite",
+                                  protocol_fields=protocol, **fields)
 
     def evaluate(self, trainer, pl_module, epoch: int, train_seconds: float | None = None) -> ResultsDocument:
         """Run the tasks now on ``pl_module``; write the JSON, log the scores; return the results document.
@@ -400,13 +435,12 @@ class EvalSuiteCallback(Callback):
         # fit without setup (e.g. a direct call): load now, once
         suite = self._suite if self._suite is not None else self._load()
         started = time.perf_counter()
-        out_dir = self.output_dir or Path(trainer.default_root_dir) / "eval"
         if isinstance(pl_module, RemembersTokens) and self._remembered_by is not pl_module:
             pl_module.remember_tokens(suite.sentences())  # tokenised once a fit; ids still per evaluation
             self._remembered_by = pl_module
         if self.vocab_expansion and isinstance(pl_module, ExpandsVocabulary):
             pl_module.expand_vocabulary()  # fit on this epoch's weights; describe() records it; undone below
-        writer = self._open_epoch_results(suite, trainer, pl_module, epoch, out_dir)
+        writer = self._open_epoch_results(suite, trainer, pl_module, epoch)
         modes = {m: m.training for m in pl_module.modules()}
         rng = (random.getstate(), np.random.get_state(), torch.get_rng_state(),
                torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)

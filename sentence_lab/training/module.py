@@ -13,6 +13,7 @@ from hydra.utils import instantiate
 from lightning import LightningModule
 from torch import nn
 
+from sentence_lab.checkpoints.epoch_end import as_after_epoch_end
 from sentence_lab.checkpoints.legacy import saved_vocabs
 from sentence_lab.checkpoints.non_finite_weights import refuse_non_finite
 from sentence_lab.encoders.base import SentenceEncoder
@@ -65,6 +66,7 @@ class SentenceModel(SentenceInference, LightningModule):
         self._window, self._epoch = RunningMeans(skip_non_finite=True), RunningMeans(skip_non_finite=True)
         self._val = RunningMeans()
         self._test: dict[int, RunningMeans] = {}
+        self._cut_epoch_end: int | None = None  # resumed from a save during this epoch's end (checkpoints.epoch_end)
 
     # ---- training -------------------------------------------------------------------------
     def on_fit_start(self) -> None:
@@ -77,6 +79,29 @@ class SentenceModel(SentenceInference, LightningModule):
                 return
             self.objective.init_from_unigram_counts({side: torch.from_numpy(np.asarray(c))
                                                      for side, c in counts().items()})
+
+    def on_train_start(self) -> None:
+        """Resumed from a checkpoint saved during an epoch's end (before the suite, or at a stop in it): the epoch's
+        training means, which that end had not logged yet, go to the loggers now, at the step and epoch Lightning
+        gives them (rank 0's, which the checkpoint holds)."""
+        epoch, self._cut_epoch_end = self._cut_epoch_end, None
+        if epoch is None or not self._epoch:
+            return
+        metrics: dict[str, float | int] = {f"train/{name}_epoch": float(value)
+                                           for name, value in self._epoch.means().items()}
+        self._epoch.reset()
+        self._window.reset()
+        if not self.trainer.is_global_zero:
+            return
+        step = int(self.trainer.global_step) - 1  # Lightning logs an epoch's end at its last step's number
+        for logger in self.trainer.loggers:
+            logger.log_metrics({**metrics, "epoch": epoch - 1}, step=step)
+            logger.save()
+
+    def on_train_epoch_start(self) -> None:
+        """Each epoch's means start empty (a resume that Lightning counts past an epoch's end skips that end)."""
+        self._epoch.reset()
+        self._window.reset()
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         out = self.objective(batch)
@@ -195,7 +220,9 @@ class SentenceModel(SentenceInference, LightningModule):
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         """Resuming (``ckpt_path=``) onto a model built with other vocabularies would load embedding rows
-        onto the wrong words: refuse it."""
+        onto the wrong words: refuse it. A checkpoint saved during an epoch's end resumes at the next epoch's start
+        (``checkpoints.epoch_end``)."""
+        self._cut_epoch_end = as_after_epoch_end(checkpoint, counted_in_steps=self.trainer.max_steps != -1)
         means = checkpoint.get("running_means")
         if means:
             self._window.load_state_dict(means["window"], self.device)

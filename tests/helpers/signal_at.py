@@ -5,7 +5,8 @@ so it is in place before the job's data is read. The moment is written to ``stam
 
 Phases: ``data`` (the corpus preparation starts), ``load`` (a job's datamodule reads its corpus, prepared or from the
 cache), ``checkpoint`` (inside ``torch.save``'s first write to a file named ``file``, e.g. ``last.ckpt``: the write a
-signal used to cut), ``suite`` (the per-epoch suite starts), ``between`` (a sweep asks for its ``nth`` batch of trials,
+signal used to cut), ``suite`` (the per-epoch suite starts), ``validation`` (a validation batch, the sanity check's
+counted too), ``between`` (a sweep asks for its ``nth`` batch of trials,
 none running), ``trial`` (Optuna has just created a sweep's ``nth`` trial: nothing else is recorded on it yet),
 ``results`` (a sweep starts telling the study how a trial's job ended: the run's files are written, the study is not
 told). ``job``: count the calls of that multirun job alone (``nth`` of them), for phases inside a job.
@@ -36,6 +37,7 @@ class SignalAtPhase(Callback):
         self.job_now: int | None = None
         self.seen = 0
         {"data": self._data, "load": self._load, "checkpoint": self._checkpoint, "suite": self._suite,
+         "validation": self._validation,
          "between": self._between, "trial": self._trial, "results": self._results}[phase]()
 
     def on_job_start(self, config: Any, **kwargs: Any) -> None:
@@ -103,6 +105,11 @@ class SignalAtPhase(Callback):
         from sentence_lab.training.eval_suite import EvalSuiteCallback
 
         self._wrap(EvalSuiteCallback, "_evaluate_on_rank_zero")
+
+    def _validation(self) -> None:
+        from sentence_lab.training.module import SentenceModel
+
+        self._wrap(SentenceModel, "validation_step")
 
     def _between(self) -> None:
         from sentence_lab.runs.optuna_sweep import PruningOptunaSweeper
