@@ -9,7 +9,7 @@ Lightning's own delete the earlier ``metrics.csv`` and open a new MLflow run at 
 from __future__ import annotations
 
 import csv
-from typing import Any
+from typing import Any, cast
 
 from lightning import Callback, LightningModule, Trainer
 from lightning.pytorch.loggers import CSVLogger, MLFlowLogger, TensorBoardLogger
@@ -54,20 +54,19 @@ class ContinuedCSVLogger(CSVLogger):
     """Lightning's ``CSVLogger`` whose ``metrics.csv`` a resumed run continues (``ContinuedCSVWriter``)."""
 
     @property
-    def experiment(self) -> ContinuedCSVWriter:
+    def experiment(self) -> ExperimentWriter:
         if self._experiment is None:
             self._fs.makedirs(self.root_dir, exist_ok=True)
             self._experiment = ContinuedCSVWriter(log_dir=self.log_dir)
-        return self._experiment
+        return cast(ExperimentWriter, self._experiment)
 
 
 class ContinuedMLFlowLogger(MLFlowLogger):
     """Lightning's ``MLFlowLogger`` whose MLflow run is the run directory's (``run_dir``, recorded as a tag): a resumed
     run logs into the MLflow run its earlier start opened, so the tracker shows one run with one curve per metric."""
 
-    def __init__(self, *args: Any, run_dir: str, **kwargs: Any) -> None:
-        tags = dict(kwargs.pop("tags", None) or {}, **{RUN_DIR_TAG: str(run_dir)})
-        super().__init__(*args, tags=tags, **kwargs)
+    def __init__(self, run_dir: str, tags: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(tags={**(tags or {}), RUN_DIR_TAG: str(run_dir)}, **kwargs)
         self._run_dir = str(run_dir)
 
     @property

@@ -222,7 +222,9 @@ class SentenceModel(SentenceInference, LightningModule):
         """Resuming (``ckpt_path=``) onto a model built with other vocabularies would load embedding rows
         onto the wrong words: refuse it. A checkpoint saved during an epoch's end resumes at the next epoch's start
         (``checkpoints.epoch_end``)."""
-        self._cut_epoch_end = as_after_epoch_end(checkpoint, counted_in_steps=self.trainer.max_steps != -1)
+        trainer = self._trainer  # None outside a fit (Lightning's load_from_checkpoint)
+        self._cut_epoch_end = as_after_epoch_end(checkpoint, counted_in_steps=trainer is not None and
+                                                 trainer.max_steps != -1)
         means = checkpoint.get("running_means")
         if means:
             self._window.load_state_dict(means["window"], self.device)

@@ -27,10 +27,13 @@ from hydra.experimental.callback import Callback
 
 class SignalAtPhase(Callback):
     def __init__(self, phase: str, signal: str = "SIGTERM", nth: int = 1, file: str = "last.ckpt",
-                 stamp: str | None = None, to: str = "self", job: int | None = None) -> None:
-        """``to``: ``self``, or ``parent`` (the sweep's process, from a job a joblib worker runs)."""
+                 stamp: str | None = None, to: str = "self", job: int | None = None, pause_s: float = 0) -> None:
+        """``to``: ``self``, or ``parent`` (the sweep's process, from a job a joblib worker runs). ``signal=none``
+        with ``pause_s``: the phase waits that long after writing ``stamp`` (for a signal from outside, e.g. SLURM's
+        ``scontrol requeue``, to land in it)."""
         self.settings = {"phase": phase, "signal": signal, "nth": nth, "file": file, "stamp": stamp, "to": to,
-                         "job": job}
+                         "job": job, "pause_s": pause_s}
+        self.pause_s = float(pause_s)
         self.phase, self.signum, self.nth, self.file, self.to = phase, int(_signals()[signal]), int(nth), file, to
         self.stamp = Path(stamp) if stamp else None
         self.job = None if job is None else int(job)
@@ -53,7 +56,9 @@ class SignalAtPhase(Callback):
     def send(self) -> None:
         if self.stamp is not None:
             self.stamp.write_text(f"{time.time():.3f}\n")
-        os.kill(os.getpid() if self.to == "self" else os.getppid(), self.signum)
+        if self.signum:
+            os.kill(os.getpid() if self.to == "self" else os.getppid(), self.signum)
+        time.sleep(self.pause_s)
 
     def _due(self) -> bool:
         if self.job is not None and self.job_now != self.job:
@@ -155,4 +160,4 @@ class SignalAtPhase(Callback):
 
 
 def _signals() -> dict[str, int]:
-    return {"SIGTERM": signal.SIGTERM, "SIGINT": signal.SIGINT, "SIGKILL": signal.SIGKILL}
+    return {"SIGTERM": signal.SIGTERM, "SIGINT": signal.SIGINT, "SIGKILL": signal.SIGKILL, "none": 0}

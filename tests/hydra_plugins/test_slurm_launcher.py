@@ -18,6 +18,7 @@ from sentence_lab.optuna_storage import INTERRUPTED_BY, RETRY_OF, storage_url
 from sentence_lab.reporting.report import main as report_main
 from sentence_lab.runs.sweeps import FAILED_JOBS, INTERRUPTED_JOBS, restarted_by_slurm
 from tests.helpers import processes
+from tests.helpers.logged_points import tensorboard_steps
 from tests.helpers.slurm import (
     cancel_jobs_of,
     final_states,
@@ -164,6 +165,37 @@ def test_a_job_requeued_by_hand_is_stopped_and_resumes_from_its_checkpoint(tiny_
     cut = [json.loads(line) for line in (sweep / INTERRUPTED_JOBS).read_text().splitlines()]
     assert len(cut) == 1 and "stopped by SIGTERM" in cut[0]["error"]
     assert not (sweep / FAILED_JOBS).exists()
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_a_job_requeued_during_its_epoch_end_suite_resumes_there_with_nothing_twice(tiny_corpus, senteval_root,
+                                                                                     tmp_path, partition):
+    """Issue 85: ``scontrol requeue`` while epoch 1's suite runs (held there 30 s by the drill): the job comes back at
+    epoch 1's end, not at the last step save point before it; no step trained or logged twice, epoch 1 scored once."""
+    stamp = tmp_path / "in_suite"
+    cmd = slurm_sweep(tiny_corpus, senteval_root, tmp_path, partition, "seed=1", "trainer.max_epochs=2",
+                      "data.batch_size=8", "trainer.log_every_n_steps=1", "hydra.launcher.timeout_min=10",
+                      "callbacks.last_checkpoint.every_n_train_steps=4",
+                      "+hydra.callbacks.signal._target_=tests.helpers.signal_at.SignalAtPhase",
+                      "+hydra.callbacks.signal.phase=suite", "+hydra.callbacks.signal.nth=2",
+                      "+hydra.callbacks.signal.signal=none", "+hydra.callbacks.signal.pause_s=30",
+                      f"+hydra.callbacks.signal.stamp={stamp}")
+    proc = processes.start(cmd, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sweep = tmp_path / "sweep"
+    wait_until(stamp.is_file, timeout=180, what="the job in epoch 1's suite")
+    job = job_events(sweep)[0]["slurm_job_id"]
+    subprocess.run(["scontrol", "requeue", job], check=True, timeout=30)
+    _, stderr = proc.communicate(timeout=400)
+    assert proc.returncode == 0, stderr[-3000:]
+    assert [e["outcome"] for e in job_events(sweep) if e["event"] == "ended"] == ["interrupted", "complete"]
+    run = sweep / "0"
+    assert_resumed_to_the_end(run, 2, steps_per_epoch=15)
+    assert "stopped by SIGTERM at step 15" in (run / "train.log").read_text()  # at epoch 1's end, in its suite
+    steps = tensorboard_steps(run)
+    assert sorted(steps["train/loss_step"]) == list(range(30))  # every step trained and logged once
+    assert steps["val/loss"] == [14, 29] and steps["train/loss_epoch"] == [14, 29]
+    assert steps["probing/Length"] == steps["probing/WordContent"] == [0, 1, 2]  # epoch 1 scored once
 
 
 @pytest.mark.cluster

@@ -41,3 +41,23 @@ def test_a_resumed_runs_curve_has_each_step_once(tiny_corpus, tmp_path):
         assert steps == sorted(steps) and not [s for s, n in Counter(steps).items() if n > 1], (tag, steps)
     steps = [e.step for e in shown.Scalars("train/loss_step")]
     assert steps == list(range(steps[-1] + 1)) and steps[-1] >= 24  # no step missing either
+
+
+def test_a_resumed_runs_csv_goes_on_in_the_same_file(tmp_path):
+    """Lightning's CSVLogger deletes the metrics.csv it finds: a resumed run lost its first start's points."""
+    import csv
+
+    from sentence_lab.runs.loggers import ContinuedCSVLogger
+
+    first = ContinuedCSVLogger(save_dir=str(tmp_path), name="csv", version="")
+    first.log_metrics({"train/loss_step": 3.0, "epoch": 0}, step=0)
+    first.log_metrics({"train/loss_step": 2.0, "epoch": 0}, step=1)
+    first.save()
+    resumed = ContinuedCSVLogger(save_dir=str(tmp_path), name="csv", version="")
+    resumed.log_metrics({"train/loss_step": 1.5, "epoch": 1}, step=2)
+    resumed.log_metrics({"probing/Length": 60.0}, step=1)  # a column the first start never had
+    resumed.save()
+    with open(tmp_path / "csv" / "metrics.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["step"], r["train/loss_step"], r["probing/Length"]) for r in rows] == [
+        ("0", "3.0", ""), ("1", "2.0", ""), ("2", "1.5", ""), ("1", "", "60.0")]

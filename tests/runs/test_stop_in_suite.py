@@ -9,16 +9,15 @@ import csv
 import json
 import os
 import signal
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
 from sentence_lab.checkpoints.received import read_checkpoint
 from tests.helpers import processes
 from tests.helpers.in_process import run_command
+from tests.helpers.logged_points import csv_steps, tensorboard_steps
 from tests.helpers.senteval_tree import make_senteval_tree
 from tests.helpers.train_config import sweep_command
 
@@ -49,27 +48,6 @@ def _stop_at(cmd: list[str], tmp_path: Path, phase: str, nth: int) -> None:
           "+hydra.callbacks.signal.signal=SIGTERM"]
     done = processes.run(cmd + at, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 128 + signal.SIGTERM, done.stderr[-3000:]
-
-
-def tensorboard_steps(run: Path) -> dict[str, list[int]]:
-    """Every scalar's logged steps over all of the run's event files (what any reader of the files meets)."""
-    steps: dict[str, list[int]] = {}
-    for events in sorted((run / "tensorboard").glob("events.out.tfevents*")):
-        for event in EventFileLoader(str(events)).Load():
-            for value in event.summary.value:
-                steps.setdefault(value.tag, []).append(int(event.step))
-    return steps
-
-
-def csv_steps(run: Path) -> dict[str, list[int]]:
-    """Every column's steps with a value in the CSV logger's metrics.csv."""
-    steps: dict[str, list[int]] = {}
-    with open(run / "csv" / "metrics.csv", newline="") as f:
-        for row in csv.DictReader(f):
-            for key, value in row.items():
-                if key != "step" and value not in ("", None):
-                    steps.setdefault(key, []).append(int(row["step"]))
-    return steps
 
 
 def counted_points(steps: dict[str, list[int]]) -> dict[str, Counter]:

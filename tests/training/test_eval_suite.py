@@ -443,3 +443,32 @@ def test_a_removed_propertys_scores_are_logged_per_epoch(senteval_root, hash_enc
     assert logged["amnesic/Tense/MR"] == row["after"] and logged["amnesic/Tense/MR/control"] == row["control"]
     assert logged["transfer/MR"] == row["before"] and "amnesic/Tense/directions" in logged
     assert amnesic_metrics({"amnesic": {"Tense": {"error": "x"}}}) == {}
+
+
+def test_a_suite_a_stop_cut_resumes_its_epoch_file_keeping_the_finished_tasks(senteval_root, hash_encoder, tmp_path):
+    """A run resumed at epoch 1's end (issue 85) whose suite a stop cut after its first task: the finished task is kept
+    as the file has it (not run again), the others run, the file is finished and every score logged once."""
+    cb = EvalSuiteCallback(tasks=["Length", "STS13"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
+    model, trainer = _Model(hash_encoder), _trainer(tmp_path, epoch=0)
+    trainer.global_step, trainer.num_training_batches, trainer.accumulate_grad_batches = 10, 10, 1
+    cb.on_train_epoch_end(trainer, model)  # epoch 1's suite, whole
+    path = tmp_path / "epoch_001.json"
+    whole = json.loads(path.read_text())
+    cut = dict(whole, results={"Length": dict(whole["results"]["Length"], main_score=12.34)})
+    del cut["eval_seconds"]  # as a stop leaves it: the first task written, the suite not at its end
+    path.write_text(json.dumps(cut))
+
+    resumed = EvalSuiteCallback(tasks=["Length", "STS13"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
+    trainer = _trainer(tmp_path, epoch=1)  # the state after epoch 1's end
+    trainer.global_step, trainer.num_training_batches, trainer.accumulate_grad_batches = 10, 10, 1
+    trainer.fit_loop = SimpleNamespace(restarted_on_epoch_end=False)
+    resumed.on_train_start(trainer, model)
+    doc = json.loads(path.read_text())
+    assert doc["results"]["Length"]["main_score"] == 12.34  # kept, not run again
+    assert doc["results"]["STS13"]["main_score"] == pytest.approx(whole["results"]["STS13"]["main_score"])
+    assert "eval_seconds" in doc and doc["resumed"]["tasks_kept"] == ["Length"]
+    assert [step for step, _ in trainer.loggers[0].metrics] == [1]
+    assert set(trainer.loggers[0].metrics[0][1]) == {"probing/Length", "similarity/STS13"}
+    again = EvalSuiteCallback(tasks=["Length", "STS13"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
+    again.on_train_start(trainer, model)  # a finished file: not scored again
+    assert again.history == {}

@@ -44,6 +44,27 @@ def mlflow_metric(store: Path, key: str) -> list[tuple[int, float]]:
     return [(m.step, m.value) for m in client.get_metric_history(run.info.run_id, key)]
 
 
+def test_a_resumed_run_logs_into_the_mlflow_run_its_first_start_opened(tiny_corpus, senteval_root, tmp_path):
+    """Lightning's MLFlowLogger opens a new MLflow run at every start: a resumed run's curve was split in two."""
+    if missing_extra("mlflow"):
+        pytest.skip(missing_extra("mlflow"))
+    from sentence_lab.runs.loggers import ContinuedMLFlowLogger
+
+    store = tmp_path / "mlflow.db"
+    settings = {"run_dir": str(tmp_path), "experiment_name": "train", "tracking_uri": f"sqlite:///{store}"}
+    first = ContinuedMLFlowLogger(**settings)
+    first.log_metrics({"train/loss_step": 3.0}, step=0)
+    first.finalize("failed")  # as a stop leaves it
+    other = ContinuedMLFlowLogger(**dict(settings, run_dir=str(tmp_path / "another")))  # another run's: its own
+    other.log_metrics({"train/loss_step": 9.0}, step=0)
+    resumed = ContinuedMLFlowLogger(**settings)
+    resumed.log_metrics({"train/loss_step": 2.0}, step=1)
+    resumed.finalize("success")
+    assert resumed.run_id == first.run_id != other.run_id
+    history = resumed.experiment.get_metric_history(first.run_id, "train/loss_step")
+    assert [(m.step, m.value) for m in history] == [(0, 3.0), (1, 2.0)]
+
+
 def wandb_log(run_dir: Path) -> Path:
     """The ``.wandb`` log of the run directory's one offline W&B run."""
     (log,) = run_dir.glob("wandb/offline-run-*/run-*.wandb")
