@@ -4,6 +4,7 @@ from sentence_lab.encoders.bilstm import BiLSTMLastEncoder, BiLSTMMaxEncoder
 from sentence_lab.encoders.bow import BagOfWordsEncoder
 from sentence_lab.encoders.gated_conv import GatedConvEncoder
 from sentence_lab.encoders.gru import GRUEncoder
+from sentence_lab.encoders.transformer import TransformerEncoder
 
 __all__ = [
     "SentenceEncoder",
@@ -12,4 +13,5 @@ __all__ = [
     "BiLSTMMaxEncoder",
     "BiLSTMLastEncoder",
     "GatedConvEncoder",
+    "TransformerEncoder",
 ]

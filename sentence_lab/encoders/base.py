@@ -43,7 +43,7 @@ def layers_of(encoder: nn.Module, tokens: torch.Tensor, lengths: torch.Tensor) -
     """``encoder.layer_vectors(tokens, lengths)``; :class:`NoLayers` for an encoder that has none."""
     if not isinstance(encoder, ReadsLayers):
         raise NoLayers(f"{type(encoder).__name__} does not expose its layers: evaluation.layers=true needs a "
-                       "BiLSTM, GRU, GatedConvNet, BoW or multi-channel encoder of them")
+                       "BiLSTM, GRU, GatedConvNet, BoW, transformer or multi-channel encoder of them")
     return encoder.layer_vectors(tokens, lengths)
 
 

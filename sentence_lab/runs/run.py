@@ -77,9 +77,9 @@ def check_encoder_config(cfg: DictConfig) -> None:
     if "_target_" not in cfg.encoder or not is_trainable(str(cfg.encoder._target_)):
         raise ValueError(
             f"encoder {cfg.encoder.get('_target_')} is not a trainable encoder (a "
-            "sentence_lab.encoders.base.SentenceEncoder): use "
-            "one of bow, gru, bigru, bilstm_max, bilstm_last, gatedconv, mc_bilstm_max (or a variant named after its "
-            "paper); evaluation-only encoders (bow_glove, minilm, precomputed, ...) go to evaluate.py"
+            "sentence_lab.encoders.base.SentenceEncoder): use one of bow, gru, bigru, bilstm_max, bilstm_last, "
+            "gatedconv, transformer, mc_bilstm_max (or a variant named after its paper); evaluation-only encoders "
+            "(bow_glove, minilm, precomputed, ...) go to evaluate.py"
         )
 
 

@@ -10,7 +10,7 @@ from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.text import PAD_ID
 from sentence_lab.text.padding import pad_batch
 
-EXPECTED_TRAINABLE = {"bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv"}
+EXPECTED_TRAINABLE = {"bow", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv", "transformer"}
 # What each paper says (the config's comment cites the section): vector size, layers, width, frozen vectors.
 EXPECTED_PAPER_DIMS = {
     "bow_conneau2018": 50,  # BoV: the average of the (here GloVe 50d) word vectors
