@@ -10,7 +10,8 @@ POSITIONS = ("sinusoidal", "learned")
 
 
 def sinusoids(max_positions: int, d_model: int) -> torch.Tensor:
-    """``PE[pos, 2i] = sin(pos / 10000^(2i/d))``, ``PE[pos, 2i+1] = cos(pos / 10000^(2i/d))``: ``[max_positions, d]``."""
+    """``PE[pos, 2i] = sin(pos / 10000^(2i/d))``, ``PE[pos, 2i+1] = cos(pos / 10000^(2i/d))``, ``[max_positions, d]``
+    (Vaswani et al. 2017, section 3.5)."""
     position = torch.arange(max_positions, dtype=torch.float32)[:, None]
     rate = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
     table = torch.zeros(max_positions, d_model)
