@@ -56,9 +56,9 @@ def read_checkpoint(path: str | Path, mmap: bool = False) -> dict[str, Any]:
 
 # ---- the allow-list of classes a saved setting may name ----------------------------------------------------------
 def _defined_in(package: str, target: str, base: type | None) -> bool:
-    """Whether ``target`` is ``<package>.<module>.<Name>``, a name defined in that module of the project (and a
-    subclass of ``base``, when given). The string is checked before the module is imported."""
-    if not re.fullmatch(rf"{re.escape(package)}\.[a-z_][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*", target):
+    """Whether ``target`` is ``<package>.<module>[.<module>...].<Name>``, a name defined in that module of the project
+    (and a subclass of ``base``, when given). The string is checked before the module is imported."""
+    if not re.fullmatch(rf"{re.escape(package)}(\.[a-z_][a-z0-9_]*)+\.[A-Za-z_][A-Za-z0-9_]*", target):
         return False
     module_name, _, name = target.rpartition(".")
     try:
