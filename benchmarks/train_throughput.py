@@ -3,12 +3,15 @@
     python benchmarks/train_throughput.py --threads 1      # the figures of docs/results.md (1 thread: a shared machine)
     python benchmarks/train_throughput.py [--batches 20] [--batch-size 100] [--encoders bow,gru,...] [--output PATH]
     python benchmarks/train_throughput.py --encoders bilstm_max --corpus ../shared/data/corpora/gutenberg --compile
+    python benchmarks/train_throughput.py --batch-size 400 --encoders bilstm_max:hidden_dim=128,transformer
     python benchmarks/train_throughput.py --smoke          # bow on a tiny generated corpus, in seconds
 
 For every encoder config it prints: sentences/s through Lightning, sentences/s of the same model on the
 same batches in a bare PyTorch loop (Adam, clipping), Lightning's overhead in %, the FLOPs of one
 training step (torch's FlopCounterMode) and the achieved FLOP/s as a fraction of this CPU's float32
-matmul peak, measured in the same run. Batches are read from the prepared, memory-mapped corpus (``--corpus``: a
+matmul peak, measured in the same run, and the peak resident memory of the bare loop (Linux's VmHWM, reset before
+it). An encoder is a config name, with settings after a colon joined by ``+`` (``bilstm_max:hidden_dim=128`` is
+BiLSTM-max at 256 dimensions, ``transformer``'s ``d_model``). Batches are read from the prepared, memory-mapped corpus (``--corpus``: a
 folder with ``train/`` and ``valid/``; default the shipped books), as training reads them. ``--compile`` adds a row
 per encoder with ``SentenceModel.compile_encoders`` (``model.compile=true``), timed after its compilation, whose
 seconds are printed apart. The figures and the machine go to a JSON record (``--output``, default
@@ -52,9 +55,35 @@ def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
     return 2 * n**3 / best
 
 
+def encoder_config(spec: str) -> DictConfig:
+    """``name`` or ``name:key=value+key=value``: ``conf/encoder/<name>.yaml`` with those settings."""
+    name, _, settings = spec.partition(":")
+    enc = OmegaConf.load(ROOT / "conf" / "encoder" / f"{name}.yaml")
+    assert isinstance(enc, DictConfig)
+    return OmegaConf.merge(enc, OmegaConf.from_dotlist([s for s in settings.split("+") if s]))
+
+
+def peak_resident_reset() -> bool:
+    """Reset this process's peak resident memory (Linux: ``5`` into ``/proc/self/clear_refs``); False elsewhere."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_resident_mb() -> float | None:
+    """This process's peak resident memory since its reset (``VmHWM``), in MiB; None where unknown."""
+    try:
+        line = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("VmHWM"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1]) / 1024
+
+
 def make_model(encoder: str, vocab, random_init: bool = False, compiled: bool = False) -> SentenceModel:
     torch.manual_seed(0)
-    enc = OmegaConf.load(ROOT / "conf" / "encoder" / f"{encoder}.yaml")
+    enc = encoder_config(encoder)
     if random_init:  # the smoke run: no GloVe table to load
         enc.embedding_init = "random"
     obj = OmegaConf.load(ROOT / "conf" / "objective" / "qt.yaml")
@@ -124,7 +153,10 @@ def time_encoder(name: str, compiled: bool, vocab, loader: DataLoader, first: di
     sentences = timed * args.batch_size
     bare_model = make_model(name, vocab, args.smoke, compiled)
     compiling = compilation_seconds(bare_model, first) if compiled else 0.0
+    reset = peak_resident_reset()
     bare = bare_loop(bare_model, loader, args.warmup)
+    peak_mb = peak_resident_mb() if reset else None
+    del bare_model
     model = make_model(name, vocab, args.smoke, compiled)
     params = sum(p.numel() for p in model.parameters())
     light = lightning_loop(model, loader, n, args.warmup)
@@ -132,8 +164,9 @@ def time_encoder(name: str, compiled: bool, vocab, loader: DataLoader, first: di
     label = f"{name} (compiled)" if compiled else name
     print(f"{label:<20} {params / 1e6:>7.2f}M {sentences / light:>14.1f} {sentences / bare:>10.1f} "
           f"{100 * (light - bare) / bare:>8.1f}% {flops / 1e9:>11.2f} {achieved / 1e9:>8.1f} "
-          f"{100 * achieved / peak:>7.1f}%" + (f"   compiled in {compiling:.1f} s" if compiled else ""))
-    return {"encoder": name, "compiled": compiled, "compilation_seconds": compiling, "parameters": params,
+          f"{100 * achieved / peak:>7.1f}% {peak_mb or float('nan'):>9.0f}" +
+          (f"   compiled in {compiling:.1f} s" if compiled else ""))
+    return {"encoder": name, "compiled": compiled, "output_dim": model.output_dim, "peak_resident_mib": peak_mb, "compilation_seconds": compiling, "parameters": params,
             "timed_batches": timed, "sentences": sentences,
             "lightning_sentences_per_second": sentences / light, "bare_sentences_per_second": sentences / bare,
             "lightning_overhead": (light - bare) / bare, "flops_per_step": flops,
@@ -177,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
           f"({'memory-mapped' if splits['train'].source else 'in memory'}), "
           f"at least {args.batches} timed (and {args.min_seconds:.0f} s) after {args.warmup} warm-up")
     print(f"{'encoder':<20} {'params':>8} {'Lightning s/s':>14} {'bare s/s':>10} {'overhead':>9} "
-          f"{'GFLOP/step':>11} {'GFLOP/s':>8} {'of peak':>8}")
+          f"{'GFLOP/step':>11} {'GFLOP/s':>8} {'of peak':>8} {'peak MiB':>9}")
     rows = []
     for name in args.encoders.split(","):
         # One uncompiled step gives the FLOPs and sizes the timed loops of both rows.
