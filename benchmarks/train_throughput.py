@@ -11,8 +11,8 @@ same batches in a bare PyTorch loop (Adam, clipping), Lightning's overhead in %,
 training step (torch's FlopCounterMode) and the achieved FLOP/s as a fraction of this CPU's float32
 matmul peak, measured in the same run, and the peak resident memory of the bare loop (Linux's VmHWM, reset before
 it). An encoder is a config name, with settings after a colon joined by ``+`` (``bilstm_max:hidden_dim=128`` is
-BiLSTM-max at 256 dimensions, ``transformer``'s ``d_model``). Batches are read from the prepared, memory-mapped corpus (``--corpus``: a
-folder with ``train/`` and ``valid/``; default the shipped books), as training reads them. ``--compile`` adds a row
+BiLSTM-max at 256 dimensions, ``transformer``'s ``d_model``). Batches are read from the prepared, memory-mapped
+corpus (``--corpus``: a folder with ``train/`` and ``valid/``; default the shipped books), as training reads them. ``--compile`` adds a row
 per encoder with ``SentenceModel.compile_encoders`` (``model.compile=true``), timed after its compilation, whose
 seconds are printed apart. The figures and the machine go to a JSON record (``--output``, default
 ``logs/benchmarks/train_throughput/<time>.json``).
@@ -60,7 +60,9 @@ def encoder_config(spec: str) -> DictConfig:
     name, _, settings = spec.partition(":")
     enc = OmegaConf.load(ROOT / "conf" / "encoder" / f"{name}.yaml")
     assert isinstance(enc, DictConfig)
-    return OmegaConf.merge(enc, OmegaConf.from_dotlist([s for s in settings.split("+") if s]))
+    merged = OmegaConf.merge(enc, OmegaConf.from_dotlist([s for s in settings.split("+") if s]))
+    assert isinstance(merged, DictConfig)
+    return merged
 
 
 def peak_resident_reset() -> bool:
@@ -166,7 +168,8 @@ def time_encoder(name: str, compiled: bool, vocab, loader: DataLoader, first: di
           f"{100 * (light - bare) / bare:>8.1f}% {flops / 1e9:>11.2f} {achieved / 1e9:>8.1f} "
           f"{100 * achieved / peak:>7.1f}% {peak_mb or float('nan'):>9.0f}" +
           (f"   compiled in {compiling:.1f} s" if compiled else ""))
-    return {"encoder": name, "compiled": compiled, "output_dim": model.output_dim, "peak_resident_mib": peak_mb, "compilation_seconds": compiling, "parameters": params,
+    return {"encoder": name, "compiled": compiled, "output_dim": model.output_dim, "peak_resident_mib": peak_mb,
+            "compilation_seconds": compiling, "parameters": params,
             "timed_batches": timed, "sentences": sentences,
             "lightning_sentences_per_second": sentences / light, "bare_sentences_per_second": sentences / bare,
             "lightning_overhead": (light - bare) / bare, "flops_per_step": flops,
