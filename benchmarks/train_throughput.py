@@ -12,8 +12,8 @@ training step (torch's FlopCounterMode) and the achieved FLOP/s as a fraction of
 matmul peak, measured in the same run, and the peak resident memory of the bare loop (Linux's VmHWM, reset before
 it). An encoder is a config name, with settings after a colon joined by ``+`` (``bilstm_max:hidden_dim=128`` is
 BiLSTM-max at 256 dimensions, ``transformer``'s ``d_model``). Batches are read from the prepared, memory-mapped
-corpus (``--corpus``: a folder with ``train/`` and ``valid/``; default the shipped books), as training reads them. ``--compile`` adds a row
-per encoder with ``SentenceModel.compile_encoders`` (``model.compile=true``), timed after its compilation, whose
+corpus (``--corpus``: a folder with ``train/`` and ``valid/``; default the shipped books), as training reads them.
+``--compile`` adds a row per encoder with ``SentenceModel.compile_encoders`` (``model.compile=true``), timed after its compilation, whose
 seconds are printed apart. The figures and the machine go to a JSON record (``--output``, default
 ``logs/benchmarks/train_throughput/<time>.json``).
 """
