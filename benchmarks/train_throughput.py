@@ -6,15 +6,15 @@
     python benchmarks/train_throughput.py --batch-size 400 --encoders bilstm_max:hidden_dim=128,transformer
     python benchmarks/train_throughput.py --smoke          # bow on a tiny generated corpus, in seconds
 
-For every encoder config it prints: sentences/s through Lightning, sentences/s of the same model on the
-same batches in a bare PyTorch loop (Adam, clipping), Lightning's overhead in %, the FLOPs of one
-training step (torch's FlopCounterMode) and the achieved FLOP/s as a fraction of this CPU's float32
-matmul peak, measured in the same run, and the peak resident memory of the bare loop (Linux's VmHWM, reset before
-it). An encoder is a config name, with settings after a colon joined by ``+`` (``bilstm_max:hidden_dim=128`` is
-BiLSTM-max at 256 dimensions, ``transformer``'s ``d_model``). Batches are read from the prepared, memory-mapped
-corpus (``--corpus``: a folder with ``train/`` and ``valid/``; default the shipped books), as training reads them.
-``--compile`` adds a row per encoder with ``SentenceModel.compile_encoders`` (``model.compile=true``), timed after its compilation, whose
-seconds are printed apart. The figures and the machine go to a JSON record (``--output``, default
+For every encoder config it prints: sentences/s through Lightning, sentences/s of the same model on the same batches
+in a bare PyTorch loop (Adam, clipping), Lightning's overhead in %, the FLOPs of one training step (torch's
+FlopCounterMode) and the achieved FLOP/s as a fraction of this CPU's float32 matmul peak, measured in the same run,
+and the peak resident memory of the bare loop (Linux's VmHWM, reset before it). An encoder is a config name, with
+settings after a colon joined by ``+`` (``bilstm_max:hidden_dim=128`` is BiLSTM-max at 256 dimensions,
+``transformer``'s ``d_model``). Batches are read from the prepared, memory-mapped corpus (``--corpus``: a folder with
+``train/`` and ``valid/``; default the shipped books), as training reads them. ``--compile`` adds a row per encoder
+with ``SentenceModel.compile_encoders`` (``model.compile=true``), timed after its compilation, whose seconds are
+printed apart. The figures and the machine go to a JSON record (``--output``, default
 ``logs/benchmarks/train_throughput/<time>.json``).
 """
 from __future__ import annotations
