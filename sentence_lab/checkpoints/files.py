@@ -64,26 +64,25 @@ def _write(obj: Any, path: Path) -> None:
 
 
 def atomic_same_file(source: str | Path, path: str | Path) -> None:
-    """``path`` becomes the checkpoint ``source`` (a hard link beside ``path``, renamed over it; a copy where the
-    filesystem has no links): whole or not at all, the file there before kept until then. Either name rewritten later
-    (``atomic_torch_save`` renames a new file over it) leaves the other as it was."""
+    """``path`` becomes the checkpoint ``source`` (a hard link beside ``path``, renamed over it; where the filesystem
+    has no links, a copy through ``atomic_write``): whole or not at all, the file there before kept until then. Either
+    name rewritten later (``atomic_torch_save`` renames a new file over it) leaves the other as it was."""
     source, path = Path(source), Path(path)
     with signals_held():
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
         try:
-            try:
-                os.link(source, tmp)
-            except OSError:  # no hard links here (some network and FAT filesystems): a copy
-                with open(source, "rb") as original, open(tmp, "xb") as copy:
-                    shutil.copyfileobj(original, copy)
-                    copy.flush()
-                    os.fsync(copy.fileno())
+            os.link(source, tmp)
             os.replace(tmp, path)
-        except OSError as err:
+        except OSError:  # no hard links here (some network and FAT filesystems): a copy
             tmp.unlink(missing_ok=True)
-            kept = "the previous one is kept" if path.exists() else "nothing was there before"
-            raise CheckpointWriteError(f"could not write checkpoint {path} as {source.name} ({err}); {kept}: "
-                                       f"resume with ckpt_path={source}") from err
+            try:
+                with open(source, "rb") as original:
+                    atomic_write(path, lambda copy: shutil.copyfileobj(original, copy))
+            except OSError as err:
+                cause = err.cause if isinstance(err, OutputWriteError) else err
+                kept = "the previous one is kept" if path.exists() else "nothing was there before"
+                raise CheckpointWriteError(f"could not write checkpoint {path} as {source.name} ({cause}); {kept}: "
+                                           f"resume with ckpt_path={source}") from err
     _fsync_directory(path.parent)
 
 

@@ -328,11 +328,9 @@ class EvalSuiteCallback(Callback):
 
     def _suite_cut_before_resume(self, trainer) -> bool:
         """A resumed run starting exactly at an epoch's end whose suite did not finish (its file missing or written in
-        part), where Lightning does not call that epoch's end hooks again (it does after a checkpoint written inside
-        them when training is counted in steps: the suite runs there)."""
+        part): Lightning does not call that epoch's end hooks again (``checkpoints.epoch_end``)."""
         epoch, batches = int(trainer.current_epoch), getattr(trainer, "num_training_batches", math.inf)
-        if epoch <= 0 or epoch % self.every_n_epochs or not math.isfinite(batches) or \
-                getattr(trainer.fit_loop, "restarted_on_epoch_end", False):
+        if epoch <= 0 or epoch % self.every_n_epochs or not math.isfinite(batches):
             return False
         steps = math.ceil(batches / max(1, int(getattr(trainer, "accumulate_grad_batches", 1) or 1)))
         return trainer.global_step == epoch * steps and not finished_suite(self._epoch_file(trainer, epoch))

@@ -83,16 +83,12 @@ class SentenceModel(SentenceInference, LightningModule):
     def on_train_start(self) -> None:
         """Resumed from a checkpoint saved during an epoch's end (before the suite, or at a stop in it): the epoch's
         training means, which that end had not logged yet, go to the loggers now, at the step and epoch Lightning
-        gives them (rank 0's, which the checkpoint holds)."""
+        gives them (rank 0's, which the checkpoint holds); ``on_train_epoch_start`` then empties them."""
         epoch, self._cut_epoch_end = self._cut_epoch_end, None
-        if epoch is None or not self._epoch:
+        if epoch is None or not self._epoch or not self.trainer.is_global_zero:
             return
         metrics: dict[str, float | int] = {f"train/{name}_epoch": float(value)
                                            for name, value in self._epoch.means().items()}
-        self._epoch.reset()
-        self._window.reset()
-        if not self.trainer.is_global_zero:
-            return
         step = int(self.trainer.global_step) - 1  # Lightning logs an epoch's end at its last step's number
         for logger in self.trainer.loggers:
             logger.log_metrics({**metrics, "epoch": epoch - 1}, step=step)

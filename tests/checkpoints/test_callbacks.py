@@ -119,3 +119,26 @@ def test_resume_true_continues_the_newest_run_in_its_directory(tiny_corpus, tmp_
     trainer, _ = fit(cfg)
     assert cfg.ckpt_path == str(first / "checkpoints" / "last.ckpt") and trainer.current_epoch == 2
     assert (first / "checkpoints" / "epoch_001.ckpt").is_file()  # the second epoch was written into the first run
+
+
+@pytest.mark.parametrize("links", [True, False])
+def test_last_ckpt_becomes_the_stops_checkpoint_by_a_link_or_a_copy(tmp_path, monkeypatch, links):
+    """``atomic_same_file``: last.ckpt holds the interrupted state; rewriting either name later leaves the other."""
+    import os
+
+    from sentence_lab.checkpoints.files import atomic_same_file, atomic_torch_save
+
+    if not links:
+        def no_link(*args, **kwargs):
+            raise OSError("links not supported")
+
+        monkeypatch.setattr(os, "link", no_link)
+    interrupted, last = tmp_path / "interrupted.ckpt", tmp_path / "last.ckpt"
+    atomic_torch_save({"global_step": 12}, last)
+    atomic_torch_save({"global_step": 15}, interrupted)
+    atomic_same_file(interrupted, last)
+    assert torch.load(last, weights_only=True) == {"global_step": 15}
+    assert os.path.samefile(interrupted, last) is links
+    atomic_torch_save({"global_step": 20}, last)
+    assert torch.load(interrupted, weights_only=True) == {"global_step": 15}
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left

@@ -461,7 +461,6 @@ def test_a_suite_a_stop_cut_resumes_its_epoch_file_keeping_the_finished_tasks(se
     resumed = EvalSuiteCallback(tasks=["Length", "STS13"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
     trainer = _trainer(tmp_path, epoch=1)  # the state after epoch 1's end
     trainer.global_step, trainer.num_training_batches, trainer.accumulate_grad_batches = 10, 10, 1
-    trainer.fit_loop = SimpleNamespace(restarted_on_epoch_end=False)
     resumed.on_train_start(trainer, model)
     doc = json.loads(path.read_text())
     assert doc["results"]["Length"]["main_score"] == 12.34  # kept, not run again

@@ -81,9 +81,7 @@ class TransformerEncoder(SentenceEncoder):
         ``cls``, whose own input is the same for every sentence); then each block's output pooled as the top is, the
         last one through the final LayerNorm (``forward``'s vector)."""
         x, lengths, keys = self._inputs(tokens, lengths)
-        words = x[:, 1:] if self.cls is not None else x
-        word_lengths = lengths - 1 if self.cls is not None else lengths
-        out = [masked_mean(words, word_lengths) if self.cls is not None else self._pool(x, lengths)]
+        out = [masked_mean(x[:, 1:], lengths - 1) if self.cls is not None else self._pool(x, lengths)]
         for k, block in enumerate(self.blocks):
             x = block(x, keys)
             out.append(self._pool(self.final_norm(x) if k == len(self.blocks) - 1 else x, lengths))
