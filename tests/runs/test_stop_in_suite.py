@@ -21,7 +21,7 @@ from tests.helpers.logged_points import csv_steps, tensorboard_steps
 from tests.helpers.senteval_tree import make_senteval_tree
 from tests.helpers.train_config import sweep_command
 
-pytestmark = pytest.mark.slow  # a stopped training and its resume
+pytestmark = [pytest.mark.slow, pytest.mark.second_part]  # stopped trainings and their resumes
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = "[Length,WordContent]"

@@ -13,7 +13,8 @@ from tests.helpers.weight_snapshots import EncoderAndDecoderSnapshots
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
 OBJECTIVES = ["qt", "skipthought", "nli", "nmt", "autoencoder", "jbi", "jpa"]
-ENCODERS = ["bow", "bow_sum", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv", "mc_bilstm_max", "transformer"]
+ENCODERS = ["bow", "bow_sum", "gru", "bigru", "bilstm_max", "bilstm_last", "gatedconv", "mc_bilstm_max",
+            pytest.param("transformer", marks=pytest.mark.second_part)]
 SMALL_DECODER = ["objective.hidden_dim=16", "objective.embed_dim=8"]
 QUIET = ["logger=none", "~callbacks.rich_progress_bar", "~callbacks.model_summary"]
 
