@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 from filelock import FileLock
 
-from sentence_lab.text import SPECIALS, UNK_ID, Vocab
+from sentence_lab.text import SPECIALS, UNK_ID, Tokenizer, Vocab
 from sentence_lab.text.corpus_formats import check_format, list_corpus_files
 from sentence_lab.text.corpus_prep import PreparedCorpusBroken, TokenRules, open_prepared, open_split, prepare_corpus
 from sentence_lab.text.glove import glove_words
+from sentence_lab.text.subword import tokenizer_vocab
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,7 @@ class CorpusSettings:
     vocab_source: str = "corpus"
     corpus_format: str = "documents"
     text_field: str = "text"
+    tokenizer_model: str = ""  # tokenizer=huggingface: the model folder whose tokenizer.json reads the text
 
     def __post_init__(self) -> None:
         if self.min_tokens < 1 or self.max_tokens < self.min_tokens:
@@ -72,8 +74,13 @@ class CorpusSettings:
 
     def token_rules(self) -> TokenRules:
         """The settings that change the prepared token ids (the vocabulary is chosen afterwards)."""
+        tokenizer = self.text_tokenizer()
         return TokenRules(self.tokenizer, self.lowercase, self.min_tokens, self.max_tokens, self.corpus_format,
-                          self.text_field)
+                          self.text_field, model=tokenizer.model, fingerprint=tokenizer.fingerprint)
+
+    def text_tokenizer(self) -> Tokenizer:
+        """The tokenizer these settings name (a model's own, fingerprinted, for ``tokenizer=huggingface``)."""
+        return Tokenizer(self.tokenizer, self.lowercase, model=self.tokenizer_model)
 
 
 @dataclass
@@ -171,10 +178,17 @@ def file_fingerprint(paths: Iterable[Path]) -> list[list]:
     return [[str(p), p.stat().st_size, int(p.stat().st_mtime)] for p in paths]
 
 
+def rules_identity(rules: TokenRules) -> dict:
+    """The token rules as the cache key holds them: a model tokenizer by its fingerprint, not its folder's path (the
+    fields are left out for the word tokenizers, whose keys stay as they were)."""
+    return {key: value for key, value in rules.__dict__.items()
+            if key != "model" and not (key == "fingerprint" and not value)}
+
+
 def cache_key(train_files: list[Path], valid_files: list[Path], settings: CorpusSettings) -> str:
     blob = json.dumps(
         {"v": CACHE_VERSION, "train": file_fingerprint(train_files), "valid": file_fingerprint(valid_files),
-         "settings": settings.token_rules().__dict__},
+         "settings": rules_identity(settings.token_rules())},
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -226,6 +240,8 @@ def open_or_prepare(folder: Path, files: dict[str, list[Path]], settings: Corpus
 
 def choose_vocab(words: list[str], counts: np.ndarray, settings: CorpusSettings) -> Vocab:
     """The model's vocabulary from the training word types (``words[i]`` seen ``counts[i]`` times)."""
+    if settings.tokenizer == "huggingface":  # a pre-trained model reads its own vocabulary, whatever the corpus holds
+        return tokenizer_vocab(settings.tokenizer_model)
     corpus_counts = Counter({w: int(c) for w, c in zip(words[1:], counts[1:]) if w not in SPECIALS})
     if settings.vocab_source == "corpus":
         return Vocab.build(corpus_counts, max_size=settings.vocab_size, min_count=settings.min_count)

@@ -41,7 +41,7 @@ class OrderedCorpusDataModule(ResumableBatches):
                  max_train_sentences: int | None = None, seed: int = 1234, num_workers: int = 0,
                  preprocess_workers: int | None = None, vocab_source: str = "corpus",
                  corpus_format: str = "documents", text_field: str = "text",
-                 run_length: int | None = None) -> None:
+                 run_length: int | None = None, tokenizer_model: str = "") -> None:
         super().__init__()
         if run_length is not None and not 2 <= run_length <= batch_size:
             raise ValueError(f"data.run_length={run_length}: use 2 to data.batch_size ({batch_size}) consecutive "
@@ -51,14 +51,14 @@ class OrderedCorpusDataModule(ResumableBatches):
         self.batch_size, self.seed, self.num_workers = batch_size, seed, num_workers
         self.max_train_sentences = max_train_sentences
         self.settings = CorpusSettings(tokenizer, lowercase, min_tokens, max_tokens, vocab_size, min_count,
-                                       vocab_source, corpus_format, text_field)
+                                       vocab_source, corpus_format, text_field, tokenizer_model)
         self.preprocess_workers = preprocess_workers  # None: by the corpus's size (corpus.workers_for)
         self.vocab: Vocab | None = None
         self.splits: dict[str, TokenizedCorpus] = {}
 
     @property
     def tokenizer(self) -> Tokenizer:
-        return Tokenizer(self.settings.tokenizer, self.settings.lowercase)
+        return self.settings.text_tokenizer()
 
     @property
     def vocabs(self) -> dict[str, Vocab]:

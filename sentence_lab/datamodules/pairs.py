@@ -29,6 +29,7 @@ from sentence_lab.text.config_values import plain
 from sentence_lab.text.held_out import RETRIEVAL_SEED, hold_out
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.text.pair_files import read_pairs
+from sentence_lab.text.subword import tokenizer_vocab
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ class PairsDataModule(ResumableBatches):
         cannot be read is logged and written again)."""
         wanted = {name: cfg for name, cfg in self.splits_cfg.items() if cfg} | {
             f"test/{name}": cfg for name, cfg in self.test_cfg.items()}
-        settings = {"v": CACHE_VERSION, "tok": {k: t.to_dict() for k, t in self.tokenizers.items()},
+        settings = {"v": CACHE_VERSION, "tok": {k: t.identity() for k, t in self.tokenizers.items()},
                     "max_tokens": self.max_tokens, "splits": wanted,
                     **({"retrieval_held_out": [self.retrieval_held_out, RETRIEVAL_SEED]} if self.retrieval_held_out
                        else {}),
@@ -162,7 +163,14 @@ class PairsDataModule(ResumableBatches):
             counts_a.update(tokens)
         for tokens in train[1]:
             counts_b.update(tokens)
-        if self.shared_vocab:
+        models = {side: t for side, t in self.tokenizers.items() if t.kind == "huggingface"}
+        if models:  # a pre-trained model's side reads its own vocabulary, the other side its training words
+            target = (tokenizer_vocab(models["target"].model) if "target" in models else
+                      Vocab.build(counts_b, max_size=self.target_vocab_size, min_count=self.min_count))
+            source = tokenizer_vocab(models["source"].model) if "source" in models else Vocab.build(
+                counts_a, max_size=self.vocab_size, min_count=self.min_count)
+            self.vocabs = {"source": source, "target": target}
+        elif self.shared_vocab:
             shared = Vocab.build(counts_a + counts_b, max_size=self.vocab_size, min_count=self.min_count)
             self.vocabs = {"source": shared, "target": shared}
         else:

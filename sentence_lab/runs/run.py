@@ -31,6 +31,7 @@ from sentence_lab.runs.cluster_environment import trainer_plugins
 from sentence_lab.runs.config_tree import config_tree
 from sentence_lab.runs.errors import PeerLost, RunInterrupted
 from sentence_lab.runs.loggers import ResumedCurves
+from sentence_lab.runs.model_text import adopt_model_tokenizer
 from sentence_lab.runs.optuna_sweep import optimized_names
 from sentence_lab.runs.rank_liveness import RankLiveness, silent_ranks
 from sentence_lab.runs.renamed_keys import move_renamed_nodes
@@ -78,7 +79,7 @@ def check_encoder_config(cfg: DictConfig) -> None:
         raise ValueError(
             f"encoder {cfg.encoder.get('_target_')} is not a trainable encoder (a "
             "sentence_lab.encoders.base.SentenceEncoder): use one of bow, gru, bigru, bilstm_max, bilstm_last, "
-            "gatedconv, transformer, mc_bilstm_max (or a variant named after its paper); evaluation-only encoders "
+            "gatedconv, transformer, pretrained, mc_bilstm_max (or a variant named after its paper); evaluation-only encoders "
             "(bow_glove, minilm, precomputed, ...) go to evaluate.py"
         )
 
@@ -201,6 +202,7 @@ def prepare_run(cfg: DictConfig) -> None:
     into its own directory. Doing it again changes nothing."""
     move_renamed_nodes(cfg)
     check_encoder_config(cfg)
+    adopt_model_tokenizer(cfg)
     check_settings(cfg)
     resolve_resume(cfg)
     check_run_dir_free(cfg)

@@ -51,6 +51,8 @@ class TokenRules:
     corpus_format: str = "documents"
     text_field: str = "text"
     lang: str = "en"  # the tokenizer's language rules (Moses)
+    model: str = ""  # tokenizer=huggingface: the model folder, and its tokenizer's fingerprint
+    fingerprint: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ def tokenize_file(job: FileJob) -> FileTokens:
     """Tokenise one corpus file into ``<out>.ids`` / ``.lengths`` (per sentence) / ``.docs`` (sentences per
     document), raw int32, over the file's own word list."""
     rules = job.rules
-    tokenizer = Tokenizer(rules.tokenizer, rules.lowercase, lang=rules.lang)
+    tokenizer = Tokenizer(rules.tokenizer, rules.lowercase, lang=rules.lang, model=rules.model,
+                          fingerprint=rules.fingerprint)
     index: dict[str, int] = {}
     counts: list[int] = []
     ids, lengths, docs = array("i"), array("i"), array("i")

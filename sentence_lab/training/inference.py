@@ -22,6 +22,8 @@ from sentence_lab.checkpoints.received import check_saved_targets, read_checkpoi
 from sentence_lab.encoders.base import NoLayers, SentenceEncoder
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.encoders.expansion import expand_embeddings
+from sentence_lab.encoders.pretrained.carried import folder_from_files
+from sentence_lab.encoders.pretrained.encoder import PretrainedEncoder, reading_carried_folder
 from sentence_lab.objectives.contract import Embeds, EmbedsTargetSide, SentenceObjective
 from sentence_lab.text import UNK_ID, Tokenizer, Vocab
 from sentence_lab.text.config_values import plain
@@ -30,6 +32,7 @@ from sentence_lab.text.padding import pad_batch
 log = logging.getLogger(__name__)
 
 Model = TypeVar("Model", bound="SentenceInference")
+MODEL_FOLDER_KEY = "model_folder_files"  # a checkpoint's copy of a pre-trained encoder's configs and tokenizer
 
 
 @lru_cache(maxsize=1 << 17)
@@ -122,6 +125,11 @@ class SentenceInference(nn.Module):
                                                                     vocabs=self.vocabs)
         return settings
 
+    def model_folder_files(self) -> dict[str, str]:
+        """The configs and tokenizer of the pre-trained model the encoders were loaded from (``encoder=pretrained``),
+        which a checkpoint carries; empty for other encoders."""
+        return next((m.carried_files() for m in self._source_encoders if isinstance(m, PretrainedEncoder)), {})
+
     @property
     def embedder(self) -> Embeds:
         """The objective as what it gives at test time (every objective embeds; ``objectives/contract.py``)."""
@@ -142,6 +150,9 @@ class SentenceInference(nn.Module):
             raise ValueError(f"{path} is not a checkpoint written by train.py (no vocabulary inside)")
         settings = namespaced_targets(ckpt["hyper_parameters"])
         check_saved_targets(settings, str(path))
+        carried = ckpt.get(MODEL_FOLDER_KEY)
+        if carried:  # a pre-trained encoder's folder, made again from the files the checkpoint carries
+            settings = reading_carried_folder(settings, folder_from_files(dict(carried)))
         model = cls(vocabs=vocabs, **settings)
         model.load_state_dict(ckpt["state_dict"])
         device = map_location or ("cuda" if torch.cuda.is_available() else "cpu")

@@ -25,12 +25,20 @@ from sentence_lab.objectives.contract import (
 )
 from sentence_lab.objectives.metrics import RunningMeans
 from sentence_lab.text import Vocab
-from sentence_lab.training.inference import SentenceInference
+from sentence_lab.training.inference import MODEL_FOLDER_KEY, SentenceInference
 from sentence_lab.training.trainer_state import datamodule_of, log_every_n_steps_of
 
 log = logging.getLogger(__name__)
 
 PROGRESS_BAR_METRICS = ("loss", "context_acc", "acc", "token_acc", "hinge_acc")
+
+
+def without_decay_on_norms_and_biases(group: dict) -> list[dict]:
+    """An optimiser group split as transformers are fine-tuned: its biases and normalisation weights (every parameter
+    of one dimension) in a group of their own without weight decay, the matrices with the optimiser's."""
+    flat = [p for p in group["params"] if p.ndim <= 1]
+    rest = [p for p in group["params"] if p.ndim > 1]
+    return [{**group, "params": rest}, {**group, "params": flat, "weight_decay": 0.0}]
 
 
 class SentenceModel(SentenceInference, LightningModule):
@@ -191,6 +199,8 @@ class SentenceModel(SentenceInference, LightningModule):
         encoder_ids = {id(p) for p in self.encoder_parameters()}
         groups = [{"params": [p for p in self.parameters() if p.requires_grad and id(p) not in encoder_ids]},
                   {"params": [p for p in self.parameters() if id(p) in encoder_ids], "encoder": True}]
+        if float(self.hparams.optimizer.get("weight_decay", 0.0) or 0.0) > 0:
+            groups = [part for group in groups for part in without_decay_on_norms_and_biases(group)]
         optimizer = instantiate(self.hparams.optimizer, _partial_=True)([g for g in groups if g["params"]])
         for group in optimizer.param_groups:
             if group.get("encoder"):
@@ -206,6 +216,9 @@ class SentenceModel(SentenceInference, LightningModule):
         # each), so that no rank waits at the save's barrier for one that gave up; AtomicCheckpointIO checks again.
         refuse_non_finite(checkpoint.get("state_dict", {}), "checkpoint")
         checkpoint["vocabs"] = {side: v.itos for side, v in self.vocabs.items()}
+        folder = self.model_folder_files()
+        if folder:  # a pre-trained encoder's config and tokenizer: the run reloads without its folder
+            checkpoint[MODEL_FOLDER_KEY] = folder
         # The random streams, so that a run resumed from this point continues as if never stopped.
         # The running means of the epoch so far: a resumed epoch reports the same means as an uninterrupted one.
         checkpoint["running_means"] = {"window": self._window.state_dict(), "epoch": self._epoch.state_dict()}

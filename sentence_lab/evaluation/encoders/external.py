@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import torch
 
+from sentence_lab.text.model_folders import model_location
 from sentence_lab.text.refused_files import check_module_classes
 
 
@@ -142,19 +143,6 @@ class CallableEncoder:
         return {"name": f"callable:{self.spec}", "source": f"Python function {self.spec}"}
 
 
-def _model_location(model: str) -> str:
-    """``package:<name>`` -> that package's bundled model folder (``get_model_path()``); else as given."""
-    if str(model).startswith("package:"):
-        name = str(model).split(":", 1)[1]
-        try:
-            package = importlib.import_module(name)
-        except ImportError:
-            raise ImportError(f"encoder.model={model}: the package {name} is not installed: pip install -r "
-                              "requirements-sentence-transformers.txt (all-MiniLM-L6-v2 for offline use)") from None
-        return str(package.get_model_path())
-    return str(model)
-
-
 class SentenceTransformerEncoder:
     """A sentence-transformers model (a local folder, ``package:<name>``, or a name already in the HF cache),
     loaded offline; on the GPU when there is one. ``trust_remote_code``: let the folder name a module class
@@ -171,7 +159,7 @@ class SentenceTransformerEncoder:
                               "requirements-sentence-transformers.txt") from None
 
         self.model_name = str(model)
-        location = _model_location(model)
+        location = str(model_location(model))
         device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
         if trust_remote_code:  # the flag admits only this project's export module (docs/trust.md)
             check_module_classes(location)

@@ -164,10 +164,10 @@ def test_sentence_transformers_through_evaluate(senteval_root, tmp_path, tiny_se
 
 
 def test_minilm_config_names_the_fix_when_the_package_is_absent(monkeypatch):
-    from sentence_lab.evaluation.encoders.external import _model_location
+    from sentence_lab.text.model_folders import model_location
 
     with pytest.raises(ImportError, match="requirements-sentence-transformers.txt"):
-        _model_location("package:surely_not_installed_pkg")
+        model_location("package:surely_not_installed_pkg")
 
 
 @needs_extra("sentence-transformers")
