@@ -79,7 +79,8 @@ def check_encoder_config(cfg: DictConfig) -> None:
         raise ValueError(
             f"encoder {cfg.encoder.get('_target_')} is not a trainable encoder (a "
             "sentence_lab.encoders.base.SentenceEncoder): use one of bow, gru, bigru, bilstm_max, bilstm_last, "
-            "gatedconv, transformer, pretrained, mc_bilstm_max (or a variant named after its paper); evaluation-only encoders "
+            "gatedconv, transformer, pretrained, mc_bilstm_max (or a variant named after its paper); evaluation-only "
+            "encoders "
             "(bow_glove, minilm, precomputed, ...) go to evaluate.py"
         )
 

@@ -73,10 +73,11 @@ def special_tokens(folder: str) -> SpecialTokens:
     words = [k for k, special in enumerate(encoding.special_tokens_mask) if not special]
     first, last = (words[0], words[-1]) if words else (len(encoding.ids), len(encoding.ids) - 1)
     model = json.loads(tokenizer.to_str()).get("model", {})
+    pads = [tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>")]
+    pad = next((found for found in pads if found is not None), 0)
     unk = tokenizer.token_to_id(str(model.get("unk_token") or "[UNK]"))
-    pad = next((tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>") if tokenizer.token_to_id(t) is not None), 0)
-    return SpecialTokens(tuple(encoding.ids[:first]), tuple(encoding.ids[last + 1:]), int(pad),
-                         int(unk if unk is not None else pad))
+    return SpecialTokens(tuple(encoding.ids[:first]), tuple(encoding.ids[last + 1:]), pad,
+                         unk if unk is not None else pad)
 
 
 @cache
@@ -93,7 +94,8 @@ def model_ids(folder: str, vocab: Vocab) -> list[int]:
     unknown token, ``<s>``/``</s>`` the first prefix and last suffix token). One line when ``vocab`` holds a token
     the model's tokenizer does not know (a vocabulary not drawn from this model)."""
     tokenizer, specials = fast_tokenizer(folder), special_tokens(folder)
-    ids = [specials.pad, specials.unk, (specials.prefix or (specials.unk,))[0], (specials.suffix or (specials.unk,))[-1]]
+    first, last = (specials.prefix or (specials.unk,))[0], (specials.suffix or (specials.unk,))[-1]
+    ids = [specials.pad, specials.unk, first, last]
     unknown = []
     for token in vocab.itos[len(SPECIALS):]:
         found = tokenizer.token_to_id(token)

