@@ -12,8 +12,10 @@ the classes of the allow-list in ``sentence_lab.checkpoints.received`` (anything
 flag itself admits any class a folder names, so a received folder is loaded with ``load_exported``, which first
 checks that its ``modules.json`` names this class or sentence-transformers' own (docs/trust.md).
 
-No encoder here maps exactly onto sentence-transformers' own modules: every one reads Moses or Treebank tokens
-(``text.Tokenizer``), which no ``tokenizers`` pipeline reproduces, so each export carries this module.
+The word-vocabulary encoders map onto no module of sentence-transformers: every one reads Moses or Treebank tokens
+(``text.Tokenizer``), which no ``tokenizers`` pipeline reproduces, so each such export carries this module. A
+fine-tuned pre-trained encoder (``encoder=pretrained``) does map onto them, and exports as a standard folder
+(``sentence_lab.adapters.standard_folder``): no module of ours, no ``trust_remote_code``.
 """
 from __future__ import annotations
 
@@ -27,9 +29,11 @@ from safetensors.torch import load_file, save_file
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import InputModule
 
+from sentence_lab.adapters.standard_folder import single_pretrained_encoder, write_standard_folder
 from sentence_lab.checkpoints.non_finite_weights import refuse_non_finite
 from sentence_lab.checkpoints.received import check_saved_targets
 from sentence_lab.encoders.embedding import WordEmbedding
+from sentence_lab.encoders.pretrained.encoder import PretrainedEncoder
 from sentence_lab.text import Vocab
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.text.refused_files import check_module_classes
@@ -152,9 +156,18 @@ def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 
 def export(model: SentenceInference, out: str | Path) -> Path:
-    """Write ``model`` (as it encodes now: with or without vocabulary expansion) as a sentence-transformers folder.
-    Weights holding NaN or inf are refused (``NonFiniteWeights``) before anything is written."""
+    """Write ``model`` (as it encodes now: with or without vocabulary expansion) as a sentence-transformers folder:
+    a fine-tuned pre-trained encoder whose vector is the model's as a standard folder of sentence-transformers' own
+    modules (``standard_folder``), any other model through ``SentenceLabModule``. Weights holding NaN or inf are
+    refused (``NonFiniteWeights``) before anything is written; so is a model of pre-trained encoders whose vector
+    joins two of them (QT's [f(s), g(s)]), which no standard folder holds."""
     refuse_non_finite(model.state_dict(), f"export to {out}")
+    pretrained = single_pretrained_encoder(model)
+    if pretrained is not None:
+        return write_standard_folder(pretrained, Path(out))
+    if any(isinstance(m, PretrainedEncoder) for m in model.modules()):
+        raise ValueError("the model's vector joins two pre-trained encoders (QT's [f(s), g(s)]), which no "
+                         "sentence-transformers folder holds: train with objective.shared_encoder=true to export it")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     SentenceTransformer(modules=[SentenceLabModule(model)], device=str(model.device)).save(str(out))

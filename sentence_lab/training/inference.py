@@ -186,6 +186,10 @@ class SentenceInference(nn.Module):
         both), ``{"skipped": reason}`` and ``encode`` keeps ``<unk>`` for such words.
         """
         tables = [m for enc in self._source_encoders for m in enc.modules() if isinstance(m, WordEmbedding)]
+        if not tables:  # a pre-trained model: its sub-word vocabulary spells every word
+            self.expansion = {"skipped": "the encoders hold no word table (a pre-trained model's tokenizer spells "
+                                         "every word in its own sub-words)"}
+            return self.expansion
         try:
             self.encode_vocab, fits = expand_embeddings(tables, self.vocab)
         except ValueError as err:

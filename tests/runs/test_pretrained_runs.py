@@ -97,3 +97,27 @@ def test_a_fine_tuned_run_reloads_without_its_model_folder(tiny_corpus, tiny_pai
     loaded = TrainedModel.load_checkpoint(str(tmp_path / "run" / "checkpoints" / "last.ckpt"), map_location="cpu")
     np.testing.assert_allclose(loaded.encode(sentences), trained, atol=1e-6)
     assert loaded.tokenizer.fingerprint == model.tokenizer.fingerprint and loaded.tokenizer.model != str(folder)
+
+
+def test_the_export_is_a_standard_sentence_transformers_folder_giving_the_runs_vectors(tiny_corpus, tiny_pairs,
+                                                                                       tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from sentence_lab import load_model
+    from sentence_lab.adapters.export_st import main as export_st
+
+    cfg = compose_objective_cfg("nli", tiny_corpus, tiny_pairs, tmp_path / "run", [
+        "encoder=pretrained", "encoder.pooling=max", "encoder.max_seq_length=12", "+trainer.limit_train_batches=2",
+        "+trainer.limit_val_batches=1", "trainer.max_epochs=1", "~callbacks.eval_suite", *QUIET])
+    fit(cfg)
+    out = tmp_path / "exported"
+    assert export_st([f"ckpt_path={tmp_path / 'run'}", f"out={out}"]) == 0
+    modules = json.loads((out / "modules.json").read_text())
+    assert [m["type"] for m in modules] == ["sentence_transformers.models.Transformer",
+                                            "sentence_transformers.models.Pooling",
+                                            "sentence_transformers.models.Normalize"]
+    assert (out / "model.safetensors").is_file() and not list(out.glob("*.bin"))
+    sentences = ["The old man saw the river , and the river saw him back across the long grey years .", "A dog ran"]
+    ours = load_model(tmp_path / "run").encode(sentences)
+    theirs = SentenceTransformer(str(out), device="cpu").encode(sentences)  # no trust_remote_code
+    np.testing.assert_allclose(theirs, ours, atol=1e-6)
