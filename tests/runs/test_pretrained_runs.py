@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from sentence_lab.reporting.runs import read_scalars
 from sentence_lab.runs.run import fit
 from sentence_lab.training.inference import TrainedModel
 from tests.helpers.extras import needs_extra
@@ -40,6 +41,26 @@ def test_minilm_fine_tunes_under_every_objective_that_reads_one_vocabulary(objec
         assert model.tokenizers["target"].kind == "moses" and len(model.vocabs["target"]) < 1000
     vectors = model.encode(["The old man saw the river.", "A dog ran"])
     assert vectors.shape == (2, model.output_dim) and model.output_dim in (384, 768)
+
+
+@pytest.mark.parametrize("objective", ["qt", "nli"])
+def test_per_layer_curves_of_minilm_under_qt_and_nli_in_tensorboard(objective, tiny_corpus, tiny_pairs, senteval_root,
+                                                                   tmp_path):
+    """The suite's ``layers=true`` reads the model's seven hidden states before training and after each epoch:
+    TensorBoard holds ``probing/Length/layer_0`` .. ``layer_6`` at epochs 0 and 1, and the top layer's score is the
+    task's own (the last hidden state pooled is the vector)."""
+    cfg = compose_objective_cfg(objective, tiny_corpus, tiny_pairs, tmp_path, [
+        "encoder=pretrained", *(["objective.shared_encoder=true"] if objective == "qt" else []),
+        "+trainer.limit_train_batches=1", "+trainer.limit_val_batches=1", "trainer.max_epochs=1",
+        "++trainer.val_check_interval=1.0", "callbacks.eval_suite.tasks=[Length]",
+        "callbacks.eval_suite.params.layers=true",
+        f"callbacks.eval_suite.data_dir={senteval_root}", "logger=tensorboard", "~callbacks.rich_progress_bar",
+        "~callbacks.model_summary", "test_after_fit=false"])
+    fit(cfg)
+    scalars = read_scalars(tmp_path)
+    for k in range(7):
+        assert [step for step, _ in scalars[f"probing/Length/layer_{k}"]] == [0, 1], k
+    assert scalars["probing/Length/layer_6"] == scalars["probing/Length"]
 
 
 def test_an_objective_whose_second_side_has_its_own_vocabulary_is_refused_in_one_line(tiny_corpus, tiny_pairs,

@@ -77,3 +77,29 @@ def test_a_checkpoint_that_records_no_tokenizer_reads_moses_tokens(model, tmp_pa
     hp = {k: v for k, v in model.hparams.items() if k != "tokenizers"}
     old = SentenceModel.load_checkpoint(_checkpoint(model, tmp_path / "old.ckpt", hp), map_location="cpu")
     assert old.tokenizer.kind == "moses"
+
+
+def test_weight_decay_spares_biases_and_layer_norms_as_transformers_are_fine_tuned():
+    """AdamW with weight decay: every matrix decays, no bias or LayerNorm weight does (one-dimensional
+    parameters), the encoders' groups at ``encoder_lr_scale`` times the rate either way; without decay, the groups
+    stay as they were (one for the encoders, one for the rest)."""
+    vocab = Vocab.from_sentences([["a", "b", "c"]])
+    encoder = {"_target_": "sentence_lab.encoders.transformer.encoder.TransformerEncoder", "embed_dim": 16,
+               "d_model": 16, "num_layers": 1, "num_heads": 2, "ffn_dim": 32}
+    objective = {"_target_": "sentence_lab.objectives.nli.NLI", "hidden_dim": 8}
+
+    def groups(optimizer: dict) -> list[dict]:
+        model = SentenceModel(encoder=encoder, objective=objective, vocab=vocab, optimizer=optimizer,
+                              encoder_lr_scale=0.5)
+        return model.configure_optimizers().param_groups
+
+    decayed = groups({"_target_": "torch.optim.AdamW", "lr": 1e-3, "weight_decay": 0.01})
+    assert [(bool(g.get("encoder")), g["weight_decay"], g["lr"]) for g in decayed] == [
+        (False, 0.01, 1e-3), (False, 0.0, 1e-3), (True, 0.01, 5e-4), (True, 0.0, 5e-4)]
+    assert all(p.ndim > 1 for g in decayed if g["weight_decay"] for p in g["params"])
+    spared = {id(p) for g in decayed if not g["weight_decay"] for p in g["params"]}
+    model_norms = [m for m in SentenceModel(encoder=encoder, objective=objective, vocab=vocab).modules()
+                   if isinstance(m, torch.nn.LayerNorm)]
+    assert model_norms and len(spared) == sum(p.ndim == 1 for g in decayed for p in g["params"])
+    plain = groups({"_target_": "torch.optim.Adam", "lr": 1e-3})
+    assert [bool(g.get("encoder")) for g in plain] == [False, True]
