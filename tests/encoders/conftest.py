@@ -18,11 +18,14 @@ CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 ENCODER_CONF_DIR = CONF_DIR / "encoder"
 # text encoders (bow_glove, length, minilm, ...) belong to the evaluation side; configs named after a paper
 # (<encoder>_<author><year>) are too big to train in tests; mc_* (several encoders side by side) has its own tests in
-# test_multichannel.py.
+# test_multichannel.py; pretrained reads a model's own vocabulary, not a word list, and has its own tests in
+# test_pretrained.py (against sentence-transformers' vectors).
 PAPER_NAME = re.compile(r"_[a-z]+\d{4}$")
+OWN_VOCABULARY = ("pretrained",)
 TRAINABLE_CONFIGS = sorted(
     p.stem for p in ENCODER_CONF_DIR.glob("*.yaml")
     if not PAPER_NAME.search(p.stem) and not is_text_encoder_config(p.stem) and not p.stem.startswith("mc_")
+    and p.stem not in OWN_VOCABULARY
 )
 PAPER_CONFIGS = sorted(p.stem for p in ENCODER_CONF_DIR.glob("*.yaml") if PAPER_NAME.search(p.stem))
 

@@ -14,8 +14,11 @@ from lightning import LightningModule
 from omegaconf import DictConfig, OmegaConf
 
 import sentence_lab
+from sentence_lab.runs.model_text import reads_model_tokenizer
 from sentence_lab.runs.run import check_encoder_config, fit
 from sentence_lab.text import Vocab
+from sentence_lab.text.model_folders import checked_model_folder
+from sentence_lab.text.subword import tokenizer_vocab
 from sentence_lab.training.inference import TrainedModel
 from sentence_lab.training.module import SentenceModel
 from tests.helpers import processes
@@ -112,7 +115,10 @@ def test_every_config_composes_and_instantiates(group, option, tiny_corpus, tmp_
 def _instantiate_what_the_group_builds(group: str, cfg: DictConfig) -> None:
     """Build what a composed config of ``group`` describes, as train.py or evaluate.py would."""
     if group == "encoder":
-        if str(cfg.encoder._target_).startswith("sentence_lab.encoders."):
+        if reads_model_tokenizer(cfg.encoder):  # a pre-trained model reads its own tokenizer's vocabulary
+            vocab = tokenizer_vocab(str(checked_model_folder(str(cfg.encoder.model))))
+            obj = instantiate(cfg.encoder, _partial_=True)(vocab=vocab)
+        elif str(cfg.encoder._target_).startswith("sentence_lab.encoders."):
             obj = instantiate(cfg.encoder, _partial_=True)(vocab=Vocab(["<pad>", "<unk>", "<s>", "</s>", "a"]))
         else:  # an evaluation-side text encoder (bow_glove, length, minilm...): no vocabulary argument
             missing = OmegaConf.missing_keys(cfg.encoder)
