@@ -6,7 +6,8 @@
 First the two ceilings, measured here in the same call: the matrix-product rate (square products of random data,
 median of timed repeats after warm-up) in float32, tf32 and bf16, and the copy bandwidth (a device-to-device copy,
 bytes read plus written). Then, per encoder -- ``gru_logeswaran2018`` (the published QT model: GRU 1200, 300-d
-trained word vectors), BiLSTM-max 2 x 2048 and the default 2 x 256 (``bilstm_max``, frozen GloVe 50d) -- and per
+trained word vectors), BiLSTM-max 2 x 2048, the default 2 x 256 (``bilstm_max``, frozen GloVe 50d) and the
+transformers trained from scratch (``transformer``: 4 blocks of 256, the default's output size; 2 of 128) -- and per
 precision, QT steps on batches of ``--batch-size`` consecutive sentences of the shipped books, in a bare loop (Adam,
 clipping 5.0, as the default trainer; the batch copied to the device in the step):
 
@@ -56,6 +57,9 @@ ENCODERS = {
     "gru_logeswaran2018": ("gru_logeswaran2018", {}),
     "bilstm_max 2x2048": ("bilstm_max", {"hidden_dim": 2048}),
     "bilstm_max 2x256": ("bilstm_max", {}),
+    # encoder=transformer at the default BiLSTM-max's output (QT's f+g: 512-d) and experiment=qt_transformer's size
+    "transformer d256x4": ("transformer", {}),
+    "transformer d128x2": ("transformer", {"d_model": 128, "num_layers": 2, "ffn_dim": 512}),
 }
 PRECISIONS = ("float32", "tf32", "bf16-mixed")
 ADAM_BYTES_PER_PARAMETER = 28  # read parameter, gradient, two moments; write parameter and two moments (float32)

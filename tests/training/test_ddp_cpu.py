@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 from lightning.fabric.utilities.distributed import DistributedSamplerWrapper
 
 from sentence_lab.datamodules.contiguous import EpochShuffledGroups, EpochShuffledSampler
@@ -67,6 +68,20 @@ def run_ddp(cmd: list[str], tmp_path: Path, **env: str) -> tuple[subprocess.Comp
 def test_ddp_cpu_trains_a_few_steps_in_two_processes_sharing_one_run_directory(tiny_corpus, tmp_path):
     _, run = run_ddp(ddp_command(ROOT / "train.py", tiny_corpus, tmp_path, "~callbacks.eval_suite"), tmp_path)
     assert (run / "checkpoints" / "init.ckpt").is_file()
+
+
+@pytest.mark.second_part
+def test_ddp_cpu_trains_the_transformer_in_two_processes(tiny_corpus, tmp_path):
+    """encoder=transformer under trainer=ddp_cpu: both ranks join (run_ddp reads rank 1 in the log), each epoch's
+    checkpoint is written, and the blocks' weights moved between them."""
+    cmd = ddp_command(ROOT / "train.py", tiny_corpus, tmp_path, "~callbacks.eval_suite", "encoder=transformer",
+                      "encoder.d_model=16", "encoder.num_layers=1", "encoder.num_heads=2", "encoder.ffn_dim=32",
+                      "encoder.embed_dim=16", "encoder.freeze_embeddings=false")
+    _, run = run_ddp(cmd, tmp_path)
+    first = torch.load(run / "checkpoints" / "epoch_000.ckpt", map_location="cpu", weights_only=True)["state_dict"]
+    last = torch.load(run / "checkpoints" / "epoch_001.ckpt", map_location="cpu", weights_only=True)["state_dict"]
+    blocks = [k for k in last if ".blocks.0." in k]
+    assert blocks and any(not torch.equal(first[k], last[k]) for k in blocks)
 
 
 def test_a_rank_seconds_late_at_train_start_neither_hangs_nor_skips_a_collective(tiny_corpus, tmp_path):
