@@ -65,7 +65,7 @@ class PretrainedEncoder(SentenceEncoder):
             raise ImportError(f"encoder=pretrained needs transformers ({MISSING})")
         folder = checked_model_folder(model, weights=load_weights)
         if list(vocab.itos) != tokenizer_vocab(str(folder)).itos:
-            raise ValueError(f"encoder=pretrained reads the vocabulary of its model's tokenizer ({folder.name}), and "
+            raise ValueError(f"encoder=pretrained reads the vocabulary of its model's tokenizer ({folder}), and "
                              f"this side's ({len(vocab)} tokens) is another: use an objective whose encoders read "
                              "one text through one vocabulary (qt, nli, paraphrase pairs, autoencoder, skipthought)")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download at run time
@@ -105,8 +105,8 @@ class PretrainedEncoder(SentenceEncoder):
             return
         blocks = self.blocks()
         if layers > len(blocks):
-            raise ValueError(f"encoder.freeze_layers={layers}, but {self.folder.name} has {len(blocks)} blocks: use "
-                             f"0 to {len(blocks)}")
+            raise ValueError(f"encoder.freeze_layers={layers}, but the model ({type(self.model).__name__} of "
+                             f"{self.folder}) has {len(blocks)} blocks: use 0 to {len(blocks)}")
         for module in [self.model.get_input_embeddings(), getattr(self.model, "embeddings", None), *blocks[:layers]]:
             if module is not None:
                 module.requires_grad_(False)
