@@ -101,7 +101,7 @@ def main() -> int:
         started = time.perf_counter()
         trainer, model = fit(cfg)
         wall = time.perf_counter() - started
-        clock = next(c for c in trainer.callbacks if type(c).__name__ == "EpochClock")
+        clock = next(c for c in trainer.callbacks if type(c).__name__ == "EpochClock")  # type: ignore[attr-defined]
         suite = {int(p.stem.split("_")[1]): json.loads(p.read_text()) for p in sorted((Path(out) / "eval").glob(
             "epoch_*.json"))}
     scores = {epoch: {task: r.get("main_score") for task, r in doc["results"].items()} for epoch, doc in suite.items()}

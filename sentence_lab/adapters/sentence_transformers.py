@@ -33,7 +33,7 @@ from sentence_lab.adapters.standard_folder import single_pretrained_encoder, wri
 from sentence_lab.checkpoints.non_finite_weights import refuse_non_finite
 from sentence_lab.checkpoints.received import check_saved_targets
 from sentence_lab.encoders.embedding import WordEmbedding
-from sentence_lab.encoders.pretrained.encoder import PretrainedEncoder
+from sentence_lab.encoders.pretrained.encoder import PretrainedEncoder, reading_carried_folder
 from sentence_lab.text import Vocab
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.text.refused_files import check_module_classes
@@ -119,6 +119,8 @@ class SentenceLabModule(InputModule):
         if not isinstance(settings, dict):
             raise ValueError(f"{model_name_or_path}: {CONFIG_FILE} holds no hyper_parameters; export the model again")
         check_saved_targets(settings, f"{model_name_or_path}/{CONFIG_FILE}")  # classes of the allow-list only
+        # a pre-trained encoder exports as a standard folder, never as this module: such settings are refused
+        settings = reading_carried_folder(settings, None, f"{model_name_or_path}/{CONFIG_FILE}")
         model = TrainedModel(vocabs=config["vocabs"], **settings)
         tensors = load_file(files[WEIGHTS_FILE])
         extra = {key[len(EXTRA_ROWS):]: tensors.pop(key) for key in list(tensors) if key.startswith(EXTRA_ROWS)}

@@ -12,7 +12,7 @@ from sentence_lab.training.inference import SentenceInference
 
 # the model folder's files a standard folder copies as they are: the tokenizer's (the rest is written anew)
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "merges.txt",
-                   "vocab.json", "sentencepiece.bpe.model", "spiece.model", "added_tokens.json")
+                   "vocab.json", "added_tokens.json")
 LIBRARY = "sentence_transformers.models."
 
 

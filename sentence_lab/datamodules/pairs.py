@@ -164,6 +164,10 @@ class PairsDataModule(ResumableBatches):
         for tokens in train[1]:
             counts_b.update(tokens)
         models = {side: t for side, t in self.tokenizers.items() if t.kind == "huggingface"}
+        if models and self.shared_vocab and len(models) != len(self.tokenizers):
+            raise ValueError("data.shared_vocab=true with a pre-trained model's tokenizer on one side and a word "
+                             "tokenizer on the other: the two sides cannot share one vocabulary; drop "
+                             "data.target_tokenizer or set data.shared_vocab=false")
         if models:  # a pre-trained model's side reads its own vocabulary, the other side its training words
             target = (tokenizer_vocab(models["target"].model) if "target" in models else
                       Vocab.build(counts_b, max_size=self.target_vocab_size, min_count=self.min_count))

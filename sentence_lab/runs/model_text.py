@@ -30,7 +30,6 @@ def adopt_model_tokenizer(cfg: DictConfig) -> None:
             data.tokenizer, data.tokenizer_model, data.lowercase = "huggingface", folder, False
             return
         source = data.get("tokenizer")
-        if "target_tokenizer" in data and data.get("target_tokenizer") is None and source is not None \
-                and not data.get("shared_vocab", True):
-            data.target_tokenizer = source  # a second vocabulary stays with the words it was read in
+        if "target_tokenizer" in data and data.get("target_tokenizer") is None and not data.get("shared_vocab", True):
+            data.target_tokenizer = source if source is not None else {}  # a second vocabulary keeps its words
         data.tokenizer = {"kind": "huggingface", "lowercase": False, "lang": "en", "model": folder}

@@ -22,7 +22,6 @@ from sentence_lab.checkpoints.received import check_saved_targets, read_checkpoi
 from sentence_lab.encoders.base import NoLayers, SentenceEncoder
 from sentence_lab.encoders.embedding import WordEmbedding
 from sentence_lab.encoders.expansion import expand_embeddings
-from sentence_lab.encoders.pretrained.carried import folder_from_files
 from sentence_lab.encoders.pretrained.encoder import PretrainedEncoder, reading_carried_folder
 from sentence_lab.objectives.contract import Embeds, EmbedsTargetSide, SentenceObjective
 from sentence_lab.text import UNK_ID, Tokenizer, Vocab
@@ -150,9 +149,8 @@ class SentenceInference(nn.Module):
             raise ValueError(f"{path} is not a checkpoint written by train.py (no vocabulary inside)")
         settings = namespaced_targets(ckpt["hyper_parameters"])
         check_saved_targets(settings, str(path))
-        carried = ckpt.get(MODEL_FOLDER_KEY)
-        if carried:  # a pre-trained encoder's folder, made again from the files the checkpoint carries
-            settings = reading_carried_folder(settings, folder_from_files(dict(carried)))
+        # a pre-trained encoder reads the folder made again from the files the checkpoint carries
+        settings = reading_carried_folder(settings, ckpt.get(MODEL_FOLDER_KEY), str(path))
         model = cls(vocabs=vocabs, **settings)
         model.load_state_dict(ckpt["state_dict"])
         device = map_location or ("cuda" if torch.cuda.is_available() else "cpu")

@@ -17,6 +17,8 @@ from sentence_lab.checkpoints.epoch_end import as_after_epoch_end
 from sentence_lab.checkpoints.legacy import saved_vocabs
 from sentence_lab.checkpoints.non_finite_weights import refuse_non_finite
 from sentence_lab.encoders.base import SentenceEncoder
+from sentence_lab.encoders.pretrained.encoder import PretrainedEncoder
+from sentence_lab.encoders.transformer.encoder import TransformerEncoder
 from sentence_lab.objectives.contract import (
     CollectsCorpusMetrics,
     EvaluatesDifferently,
@@ -35,7 +37,9 @@ PROGRESS_BAR_METRICS = ("loss", "context_acc", "acc", "token_acc", "hinge_acc")
 
 def without_decay_on_norms_and_biases(group: dict) -> list[dict]:
     """An optimiser group split as transformers are fine-tuned: its biases and normalisation weights (every parameter
-    of one dimension) in a group of their own without weight decay, the matrices with the optimiser's."""
+    of one dimension) in a group of their own without weight decay, the matrices with the optimiser's. For models
+    with a transformer encoder (``SentenceModel.has_transformer_encoders``): other models keep their groups as they
+    were, so their checkpoints resume."""
     flat = [p for p in group["params"] if p.ndim <= 1]
     rest = [p for p in group["params"] if p.ndim > 1]
     return [{**group, "params": rest}, {**group, "params": flat, "weight_decay": 0.0}]
@@ -184,6 +188,11 @@ class SentenceModel(SentenceInference, LightningModule):
                 seen.update((id(p), p) for p in module.parameters() if p.requires_grad)
         return list(seen.values())
 
+    def has_transformer_encoders(self) -> bool:
+        """Whether the objective holds a transformer (trained from scratch or pre-trained): its optimiser groups then
+        leave biases and LayerNorm weights out of the weight decay."""
+        return any(isinstance(m, (TransformerEncoder, PretrainedEncoder)) for m in self.objective.modules())
+
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
         """``encoder_frozen_steps``: drop the gradients of the optimiser's encoder group (after DDP's all-reduce,
         before clipping) while the warm-up lasts; an optimiser skips a parameter without a gradient."""
@@ -199,9 +208,12 @@ class SentenceModel(SentenceInference, LightningModule):
         encoder_ids = {id(p) for p in self.encoder_parameters()}
         groups = [{"params": [p for p in self.parameters() if p.requires_grad and id(p) not in encoder_ids]},
                   {"params": [p for p in self.parameters() if id(p) in encoder_ids], "encoder": True}]
-        if float(self.hparams.optimizer.get("weight_decay", 0.0) or 0.0) > 0:
-            groups = [part for group in groups for part in without_decay_on_norms_and_biases(group)]
-        optimizer = instantiate(self.hparams.optimizer, _partial_=True)([g for g in groups if g["params"]])
+        make = instantiate(self.hparams.optimizer, _partial_=True)
+        optimizer = make([g for g in groups if g["params"]])
+        if optimizer.defaults.get("weight_decay", 0.0) and self.has_transformer_encoders():
+            # as transformers are fine-tuned: no decay on biases and LayerNorm weights (AdamW decays by default)
+            optimizer = make([part for group in groups for part in without_decay_on_norms_and_biases(group)
+                              if part["params"]])
         for group in optimizer.param_groups:
             if group.get("encoder"):
                 group["lr"] *= self.hparams.get("encoder_lr_scale", 1.0)

@@ -80,26 +80,28 @@ def test_a_checkpoint_that_records_no_tokenizer_reads_moses_tokens(model, tmp_pa
 
 
 def test_weight_decay_spares_biases_and_layer_norms_as_transformers_are_fine_tuned():
-    """AdamW with weight decay: every matrix decays, no bias or LayerNorm weight does (one-dimensional
-    parameters), the encoders' groups at ``encoder_lr_scale`` times the rate either way; without decay, the groups
-    stay as they were (one for the encoders, one for the rest)."""
+    """AdamW (whose default decay is 0.01) on a transformer: every matrix decays, none of the LayerNorm weights or
+    biases does, the encoders' groups at ``encoder_lr_scale`` times the rate either way; a BiLSTM keeps its two
+    groups (one for the encoders, one for the rest), as do optimisers without decay."""
     vocab = Vocab.from_sentences([["a", "b", "c"]])
-    encoder = {"_target_": "sentence_lab.encoders.transformer.encoder.TransformerEncoder", "embed_dim": 16,
-               "d_model": 16, "num_layers": 1, "num_heads": 2, "ffn_dim": 32}
+    transformer = {"_target_": "sentence_lab.encoders.transformer.encoder.TransformerEncoder", "embed_dim": 16,
+                   "d_model": 16, "num_layers": 1, "num_heads": 2, "ffn_dim": 32}
+    bilstm = {"_target_": "sentence_lab.encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 16, "hidden_dim": 8}
     objective = {"_target_": "sentence_lab.objectives.nli.NLI", "hidden_dim": 8}
 
-    def groups(optimizer: dict) -> list[dict]:
+    def built(encoder: dict, optimizer: dict) -> tuple[SentenceModel, list[dict]]:
         model = SentenceModel(encoder=encoder, objective=objective, vocab=vocab, optimizer=optimizer,
                               encoder_lr_scale=0.5)
-        return model.configure_optimizers().param_groups
+        return model, model.configure_optimizers().param_groups
 
-    decayed = groups({"_target_": "torch.optim.AdamW", "lr": 1e-3, "weight_decay": 0.01})
-    assert [(bool(g.get("encoder")), g["weight_decay"], g["lr"]) for g in decayed] == [
+    model, groups = built(transformer, {"_target_": "torch.optim.AdamW", "lr": 1e-3})
+    assert [(bool(g.get("encoder")), g["weight_decay"], g["lr"]) for g in groups] == [
         (False, 0.01, 1e-3), (False, 0.0, 1e-3), (True, 0.01, 5e-4), (True, 0.0, 5e-4)]
-    assert all(p.ndim > 1 for g in decayed if g["weight_decay"] for p in g["params"])
-    spared = {id(p) for g in decayed if not g["weight_decay"] for p in g["params"]}
-    model_norms = [m for m in SentenceModel(encoder=encoder, objective=objective, vocab=vocab).modules()
-                   if isinstance(m, torch.nn.LayerNorm)]
-    assert model_norms and len(spared) == sum(p.ndim == 1 for g in decayed for p in g["params"])
-    plain = groups({"_target_": "torch.optim.Adam", "lr": 1e-3})
-    assert [bool(g.get("encoder")) for g in plain] == [False, True]
+    spared = {id(p) for g in groups if not g["weight_decay"] for p in g["params"]}
+    norms_and_biases = [p for m in model.modules() if isinstance(m, torch.nn.LayerNorm) for p in m.parameters()]
+    norms_and_biases += [m.bias for m in model.modules() if isinstance(m, torch.nn.Linear) and m.bias is not None]
+    assert norms_and_biases and {id(p) for p in norms_and_biases} <= spared
+    assert all(p.ndim > 1 for g in groups if g["weight_decay"] for p in g["params"])
+    for encoder, optimizer in ((bilstm, {"_target_": "torch.optim.AdamW", "lr": 1e-3}),
+                               (transformer, {"_target_": "torch.optim.Adam", "lr": 1e-3})):
+        assert [bool(g.get("encoder")) for g in built(encoder, optimizer)[1]] == [False, True]

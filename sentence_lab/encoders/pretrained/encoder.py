@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
@@ -16,9 +15,10 @@ from torch import nn
 
 from sentence_lab.encoders.base import SentenceEncoder, encoder_class, length_mask, masked_max, masked_mean
 from sentence_lab.encoders.embedding import trim_to_longest
-from sentence_lab.encoders.pretrained.carried import carried_files
+from sentence_lab.encoders.pretrained.carried import carried_files, folder_from_files
 from sentence_lab.encoders.pretrained.folder_settings import folder_settings
 from sentence_lab.text.model_folders import checked_model_folder
+from sentence_lab.text.refused_files import RefusedFile
 from sentence_lab.text.subword import model_ids, special_tokens, tokenizer_vocab
 
 MISSING: str | None = None  # why the optional extra does not import, if it does not
@@ -36,6 +36,19 @@ POOLINGS = ("mean", "max", "cls")
 # Where the blocks of the architectures transformers defines live (BERT, RoBERTa, MiniLM: encoder.layer; DistilBERT:
 # transformer.layer; GPT-2: h; most newer ones: layers)
 BLOCK_LISTS = ("encoder.layer", "transformer.layer", "layers", "h", "encoder.layers")
+
+
+# Architectures whose positions start after the padding id (RoBERTa's): pad_token_id + 1 of the table are never read
+POSITIONS_AFTER_PADDING = ("roberta", "xlm-roberta", "camembert", "longformer", "data2vec-text", "xmod", "mpnet")
+
+
+def usable_positions(config) -> int:
+    """The longest input the position table holds: ``max_position_embeddings`` less the padding offset of the
+    architectures that count positions from after it (514 - 2 = 512 for RoBERTa)."""
+    positions = int(getattr(config, "max_position_embeddings", 512) or 512)
+    if getattr(config, "model_type", "") in POSITIONS_AFTER_PADDING:
+        positions -= int(getattr(config, "pad_token_id", 1) or 0) + 1
+    return positions
 
 
 class PretrainedEncoder(SentenceEncoder):
@@ -70,13 +83,18 @@ class PretrainedEncoder(SentenceEncoder):
                              "one text through one vocabulary (qt, nli, paraphrase pairs, autoencoder, skipthought)")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download at run time
         options = {"local_files_only": True, "trust_remote_code": False}
-        if load_weights:
-            self.model = AutoModel.from_pretrained(str(folder), use_safetensors=True, **options)
+        if load_weights:  # float32 weights whatever the folder stores (the trainer's precision casts what it runs)
+            self.model = AutoModel.from_pretrained(str(folder), use_safetensors=True, dtype=torch.float32, **options)
         else:
-            self.model = AutoModel.from_config(AutoConfig.from_pretrained(str(folder), **options))
+            self.model = AutoModel.from_config(AutoConfig.from_pretrained(str(folder), **options),
+                                               dtype=torch.float32)
+        if getattr(self.model, "pooler", None) is not None:
+            # BERT's pooler (a dense layer over [CLS] for next-sentence prediction) never reaches a sentence vector:
+            # left in, it gets no gradient, which DDP takes for a rank that skipped its share of the reduction
+            self.model.pooler = None
         self.model.train()  # transformers hands a model over in eval mode; a module trains until told otherwise
         config = self.model.config
-        settings = folder_settings(folder, int(getattr(config, "max_position_embeddings", 512)))
+        settings = folder_settings(folder, usable_positions(config))
         self.pooling = pooling or settings.pooling
         if self.pooling not in POOLINGS:
             raise ValueError(f"encoder.pooling={self.pooling!r}: use one of {POOLINGS} (or null: the folder's)")
@@ -177,12 +195,20 @@ class PretrainedEncoder(SentenceEncoder):
         return [self._pool(h, total) for h in states]
 
 
-def reading_carried_folder(settings: dict, folder: Path) -> dict:
-    """A checkpoint's settings pointed at ``folder`` (made again from the files it carries): the encoder built from
-    its config alone (the weights are the checkpoint's) and each tokenizer of the model reading its copy."""
+def reading_carried_folder(settings: dict, carried: dict[str, str] | None, source: str) -> dict:
+    """A received model's settings (a checkpoint's, an export's) with a pre-trained encoder pointed at the folder its
+    carried files make again (``carried.folder_from_files``): the encoder built from its config alone (the weights
+    are the file's) and each tokenizer of the model reading that copy. Such settings without carried files are
+    refused (``RefusedFile``): a received file never names a folder or package for this process to read or import.
+    Other encoders' settings come back as they are."""
     encoder = dict(settings["encoder"])
     if not issubclass(encoder_class(str(encoder.get("_target_"))), PretrainedEncoder):
         return settings
+    if not carried:
+        raise RefusedFile(f"{source}: refused: its encoder=pretrained settings come without the model folder's files "
+                          "that train.py's checkpoints carry, and a received file may not name a folder or package to "
+                          "read: use a checkpoint written by train.py")
+    folder = folder_from_files(dict(carried))
     encoder.update(model=str(folder), load_weights=False)
     tokenizers = {side: {**t, "model": str(folder)} if t.get("kind") == "huggingface" else t
                   for side, t in settings.get("tokenizers", {}).items()}
