@@ -76,6 +76,8 @@ def main() -> int:
     parser.add_argument("--sentences", type=int, default=None, help="training sentences (default: the recipe's)")
     parser.add_argument("--batch-size", type=int, default=None, help="default: the recipe's (64)")
     parser.add_argument("--tasks", default=TASKS, help="the suite's tasks after the epoch (and before it)")
+    parser.add_argument("--suite-examples", type=int, default=None,
+                        help="cap each task split at this many examples (a quick look, not SentEval's protocol)")
     records.add_options(parser, "2 steps of 4 sentences, the suite on the shipped probing Length")
     args = parser.parse_args()
     run = records.start("minilm_finetune", args, ROOT)
@@ -88,6 +90,7 @@ def main() -> int:
                       "callbacks.eval_suite.params.max_epoch=2", "+trainer.limit_val_batches=1"]
     overrides += [f"data.max_train_sentences={args.sentences}"] if args.sentences else []
     overrides += [f"data.batch_size={args.batch_size}"] if args.batch_size else []
+    overrides += [f"callbacks.eval_suite.max_examples_per_split={args.suite_examples}"] if args.suite_examples else []
     with tempfile.TemporaryDirectory() as out, initialize_config_dir(config_dir=str(ROOT / "conf"),
                                                                       version_base="1.3"):
         cfg = compose("train", overrides=overrides, return_hydra_config=True)
