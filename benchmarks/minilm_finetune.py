@@ -87,7 +87,7 @@ def main() -> int:
     if args.smoke:
         overrides += ["data.max_train_sentences=8", "data.batch_size=4", "callbacks.eval_suite.probing=generated",
                       "callbacks.eval_suite.max_examples_per_split=40",
-                      "callbacks.eval_suite.params.max_epoch=2", "+trainer.limit_val_batches=1"]
+                      "callbacks.eval_suite.params.max_epoch=2", "trainer.limit_val_batches=1"]
     overrides += [f"data.max_train_sentences={args.sentences}"] if args.sentences else []
     overrides += [f"data.batch_size={args.batch_size}"] if args.batch_size else []
     overrides += [f"callbacks.eval_suite.max_examples_per_split={args.suite_examples}"] if args.suite_examples else []

@@ -55,11 +55,15 @@ CASES = [
     ("two_nodes", [], {"model", "steps", "one_node", "two_nodes", "ratio"}, None),
     ("paired_test_calibration", [], {"task", "items", "rows"}, None),
     ("curve_preset_agreement", [], {"preset", "checkpoints", "tasks", "cost"}, None),
+    ("minilm_finetune", [], {"tokens_per_s", "peak_memory_mib", "scores", "suite_seconds"}, ("transformers",)),
 ]
+# multi-process drills of a minute or more each: CI's second part runs them (SENTENCE_LAB_SECOND_PART=1)
+SECOND_PART = {"pruned_sweep", "two_nodes"}
 
 
 def _case(name, options, keys, extras):
     marks = [] if name in FAST else [pytest.mark.slow]
+    marks += [pytest.mark.second_part] if name in SECOND_PART else []
     return pytest.param(name, options, keys, extras, marks=marks, id=" ".join([name, *options]))
 
 

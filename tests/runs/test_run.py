@@ -50,8 +50,11 @@ SMALL = ["encoder=bilstm_max", "encoder.embed_dim=16", "encoder.hidden_dim=16", 
          "callbacks=default", "~callbacks.rich_progress_bar", "~callbacks.model_summary"]
 
 
-@pytest.mark.parametrize("encoder", [pytest.param(e, marks=pytest.mark.second_part) if e == "transformer" else e
-                                     for e in TRAINABLE])
+SECOND_PART_ENCODERS = ("transformer", "pretrained")  # a transformer trained: CI's second part
+
+
+@pytest.mark.parametrize("encoder", [pytest.param(e, marks=pytest.mark.second_part) if e in SECOND_PART_ENCODERS
+                                     else e for e in TRAINABLE])
 def test_fast_dev_run_trains_every_encoder(encoder, tiny_corpus, tmp_path):
     cfg = make_cfg(tiny_corpus, tmp_path, [f"encoder={encoder}", "++trainer.fast_dev_run=true", "logger=none"])
     trainer, model = fit(cfg)

@@ -37,6 +37,7 @@ def _weights(run: Path) -> dict[str, torch.Tensor]:
     return torch.load(run / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=True)["state_dict"]
 
 
+@pytest.mark.second_part  # a minute of two torchrun nodes: CI's second part
 def test_two_nodes_train_the_one_node_two_process_run_with_the_suite_once_on_rank_zero(tiny_corpus, senteval_root,
                                                                                       tmp_path):
     suite = [f"callbacks.eval_suite.data_dir={senteval_root}", "callbacks.eval_suite.tasks=[Length]",
@@ -65,6 +66,7 @@ def test_two_nodes_train_the_one_node_two_process_run_with_the_suite_once_on_ran
         torch.testing.assert_close(ours[name], value, rtol=1e-6, atol=1e-7, msg=name)
 
 
+@pytest.mark.second_part  # a minute of two torchrun nodes: CI's second part
 def test_a_node_killed_mid_epoch_is_named_and_resume_on_both_nodes_completes_the_run(tiny_corpus, tmp_path):
     run = tmp_path / "run"
     common = [f"hydra.run.dir={run}", "~callbacks.eval_suite", "trainer.max_epochs=6",
