@@ -88,7 +88,10 @@ def test_a_node_killed_mid_epoch_is_named_and_resume_on_both_nodes_completes_the
 def test_ranks_without_one_run_directory_are_refused_in_one_line(tiny_corpus, tmp_path):
     ended = _nodes(TRAIN, tiny_corpus, tmp_path, "~callbacks.eval_suite")
     assert [code for code, _ in ended] == [1, 1]
-    for _, out in ended:
-        (line,) = [line for line in out.splitlines() if line.startswith("error:")]
+    # each rank refuses in one line; a node whose rank is slower may instead be ended by torchrun when the other
+    # node's launcher, which holds the rendezvous, exits first (a machine under load): never a second line, or another
+    errors = [[line for line in out.splitlines() if line.startswith("error:")] for _, out in ended]
+    assert all(len(lines) <= 1 for lines in errors) and any(errors), errors
+    for (line,) in filter(None, errors):
         assert "give every node the same hydra.run.dir=" in line
     assert not (tmp_path / "logs").exists()  # nothing was written
