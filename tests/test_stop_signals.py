@@ -158,6 +158,7 @@ def _sweep_command(tiny_corpus, senteval_root, tmp_path) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.second_part  # a whole sweep stopped, then run again, in each of four places: CI's second part
 @pytest.mark.parametrize("phase,extra,cut", [
     ("checkpoint", ["file=last.ckpt", "nth=2"], 1),  # the second trial's checkpoint write: the drill
     ("suite", ["nth=3"], 1),  # the second trial's suite before training (each trial runs it twice)

@@ -57,8 +57,9 @@ CASES = [
     ("curve_preset_agreement", [], {"preset", "checkpoints", "tasks", "cost"}, None),
     ("minilm_finetune", [], {"tokens_per_s", "peak_memory_mib", "scores", "suite_seconds"}, ("transformers",)),
 ]
-# multi-process drills of a minute or more each: CI's second part runs them (SENTENCE_LAB_SECOND_PART=1)
-SECOND_PART = {"pruned_sweep", "two_nodes"}
+# multi-process drills of a minute or more each, and the device check's throughput runs (torch.compile, every encoder
+# family): CI's second part runs them (SENTENCE_LAB_SECOND_PART=1)
+SECOND_PART = {"pruned_sweep", "two_nodes", "train_throughput", "gpu_throughput"}
 
 
 def _case(name, options, keys, extras):

@@ -279,6 +279,7 @@ def test_two_objectives_end_with_the_pareto_front(tiny_corpus, senteval_root, tm
 
 
 @pytest.mark.slow
+@pytest.mark.second_part  # two sweeps of processes beside the sweep's own, half a minute or more each: CI's second part
 @pytest.mark.parametrize("launcher", [
     pytest.param(["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "hydra.sweeper.n_jobs=2"], id="joblib",
                  marks=needs_extra("sweeps-joblib")),

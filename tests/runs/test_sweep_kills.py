@@ -23,7 +23,7 @@ from tests.helpers.in_process import run_command
 from tests.helpers.services import postgresql_url
 from tests.helpers.train_config import sweep_command
 
-pytestmark = pytest.mark.slow  # whole sweeps
+pytestmark = [pytest.mark.slow, pytest.mark.second_part]  # whole sweeps, each killed and run again: CI's second part
 
 ROOT = Path(__file__).resolve().parents[2]
 # Where the second trial (trial 1) is cut: the phase, and which call of it (the first trial makes the earlier ones).
@@ -44,7 +44,13 @@ class Study:
         return optuna.load_study(study_name=self.name, storage=open_storage(self.url)).trials
 
 
-@pytest.fixture(params=["sqlite", "journal", pytest.param("postgresql", marks=pytest.mark.cluster)])
+# Each window on one of the two file storages (the trial window on both: the journal keeps no heartbeats, so it ends
+# otherwise), every window on the PostgreSQL server.
+CASES = [("sqlite", "trial"), ("journal", "trial"), ("sqlite", "load"), ("journal", "suite"), ("journal", "results"),
+         *(pytest.param("postgresql", window, marks=pytest.mark.cluster) for window in WINDOWS)]
+
+
+@pytest.fixture
 def study(request, tmp_path) -> Study:
     if request.param == "sqlite":
         return Study(storage_url(None, tmp_path / "sweep"), "qt_probing", (), True)
@@ -67,7 +73,7 @@ def _env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
 
 
-@pytest.mark.parametrize("window", WINDOWS)
+@pytest.mark.parametrize("study,window", CASES, indirect=["study"], ids=lambda value: str(value))
 def test_a_sweep_killed_in_each_window_leaves_a_study_the_same_command_finishes(window, study, tiny_corpus,
                                                                                 senteval_root, tmp_path):
     kill = ["+hydra.callbacks.signal._target_=tests.helpers.signal_at.SignalAtPhase",

@@ -126,6 +126,7 @@ def _joblib_sweep(tiny_corpus: Path, tmp_path: Path, *overrides: str,
 
 
 @needs_extra("sweeps-joblib")
+@pytest.mark.second_part  # two joblib workers beside the sweep, 20 s or more: CI's second part
 def test_a_joblib_sweep_prepares_its_corpus_on_a_cold_cache(tiny_corpus, tmp_path):
     """Inside a loky worker, the corpus's tokenising workers used to die at start-up and be replaced forever."""
     done, sweep = _joblib_sweep(tiny_corpus, tmp_path, "seed=1,2")
@@ -136,6 +137,7 @@ def test_a_joblib_sweep_prepares_its_corpus_on_a_cold_cache(tiny_corpus, tmp_pat
 
 
 @needs_extra("sweeps-joblib")
+@pytest.mark.second_part  # two joblib workers beside the sweep, 20 s or more: CI's second part
 def test_a_joblib_job_killed_by_the_system_is_recorded_and_named(tiny_corpus, tmp_path):
     """Job 0 dies by SIGKILL at its second step (what the out-of-memory killer does). Joblib then stops the pool: job 1
     finishes if it was done by then, else it is recorded as not ended too."""
