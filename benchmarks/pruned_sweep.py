@@ -2,7 +2,7 @@
 
     python benchmarks/pruned_sweep.py                       # 12 QT trials x 2 epochs, twice; the resume; the DDP trial
     python benchmarks/pruned_sweep.py --parts resume,ddp    # some of it
-    python benchmarks/pruned_sweep.py --smoke               # 4 tiny trials on a made-up corpus and made-up tasks
+    python benchmarks/pruned_sweep.py --smoke               # 2 tiny trials on a made-up corpus and made-up tasks
 
 1. **unpruned / pruned**: ``hparams_search=qt_optuna`` (learning rate, temperature, batch size; TPE, sampler seed
    1234) for ``--trials`` trials of 2 epochs on the first ``--max-train-sentences`` sentences of the shipped books,
@@ -200,14 +200,14 @@ def main() -> None:
     parser.add_argument("--heartbeat-s", type=int, default=5, help="resume: the trials' heartbeat interval")
     parser.add_argument("--grace-s", type=int, default=20, help="resume: a heartbeat older than this is a lost trial")
     parser.add_argument("--out", type=Path, default=None)
-    records.add_options(parser, smoke="4 trials on a made-up corpus and made-up tasks")
+    records.add_options(parser, smoke="2 trials on a made-up corpus and made-up tasks")
     args = parser.parse_args()
     args.parts = [p for p in args.parts.split(",") if p]
     unknown = set(args.parts) - set(PARTS)
     if unknown:
         raise SystemExit(f"--parts: unknown {sorted(unknown)}; choose from {', '.join(PARTS)}")
     if args.smoke:
-        args.trials, args.resume_trials, args.kill_after_s = 4, 3, 0.0
+        args.trials, args.resume_trials, args.kill_after_s = 2, 2, 0.0  # the kill in the second trial, as at full size
         args.heartbeat_s, args.grace_s = 1, 3  # the second command's start-up outlasts the grace: no waiting
     stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     args.out = (args.out or ROOT / "logs" / "benchmarks" / "pruned_sweep" / stamp).resolve()
