@@ -91,7 +91,7 @@ def test_every_shipped_trainable_encoder_objective_optimiser_and_schedule_is_all
     for encoder in trainable:
         check_saved_targets({"encoder": encoder}, "ours")
     objectives = _targets("objective")
-    assert len(objectives) == 7
+    assert len(objectives) == 8
     for objective in objectives:
         check_saved_targets({"encoder": ENCODER, "objective": objective, "scheduler": {
             "_target_": "sentence_lab.training.schedules.warmup_linear_decay"},

@@ -66,7 +66,9 @@ def test_two_sides_in_one_pass_get_the_vectors_of_a_pass_each(trainable_config_n
         apart = [encoder(*side_a), encoder(*side_b)]
     assert [v.shape for v in together] == [(40, encoder.output_dim), (30, encoder.output_dim)]
     for joint, alone in zip(together, apart):
-        torch.testing.assert_close(joint, alone, atol=1e-6, rtol=0)
+        # float rounding only: another batch shape sums in another order (1.5e-6 on the transformer's LayerNorm-ed
+        # vectors with two threads)
+        torch.testing.assert_close(joint, alone, atol=1e-6, rtol=1e-5)
 
 
 def test_one_pass_carries_gradients_to_both_sides(vocab, build_encoder):

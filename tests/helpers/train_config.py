@@ -64,7 +64,7 @@ def compose_objective_cfg(objective: str, tiny_corpus: Path, tiny_pairs: dict[st
                           overrides: list[str]) -> DictConfig:
     """``objective=<name>`` on the fixture data its default data config reads, as ``train.py`` would compose it."""
     base = [f"objective={objective}", f"paths.cache_dir={out / 'cache'}", "data.batch_size=8"]
-    if objective in ("qt", "skipthought", "autoencoder"):
+    if objective in ("qt", "skipthought", "autoencoder", "simcse"):
         base += [f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
                  "data.preprocess_workers=0"]
     else:
