@@ -26,6 +26,7 @@ from torch import nn
 
 from sentence_lab.encoders.base import SentenceEncoder
 from sentence_lab.objectives.contract import SENTENCES, ObjectiveSpec, SentenceObjective, source_side
+from sentence_lab.objectives.qt import pair_scores
 
 VALIDATION_SEED = 0  # the dropout masks of validation's two views: the same every epoch, training's RNG untouched
 
@@ -35,10 +36,9 @@ def simcse_loss(anchors: torch.Tensor, positives: torch.Tensor, negatives: torch
     """Eq. 4 (``negatives`` None) or eq. 5 of the paper, averaged over the ``[B, D]`` anchors: row ``i`` classifies
     its positive ``i`` among every positive of the batch (and every hard negative). Returns the loss and, per row,
     whether its positive scored highest."""
-    scores = F.normalize(anchors, dim=1) @ F.normalize(positives, dim=1).T
+    scores = pair_scores(anchors, positives, "cosine", temperature)
     if negatives is not None:
-        scores = torch.cat([scores, F.normalize(anchors, dim=1) @ F.normalize(negatives, dim=1).T], dim=1)
-    scores = scores / temperature
+        scores = torch.cat([scores, pair_scores(anchors, negatives, "cosine", temperature)], dim=1)
     targets = torch.arange(anchors.shape[0], device=anchors.device)
     return F.cross_entropy(scores.float(), targets), scores.argmax(1) == targets
 
@@ -80,16 +80,13 @@ class SimCSE(SentenceObjective):
                              "two views would be one vector and teach nothing: give it some, e.g. encoder.dropout=0.1")
         self.output_dim = self.f.output_dim
 
-    def _views(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         tokens, lengths = source_side(batch)
         # one pass over the batch twice over: each row draws its own dropout masks, as two passes would
         both = self.f(torch.cat([tokens, tokens]), torch.cat([lengths, lengths]))
         anchors, positives = both.split(tokens.shape[0])
         loss, correct = simcse_loss(anchors, positives, temperature=self.temperature)
         return {"loss": loss, "simcse_acc": correct.float().mean()}
-
-    def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        return self._views(batch)
 
     def evaluation_step(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """The training task with dropout on, its masks drawn from ``VALIDATION_SEED``, the training RNG left as it
@@ -100,7 +97,7 @@ class SimCSE(SentenceObjective):
             torch.manual_seed(VALIDATION_SEED)
             self.f.train()
             try:
-                return self._views(batch)
+                return self.forward(batch)
             finally:
                 self.f.train(was_training)
 
