@@ -23,7 +23,8 @@ from sentence_lab.datamodules.pairs_cache import (
     write_pairs_cache,
 )
 from sentence_lab.datamodules.resumable import ResumableBatches, SkippingDataLoader
-from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS
+from sentence_lab.datamodules.triples import TokenizedTriples, collate_triples, group_triples
+from sentence_lab.objectives.contract import LABELLED_PAIRS, PAIRS, TRIPLES
 from sentence_lab.text import EOS_ID, Tokenizer, Vocab
 from sentence_lab.text.config_values import plain
 from sentence_lab.text.held_out import RETRIEVAL_SEED, hold_out
@@ -72,7 +73,9 @@ class PairsDataModule(ResumableBatches):
     side (``source``, ``target``), each of the ``vocab_size`` most frequent training words.
     Tokenised splits are cached in ``cache_dir``. ``retrieval_held_out``: that many translation pairs are held out
     for the suite's translation retrieval (``sentence_lab.text.held_out``, seed ``RETRIEVAL_SEED``, the suite's), and
-    every training pair sharing a sentence with them, on either side, is dropped.
+    every training pair sharing a sentence with them, on either side, is dropped. ``yield_triples()`` (before
+    ``setup``) turns labelled NLI pairs into (premise, entailment, contradiction) triples (``TRIPLES``,
+    ``sentence_lab.datamodules.triples``), every split; what could not be grouped is counted in ``triples_left_out``.
     """
 
     def __init__(self, train: Mapping, cache_dir: str, valid: Mapping | None = None,
@@ -96,7 +99,21 @@ class PairsDataModule(ResumableBatches):
         self.max_tokens, self.max_train_pairs, self.valid_size = max_tokens, max_train_pairs, valid_size
         self.batch_size, self.seed, self.num_workers, self.cache_dir = batch_size, seed, num_workers, cache_dir
         self.vocabs: dict[str, Vocab] = {}
-        self.datasets: dict[str, TokenizedPairs] = {}
+        self.datasets: dict[str, TokenizedPairs | TokenizedTriples] = {}
+        self.triples_left_out: dict[str, dict[str, int]] = {}
+
+    def yield_triples(self) -> None:
+        """Batches of (premise, entailment, contradiction) from here on (supervised SimCSE asks for them); refused in
+        one line when the pairs are not labelled with both classes, or after ``setup``."""
+        if self.vocabs:
+            raise RuntimeError("yield_triples() after setup(): ask for triples before the data is read")
+        missing = [name for name in ("entailment", "contradiction") if name not in (self.labels or [])]
+        if missing:
+            raise ValueError(f"triples need NLI pairs labelled entailment and contradiction, but data.labels="
+                             f"{self.labels} lacks {missing}: use data=nli (or a data config with those labels)")
+        if not self.shared_vocab:
+            raise ValueError("triples are read by one encoder: set data.shared_vocab=true")
+        self.batch = TRIPLES
 
     @property
     def test_names(self) -> list[str]:
@@ -181,7 +198,23 @@ class PairsDataModule(ResumableBatches):
             self.vocabs = {"source": Vocab.build(counts_a, max_size=self.vocab_size, min_count=self.min_count),
                            "target": Vocab.build(counts_b, max_size=self.target_vocab_size, min_count=self.min_count)}
 
-    def _ids(self, split: tuple, name: str) -> TokenizedPairs:
+    def _triple_ids(self, split: tuple, name: str) -> TokenizedTriples:
+        grouped = group_triples(*split)
+        if not grouped.anchors:
+            raise ValueError(f"no premise of the {name} split has both an entailment and a contradiction "
+                             "hypothesis: it cannot give triples")
+        self.triples_left_out[name] = {"premises_skipped": grouped.premises_skipped,
+                                       "hypotheses_unpaired": grouped.hypotheses_unpaired}
+        log.info("Triples of %s: %d; %d premises without both an entailment and a contradiction skipped, %d "
+                 "hypotheses left without a partner", name, len(grouped.anchors), grouped.premises_skipped,
+                 grouped.hypotheses_unpaired)
+        vocab = self.vocabs["source"]
+        return TokenizedTriples(*([vocab.encode(tokens) for tokens in side]
+                                  for side in (grouped.anchors, grouped.positives, grouped.negatives)))
+
+    def _ids(self, split: tuple, name: str) -> TokenizedPairs | TokenizedTriples:
+        if self.batch is TRIPLES:
+            return self._triple_ids(split, name)
         a_tokens, b_tokens, labels = split
         if self.labels:
             index = {label: i for i, label in enumerate(self.labels)}
@@ -232,13 +265,14 @@ class PairsDataModule(ResumableBatches):
 
     def _loader(self, name: str, shuffle: bool) -> DataLoader:
         dataset = self.datasets[name]
-        # in-batch negatives (J_bi, J_pa) need full batches
-        drop_last = self.batch is PAIRS and not name.startswith("test/")
+        # in-batch negatives (J_bi, J_pa, SimCSE) need full batches
+        drop_last = self.batch in (PAIRS, TRIPLES) and not name.startswith("test/")
         batches = len(dataset) // self.batch_size if drop_last else -(-len(dataset) // self.batch_size)
         skip = self.skip_for_epoch(self.trainer.current_epoch, batches) if shuffle and self.trainer else 0
         # The epoch's order is drawn from seed + epoch (Lightning sets the epoch), so a resume can skip to its place.
         sampler = EpochShuffledSampler(len(dataset), self.seed, shuffle)
-        return SkippingDataLoader(dataset, batch_size=self.batch_size, sampler=sampler, collate_fn=collate_pairs,
+        return SkippingDataLoader(dataset, batch_size=self.batch_size, sampler=sampler,
+                                  collate_fn=collate_triples if self.batch is TRIPLES else collate_pairs,
                                   num_workers=self.num_workers,
                                   persistent_workers=self.num_workers > 0, drop_last=drop_last, skip_batches=skip)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import torch
 from torch import nn
@@ -48,7 +48,12 @@ LABELLED_PAIRS = BatchSpec(
     "labelled_pairs", ("a_tokens", "a_lengths", "b_tokens", "b_lengths", "labels"),
     "sentence pairs with a class label each (NLI: 0 entailment, 1 neutral, 2 contradiction)")
 
-BATCH_SPECS = {spec.name: spec for spec in (SENTENCES, PAIRS, LABELLED_PAIRS)}
+TRIPLES = BatchSpec(
+    "triples", ("a_tokens", "a_lengths", "b_tokens", "b_lengths", "c_tokens", "c_lengths"),
+    "an anchor, its positive and a hard negative, one vocabulary (NLI: a premise, its entailment and its "
+    "contradiction hypothesis); pair data labelled entailment / contradiction yields them on request")
+
+BATCH_SPECS = {spec.name: spec for spec in (SENTENCES, PAIRS, LABELLED_PAIRS, TRIPLES)}
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,13 @@ class SentenceObjective(nn.Module):
     ``NoLayers`` for an encoder without them); an objective whose ``embed`` joins several encoders overrides it."""
 
     f: nn.Module
+    spec: ClassVar[ObjectiveSpec]
+
+    @classmethod
+    def spec_for(cls, config: Mapping[str, Any]) -> ObjectiveSpec:
+        """The spec of the objective ``config`` (``conf/objective/<name>.yaml``) builds: ``spec``, unless a setting
+        changes what the objective consumes (simcse's ``form``)."""
+        return cls.spec
 
     def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
         return layers_of(self.f, tokens, lengths)

@@ -24,9 +24,10 @@ from sentence_lab.checkpoints.choice import (
     resumable_checkpoint_in,
     run_dir_of,
 )
+from sentence_lab.datamodules.pairs import PairsDataModule
 from sentence_lab.encoders.base import is_trainable
 from sentence_lab.evaluation.results import ResultsDocument, document_of_test_scores, to_jsonable
-from sentence_lab.objectives.contract import ObjectiveSpec, check_pairing
+from sentence_lab.objectives.contract import LABELLED_PAIRS, TRIPLES, ObjectiveSpec, check_pairing
 from sentence_lab.runs.cluster_environment import trainer_plugins
 from sentence_lab.runs.config_tree import config_tree
 from sentence_lab.runs.errors import PeerLost, RunInterrupted
@@ -86,7 +87,8 @@ def check_encoder_config(cfg: DictConfig) -> None:
 
 
 def objective_spec(cfg: DictConfig) -> ObjectiveSpec:
-    return cast(ObjectiveSpec, cast("type[Any]", get_class(cfg.objective._target_)).spec)
+    """What the configured objective consumes (``SentenceObjective.spec_for`` its settings)."""
+    return cast(ObjectiveSpec, cast("type[Any]", get_class(cfg.objective._target_)).spec_for(cfg.objective))
 
 
 def config_choice(cfg: DictConfig, group: str) -> str:
@@ -230,6 +232,8 @@ def _fit(cfg: DictConfig) -> tuple[L.Trainer, SentenceModel]:
             cfg.monitor, cfg.monitor_mode = spec.monitor, spec.monitor_mode
     L.seed_everything(cfg.seed, workers=True)
     datamodule = instantiate(cfg.data)
+    if spec.batch is TRIPLES and isinstance(datamodule, PairsDataModule) and datamodule.batch is LABELLED_PAIRS:
+        datamodule.yield_triples()  # NLI pairs regrouped by premise for an objective of triples (supervised SimCSE)
     check_pairing(config_choice(cfg, "objective"), spec, config_choice(cfg, "data"), datamodule)
     datamodule.setup("fit")
     model = build_model(cfg, datamodule)

@@ -46,7 +46,7 @@ def ddp_env(**env: str) -> dict[str, str]:
 
 def ddp_command(script: Path, tiny_corpus: Path, tmp_path: Path, *overrides: str) -> list[str]:
     return [sys.executable, str(script), "trainer=ddp_cpu", "encoder=bow", "encoder.embed_dim=16",
-            "encoder.embedding_init=random", "trainer.max_epochs=2", "trainer.val_check_interval=1.0",
+            "encoder.embedding_init=random", "trainer.max_epochs=2", "++trainer.val_check_interval=1.0",
             "data.batch_size=8", "logger=none", "print_config=false", "callbacks=[default,epoch_checkpoints]",
             f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
             f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={tmp_path / 'logs'}", *overrides]
@@ -82,6 +82,18 @@ def test_ddp_cpu_trains_the_transformer_in_two_processes(tiny_corpus, tmp_path):
     last = torch.load(run / "checkpoints" / "epoch_001.ckpt", map_location="cpu", weights_only=True)["state_dict"]
     blocks = [k for k in last if ".blocks.0." in k]
     assert blocks and any(not torch.equal(first[k], last[k]) for k in blocks)
+
+
+@pytest.mark.second_part
+def test_ddp_cpu_trains_simcse_with_the_negatives_of_both_processes(tiny_corpus, tmp_path):
+    """objective=simcse objective.gather=true under trainer=ddp_cpu (the gradient it gives is checked against one
+    process's in tests/objectives/test_simcse.py): both ranks train two epochs and the word vectors move."""
+    cmd = ddp_command(ROOT / "train.py", tiny_corpus, tmp_path, "~callbacks.eval_suite", "objective=simcse",
+                      "objective.gather=true", "encoder.dropout=0.1", "encoder.freeze_embeddings=false")
+    _, run = run_ddp(cmd, tmp_path)
+    first = torch.load(run / "checkpoints" / "epoch_000.ckpt", map_location="cpu", weights_only=True)["state_dict"]
+    last = torch.load(run / "checkpoints" / "epoch_001.ckpt", map_location="cpu", weights_only=True)["state_dict"]
+    assert any(not torch.equal(first[k], last[k]) for k in last if "embedding" in k)
 
 
 def test_a_rank_seconds_late_at_train_start_neither_hangs_nor_skips_a_collective(tiny_corpus, tmp_path):
