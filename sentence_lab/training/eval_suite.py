@@ -32,7 +32,13 @@ import torch
 from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import TensorBoardLogger
 
-from sentence_lab.evaluation.encoders.text_encoders import ExpandsVocabulary, RemembersTokens, TextEncoder
+from sentence_lab.evaluation.encoders.text_encoders import (
+    EncodesLayers,
+    ExpandsVocabulary,
+    RemembersTokens,
+    TextEncoder,
+)
+from sentence_lab.evaluation.geometry.tracking import LayerGeometry, draw_sample, geometry_metrics, stsb_data
 from sentence_lab.evaluation.languages.sides import side_languages
 from sentence_lab.evaluation.results import IncompatibleResultsFile, ResultsDocument, ResultsWriter
 from sentence_lab.evaluation.runner import LoadedTask
@@ -49,6 +55,9 @@ PRESET_NOTE = ("not SentEval's protocol: the scores of a fast curve preset (fewe
                "and `tasks`), to follow a run's curves cheaply; its agreement with the full protocol: docs/curves.md")
 SUBSAMPLE_NOTE = ("not SentEval's protocol: splits capped at max_examples_per_split examples (a seeded random "
                   "subset, order kept); scores are not comparable with full-data results")
+# each evaluation's layer geometry (sentence_lab.evaluation.geometry): sample of the suite's sentences, its seed, and
+# the STS-B dev pairs of gold >= min_gold as alignment's positives
+GEOMETRY_DEFAULTS = {"sample_size": 2000, "seed": 0, "min_gold": 4.0}
 # The splits a cap may name: a task's train/dev/test, or the one split of a task scored by cross-validation.
 SPLIT_NAMES = ("train", "dev", "test", "all")
 
@@ -202,6 +211,10 @@ class EvalSuiteCallback(Callback):
         retrieval_held_out, retrieval_path: the pairs the training data held out for retrieval
             (``data.retrieval_held_out`` of ``data.train.path``: the same draw); ``None``: 1,000 pairs of the data
             root's ``parallel/tatoeba/en-<lang>.tsv``.
+        geometry: ``None`` (off), or the settings of each evaluation's layer geometry
+            (``sentence_lab.evaluation.geometry.tracking``: ``sample_size``, ``seed``, ``min_gold``): every layer's
+            linear CKA against epoch 0 and the previous evaluation, alignment and uniformity, in the epoch JSON
+            (``geometry``) and logged as ``cka/layer_<k>/vs_epoch0``, ``geometry/alignment``, ...
     """
 
     def __init__(self, tasks: Any = "probing", data_dir: str | Path = "data", params: Mapping | None = None,
@@ -210,8 +223,14 @@ class EvalSuiteCallback(Callback):
                  log_prefix: str | None = None, vocab_expansion: bool = True, before_training: bool = True,
                  time_budget_s: float | None = None, probing: str = "auto", preset: str | None = None,
                  sides: Any = "auto", side_probing: str = "auto", retrieval_held_out: int | None = None,
-                 retrieval_path: str | Path | None = None) -> None:
+                 retrieval_path: str | Path | None = None, geometry: Mapping | None = None) -> None:
         super().__init__()
+        self.geometry_settings = GEOMETRY_DEFAULTS | (plain(geometry) or {}) if geometry is not None else None
+        unknown = set(self.geometry_settings or {}) - set(GEOMETRY_DEFAULTS)
+        if unknown:
+            raise ValueError(f"callbacks.eval_suite.geometry: unknown settings {sorted(unknown)}: use "
+                             f"{sorted(GEOMETRY_DEFAULTS)}")
+        self._geometry: LayerGeometry | None = None
         # the suite's settings, each normalised once (a task typo fails here, before training; reads no data)
         self.settings = SuiteSettings.from_config(
             {"tasks": plain(tasks), "probing": probing, "sides": plain(sides), "side_probing": side_probing,
@@ -400,6 +419,28 @@ class EvalSuiteCallback(Callback):
         family, name = task_tag(task).split("/", 1)
         return f"{self._kind(family)}/{name}"
 
+    def _measure_geometry(self, suite: EvaluationSuite, trainer, pl_module, epoch: int,
+                          writer: ResultsWriter) -> dict[str, Any] | None:
+        """This evaluation's ``geometry`` section, written into the epoch JSON; a failure is recorded there and
+        logged, and the run goes on."""
+        if self.geometry_settings is None:
+            return None
+        started = time.perf_counter()
+        try:
+            if not isinstance(pl_module, EncodesLayers):
+                raise TypeError(f"{type(pl_module).__name__} does not give its layers' vectors")
+            if self._geometry is None:
+                settings = self.geometry_settings
+                sample = draw_sample(suite.sentences(), int(settings["sample_size"]), int(settings["seed"]),
+                                     stsb_data(suite.tasks, self.data_dir), float(settings["min_gold"]))
+                self._geometry = LayerGeometry(sample, self._epoch_file(trainer, 0).parent / "geometry")
+            section = self._geometry.measure(pl_module, epoch)
+        except Exception as err:  # noqa: BLE001 - e.g. an encoder without layers: the suite's scores stand
+            section = {"error": f"{type(err).__name__}: {err}", "seconds": round(time.perf_counter() - started, 3)}
+            log.error("evaluation suite: epoch %d: layer geometry: %s", epoch, section["error"])
+        writer.update(geometry=section)
+        return section
+
     def _open_epoch_results(self, suite: EvaluationSuite, trainer, pl_module, epoch: int) -> ResultsWriter:
         """The writer of ``epoch_NNN.json``, its header written. A file already there is replaced, unless it is this
         epoch's suite cut by a stop at this very step (the run resumed there): its finished tasks are kept and the
@@ -445,11 +486,13 @@ class EvalSuiteCallback(Callback):
         pl_module.eval()
         try:
             doc = suite.run_into(writer, pl_module, budget_seconds=self.time_budget_s)
+            geometry = self._measure_geometry(suite, trainer, pl_module, epoch, writer)
         except Exception as err:  # noqa: BLE001 - e.g. NaN embeddings (EncoderOutputError): keep training
             writer.update(aborted=f"{type(err).__name__}: {err}")
             log.error("evaluation suite: epoch %d: %s: %s (partial results in %s)", epoch, type(err).__name__,
                       err, writer.path)
             doc = cast(ResultsDocument, writer.doc)  # what was written before the failure
+            geometry = None
         finally:
             if isinstance(pl_module, ExpandsVocabulary):
                 pl_module.clear_vocabulary_expansion()
@@ -470,6 +513,7 @@ class EvalSuiteCallback(Callback):
         self.history[epoch] = scores
         metrics = {self._tag(name): float(s) for name, s in scores.items() if s is not None and np.isfinite(s)}
         metrics.update(layer_metrics(doc, self._tag))
+        metrics.update(geometry_metrics(geometry))
         metrics.update(side_metrics(doc, self._tag))
         metrics.update(amnesic_metrics(doc, self._kind(f"{self.log_prefix}/amnesic" if self.log_prefix else
                                                        "amnesic")))

@@ -471,3 +471,70 @@ def test_a_suite_a_stop_cut_resumes_its_epoch_file_keeping_the_finished_tasks(se
     again = EvalSuiteCallback(tasks=["Length", "STS13"], data_dir=senteval_root, params=FAST, output_dir=tmp_path)
     again.on_train_start(trainer, model)  # a finished file: not scored again
     assert again.history == {}
+
+
+class _LayeredModel(_Model):
+    """The stand-in with two layers: layer 0 the hash vectors, layer 1 (the output) a fixed map of them whose
+    weights ``shift`` changes, as training would."""
+
+    layers_end_with_output = True
+
+    def __init__(self, encoder) -> None:
+        super().__init__(encoder)
+        self.shift = 0.0
+
+    def encode_layers(self, sentences):
+        base = self.encoder.encode(sentences)
+        top = np.tanh(base @ np.random.default_rng(1).normal(size=(base.shape[1], 8)) + self.shift * base[:, :8] ** 2)
+        return [base, top.astype(np.float32)]
+
+    def encode(self, sentences):
+        self.modes.append(self.training)
+        return self.encode_layers(sentences)[-1]
+
+
+def write_stsb(senteval_root: Path) -> None:
+    folder = senteval_root / "senteval" / "STS" / "STSBenchmark"
+    folder.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "dev", "test"):
+        rows = [f"main-captions\tMSRvid\t2012test\t{i}\t{i % 6:.1f}\tA man plays thing {i} .\tA man plays item {i} ."
+                for i in range(12)]
+        (folder / f"sts-{split}.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def test_layer_geometry_each_evaluation_in_the_json_and_the_logged_curves(senteval_root, hash_encoder, tmp_path):
+    write_stsb(senteval_root)
+    cb = EvalSuiteCallback(tasks=["Length", "STS13"], data_dir=senteval_root, params=FAST, output_dir=tmp_path / "se",
+                           geometry={"sample_size": 50})
+    model, trainer = _LayeredModel(hash_encoder), _trainer(tmp_path)
+    cb.setup(trainer, model, "fit")
+    trainer.global_step = 0
+    cb.on_train_start(trainer, model)  # epoch 0
+    model.shift, trainer.global_step = 0.5, 10
+    cb.on_train_epoch_end(trainer, model)  # epoch 1
+    first, second = (read_results(tmp_path / "se" / f"epoch_{e:03d}.json") for e in (0, 1))
+    assert first["geometry"]["cka"] == {} and first["geometry"]["sample"]["size"] == 50
+    assert first["geometry"]["sample"]["positive_pairs"] == 4  # the dev pairs of gold 4 and 5
+    cka = second["geometry"]["cka"]
+    assert cka["vs_epoch0"]["0"] == pytest.approx(1.0) and cka["vs_epoch0"]["1"] < 0.999  # the top moved, not layer 0
+    assert cka["vs_previous"] == cka["vs_epoch0"]
+    assert second["geometry"]["sample"]["sha256"] == first["geometry"]["sample"]["sha256"]
+    assert set(second["results"]) == {"Length", "STS13"}  # the suite's own scores as ever
+    logged = dict(trainer.loggers[0].metrics)
+    assert {"cka/layer_0/vs_epoch0", "cka/layer_1/vs_epoch0", "geometry/alignment", "geometry/uniformity"} \
+        <= set(logged[1]) and "geometry/uniformity" in logged[0]
+    assert sorted(p.name for p in (tmp_path / "se" / "geometry").iterdir()) == ["epoch_000.npz", "epoch_001.npz"]
+
+
+def test_a_model_without_layers_gets_its_scores_and_the_geometry_error_recorded(senteval_root, hash_encoder,
+                                                                                tmp_path, caplog):
+    cb = EvalSuiteCallback(tasks=["STS13"], data_dir=senteval_root, params=FAST, output_dir=tmp_path / "se",
+                           geometry={})
+    model, trainer = _Model(hash_encoder), _trainer(tmp_path)
+    cb.setup(trainer, model, "fit")
+    cb.on_train_epoch_end(trainer, model)
+    doc = read_results(tmp_path / "se" / "epoch_001.json")
+    assert "does not give its layers' vectors" in doc["geometry"]["error"] and "STS13" in doc["results"]
+    assert "layer geometry" in caplog.text
+    with pytest.raises(ValueError, match=r"unknown settings \['size'\]"):
+        EvalSuiteCallback(tasks=["STS13"], geometry={"size": 5})
