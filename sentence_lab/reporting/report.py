@@ -15,6 +15,9 @@ test-set scores (``test_results.json``). Written into the directory:
   explain (``sentence_lab.reporting.seeds``);
 - ``probing_layers.png`` and a table per run in ``report.md`` (runs evaluated with ``layers=true``): each task's
   score per layer and epoch, and where in the depth it peaks;
+- ``layer_geometry.png`` (runs with ``callbacks.eval_suite.geometry``): a layer x epoch heat map of each layer's
+  linear CKA to epoch 0, beside alignment and uniformity per epoch; and in ``report.md``'s seeds section each layer's
+  CKA between the seeds of a configuration (``sentence_lab.reporting.geometry``);
 - a table per run with a second language (a J_bi model's ``sides.<lang>``): its tasks at epoch 0 and at the last
   epoch, translation retrieval's error beside its baselines;
 - ``correlations.png``: Spearman correlations across runs between probing and downstream scores, cells with
@@ -39,6 +42,7 @@ from sentence_lab.reporting.figures import (
     plot_probing_measures,
     plot_seed_bands,
 )
+from sentence_lab.reporting.geometry import plot_layer_geometry, seeds_cka_table
 from sentence_lab.reporting.neighbours import QUERIES, default_pool, neighbours
 from sentence_lab.reporting.runs import Run, find_runs, load_reference
 from sentence_lab.reporting.seeds import group_by_seed, seeds_table
@@ -58,12 +62,13 @@ def build_report(root: Path, with_neighbours: bool = False, queries: list[str] |
     runs += [load_reference(p) for p in references or []]
     plot_probing_curves(runs, root / "probing_curves.png")
     plot_probing_layers(runs, root / "probing_layers.png")
+    plot_layer_geometry(runs, root / "layer_geometry.png")
     plot_seed_bands(group_by_seed(runs), root / "seed_curves.png")
     plot_probing_measures(runs, root / "probing_measures.png")
     plot_correlations(runs, root / "correlations.png")
     plot_losses(runs, root / "training_loss.png")
     write_table(runs, root)
-    seeds = seeds_table(runs, task_names(runs))
+    seeds = seeds_table(runs, task_names(runs)) + seeds_cka_table(runs)
     if seeds:
         with open(root / "report.md", "a", encoding="utf-8") as report:
             report.write("\n" + seeds)

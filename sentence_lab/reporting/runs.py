@@ -46,6 +46,10 @@ class Run:
     # a two-language model's other sides (results' sides.<lang>): language -> task -> epoch -> main score
     sides: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)
     side_baselines: dict[str, dict[str, float]] = field(default_factory=dict)  # language -> baseline -> margin error
+    # each evaluation's layer geometry (results' geometry): layer -> epoch -> linear CKA to epoch 0, and
+    # alignment|uniformity -> epoch -> value
+    cka: dict[int, dict[int, float]] = field(default_factory=dict)
+    geometry: dict[str, dict[int, float]] = field(default_factory=dict)
 
     def final(self, task: str) -> float | None:
         scores = self.curves.get(task)
@@ -127,6 +131,7 @@ def load_run(run_dir: Path, root: Path, cfg: dict | None = None) -> Run:
             add_result(run, task, result, epoch)
         for language, side in (doc.get("sides") or {}).items():
             add_side(run, language, side, epoch)
+        add_geometry(run, doc.get("geometry"), epoch)
         run.last_results, run.last_path = doc, path
         preset = doc.get("preset")
         if isinstance(preset, dict) and preset.get("name"):
@@ -169,6 +174,21 @@ def add_result(run: Run, task: str, result: Mapping[str, Any], epoch: int) -> No
         run.measures.setdefault("selectivity", {}).setdefault(task, {})[epoch] = float(result["selectivity"])
     if isinstance(result.get("mdl"), dict) and isinstance(result["mdl"].get("online_kbits"), (int, float)):
         run.measures.setdefault("mdl_kbits", {}).setdefault(task, {})[epoch] = float(result["mdl"]["online_kbits"])
+
+
+def add_geometry(run: Run, section: object, epoch: int) -> None:
+    """An evaluation's ``geometry`` section into ``run.cka`` (epoch 0 is 1 on every layer by definition) and
+    ``run.geometry``."""
+    if not isinstance(section, Mapping) or "layers" not in section:
+        return
+    vs_epoch0 = section.get("cka", {}).get("vs_epoch0") or ({} if epoch else dict.fromkeys(
+        map(str, range(int(section["layers"]))), 1.0))
+    for k, value in vs_epoch0.items():
+        if isinstance(value, (int, float)):
+            run.cka.setdefault(int(k), {})[epoch] = float(value)
+    for name in ("alignment", "uniformity"):
+        if isinstance(section.get(name), (int, float)):
+            run.geometry.setdefault(name, {})[epoch] = float(section[name])
 
 
 def add_side(run: Run, language: str, side: Mapping, epoch: int) -> None:
