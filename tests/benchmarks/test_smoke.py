@@ -56,6 +56,8 @@ CASES = [
     ("paired_test_calibration", [], {"task", "items", "rows"}, None),
     ("curve_preset_agreement", [], {"preset", "checkpoints", "tasks", "cost"}, None),
     ("minilm_finetune", [], {"tokens_per_s", "peak_memory_mib", "scores", "suite_seconds"}, ("transformers",)),
+    ("simcse_vs_st", [], {"ours", "theirs", "speed_ratio_ours_over_theirs", "stsb_test_spearman_before"},
+     ("sentence-transformers",)),
 ]
 # multi-process drills of a minute or more each, and the device check's throughput runs (torch.compile, every encoder
 # family): CI's second part runs them (SENTENCE_LAB_SECOND_PART=1)

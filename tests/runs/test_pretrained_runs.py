@@ -29,7 +29,7 @@ TIMING = ("seconds", "encode_seconds", "classifier_seconds")
 
 @pytest.mark.parametrize("objective, overrides", [
     ("qt", ["objective.shared_encoder=true"]), ("qt", []), ("nli", []), ("autoencoder", SMALL_DECODER),
-    ("skipthought", SMALL_DECODER), ("nmt", SMALL_DECODER), ("jpa", [])])
+    ("skipthought", SMALL_DECODER), ("nmt", SMALL_DECODER), ("jpa", []), ("simcse", [])])
 def test_minilm_fine_tunes_under_every_objective_that_reads_one_vocabulary(objective, overrides, tiny_corpus,
                                                                           tiny_pairs, tmp_path):
     cfg = compose_objective_cfg(objective, tiny_corpus, tiny_pairs, tmp_path,
@@ -61,6 +61,25 @@ def test_per_layer_curves_of_minilm_under_qt_and_nli_in_tensorboard(objective, t
     for k in range(7):
         assert [step for step, _ in scalars[f"probing/Length/layer_{k}"]] == [0, 1], k
     assert scalars["probing/Length/layer_6"] == scalars["probing/Length"]
+
+
+def test_minilm_under_simcse_draws_each_layers_cka_and_the_geometry_in_tensorboard(tiny_corpus, tiny_pairs,
+                                                                                    senteval_root, tmp_path):
+    """Unsupervised SimCSE (MiniLM's own dropout 0.1 makes the views) with the suite's layer geometry: CKA of the
+    seven hidden states to epoch 0 after the epoch, uniformity at epochs 0 and 1, the layers' files of both kept."""
+    cfg = compose_objective_cfg("simcse", tiny_corpus, tiny_pairs, tmp_path, [
+        "encoder=pretrained", "+trainer.limit_train_batches=2", "+trainer.limit_val_batches=1", "trainer.max_epochs=1",
+        "++trainer.val_check_interval=1.0", "callbacks.eval_suite.tasks=[Length]",
+        "callbacks.eval_suite.geometry={sample_size:40}", "model.optimizer.lr=1e-4",
+        f"callbacks.eval_suite.data_dir={senteval_root}", "logger=tensorboard", "~callbacks.rich_progress_bar",
+        "~callbacks.model_summary", "test_after_fit=false"])
+    fit(cfg)
+    scalars = read_scalars(tmp_path)
+    cka = [scalars[f"cka/layer_{k}/vs_epoch0"][0][1] for k in range(7)]
+    assert [step for step, _ in scalars["cka/layer_6/vs_epoch0"]] == [1] and all(0 < c <= 1 + 1e-6 for c in cka)
+    assert cka[6] < 1 - 1e-6  # two steps moved the top layer
+    assert [step for step, _ in scalars["geometry/uniformity"]] == [0, 1]
+    assert sorted(p.name for p in (tmp_path / "eval" / "geometry").iterdir()) == ["epoch_000.npz", "epoch_001.npz"]
 
 
 def test_an_objective_whose_second_side_has_its_own_vocabulary_is_refused_in_one_line(tiny_corpus, tiny_pairs,
