@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import torch
 from torch import nn
@@ -72,6 +72,13 @@ class ObjectiveSpec:
     default_data: str
 
 
+def spec_of(objective: type, config: Mapping[str, Any]) -> ObjectiveSpec:
+    """What the objective class ``objective`` built from ``config`` (``conf/objective/<name>.yaml``) consumes: its
+    ``spec``, or, for an objective whose settings change that (simcse's ``form``), its ``spec_for(config)``."""
+    spec_for = getattr(objective, "spec_for", None)
+    return cast(ObjectiveSpec, spec_for(config) if callable(spec_for) else cast(Any, objective).spec)
+
+
 def source_side(batch: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """The sentences a batch's (first) encoder reads: ``tokens`` of ``sentences``, side ``a`` of pairs."""
     if "tokens" in batch:
@@ -116,13 +123,6 @@ class SentenceObjective(nn.Module):
     ``NoLayers`` for an encoder without them); an objective whose ``embed`` joins several encoders overrides it."""
 
     f: nn.Module
-    spec: ClassVar[ObjectiveSpec]
-
-    @classmethod
-    def spec_for(cls, config: Mapping[str, Any]) -> ObjectiveSpec:
-        """The spec of the objective ``config`` (``conf/objective/<name>.yaml``) builds: ``spec``, unless a setting
-        changes what the objective consumes (simcse's ``form``)."""
-        return cls.spec
 
     def embed_layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
         return layers_of(self.f, tokens, lengths)

@@ -5,7 +5,7 @@ import json
 import logging
 import signal
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import lightning as L
 from hydra.core.hydra_config import HydraConfig
@@ -27,7 +27,7 @@ from sentence_lab.checkpoints.choice import (
 from sentence_lab.datamodules.pairs import PairsDataModule
 from sentence_lab.encoders.base import is_trainable
 from sentence_lab.evaluation.results import ResultsDocument, document_of_test_scores, to_jsonable
-from sentence_lab.objectives.contract import LABELLED_PAIRS, TRIPLES, ObjectiveSpec, check_pairing
+from sentence_lab.objectives.contract import LABELLED_PAIRS, TRIPLES, ObjectiveSpec, check_pairing, spec_of
 from sentence_lab.runs.cluster_environment import trainer_plugins
 from sentence_lab.runs.config_tree import config_tree
 from sentence_lab.runs.errors import PeerLost, RunInterrupted
@@ -87,8 +87,8 @@ def check_encoder_config(cfg: DictConfig) -> None:
 
 
 def objective_spec(cfg: DictConfig) -> ObjectiveSpec:
-    """What the configured objective consumes (``SentenceObjective.spec_for`` its settings)."""
-    return cast(ObjectiveSpec, cast("type[Any]", get_class(cfg.objective._target_)).spec_for(cfg.objective))
+    """What the configured objective consumes, given its settings (``objectives.contract.spec_of``)."""
+    return spec_of(get_class(cfg.objective._target_), cfg.objective)
 
 
 def config_choice(cfg: DictConfig, group: str) -> str:

@@ -7,19 +7,20 @@ import torch
 from sentence_lab.datamodules.ordered_corpus import OrderedCorpusDataModule
 from sentence_lab.datamodules.pairs import PairsDataModule
 from sentence_lab.objectives.autoencoder import AutoEncoder
-from sentence_lab.objectives.contract import BATCH_SPECS, SentenceObjective, check_pairing
+from sentence_lab.objectives.contract import BATCH_SPECS, SentenceObjective, check_pairing, spec_of
 from sentence_lab.objectives.jbi import JBi
 from sentence_lab.objectives.jpa import JPa
 from sentence_lab.objectives.nli import NLI
 from sentence_lab.objectives.nmt import Seq2Seq
 from sentence_lab.objectives.qt import QuickThoughts
+from sentence_lab.objectives.simcse import SimCSE
 from sentence_lab.objectives.skipthought import SkipThought
 from sentence_lab.text import SPECIALS, Tokenizer, Vocab
 from sentence_lab.text.padding import pad_batch
 from sentence_lab.training.module import SentenceModel
 
 OBJECTIVES = {"qt": QuickThoughts, "skipthought": SkipThought, "nli": NLI, "nmt": Seq2Seq,
-              "autoencoder": AutoEncoder, "jbi": JBi, "jpa": JPa}
+              "autoencoder": AutoEncoder, "jbi": JBi, "jpa": JPa, "simcse": SimCSE}
 
 
 @pytest.mark.parametrize("name", sorted(OBJECTIVES))
@@ -27,6 +28,7 @@ def test_every_objective_declares_a_batch_vocabularies_a_monitor_and_an_existing
     from pathlib import Path
 
     spec = OBJECTIVES[name].spec
+    assert spec_of(OBJECTIVES[name], {}) is spec  # its settings' defaults consume what it declares
     assert spec.batch in BATCH_SPECS.values()
     assert spec.vocabularies[0] == "source" and set(spec.vocabularies) <= {"source", "target"}
     assert spec.monitor.startswith("val/") and spec.monitor_mode in ("min", "max")
@@ -65,7 +67,7 @@ def test_every_objectives_layers_end_with_its_embedding(name):
     vocab = Vocab([*SPECIALS, "a", "b", "c", "d"])
     cls = OBJECTIVES[name]
     encoder = {"_target_": "sentence_lab.encoders.bilstm.BiLSTMMaxEncoder", "embed_dim": 4, "hidden_dim": 3,
-               "num_layers": 2}
+               "num_layers": 2, "dropout": 0.1}  # simcse's two views need dropout
     torch.manual_seed(0)
     model = SentenceModel(encoder=encoder, objective={"_target_": f"{cls.__module__}.{cls.__name__}"},
                           vocabs={side: vocab for side in cls.spec.vocabularies},
