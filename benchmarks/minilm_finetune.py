@@ -25,7 +25,7 @@ import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
 from lightning import Callback
-from omegaconf import open_dict
+from omegaconf import DictConfig, open_dict
 
 from lib import records
 from sentence_lab.runs.run import fit
@@ -57,6 +57,18 @@ class EpochClock(Callback):
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         self._sync()
         self.seconds += time.perf_counter() - self._start
+
+
+def clocked_config(overrides: list[str], out: str) -> DictConfig:
+    """train.py's config of ``overrides``, writing to ``out``, with an ``EpochClock`` among its callbacks."""
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("train", overrides=overrides, return_hydra_config=True)
+    HydraConfig.instance().set_config(cfg)
+    with open_dict(cfg):
+        cfg.paths.output_dir = out
+        cfg.callbacks.epoch_clock = {"_target_": "minilm_finetune.EpochClock"}
+        del cfg.hydra
+    return cfg
 
 
 def peak_memory_mib() -> float | None:
@@ -91,14 +103,8 @@ def main() -> int:
     overrides += [f"data.max_train_sentences={args.sentences}"] if args.sentences else []
     overrides += [f"data.batch_size={args.batch_size}"] if args.batch_size else []
     overrides += [f"callbacks.eval_suite.max_examples_per_split={args.suite_examples}"] if args.suite_examples else []
-    with tempfile.TemporaryDirectory() as out, initialize_config_dir(config_dir=str(ROOT / "conf"),
-                                                                      version_base="1.3"):
-        cfg = compose("train", overrides=overrides, return_hydra_config=True)
-        HydraConfig.instance().set_config(cfg)
-        with open_dict(cfg):
-            cfg.paths.output_dir = out
-            cfg.callbacks.epoch_clock = {"_target_": "minilm_finetune.EpochClock"}
-            del cfg.hydra
+    with tempfile.TemporaryDirectory() as out:
+        cfg = clocked_config(overrides, out)
         if torch.cuda.is_available():
             torch.cuda.reset_peak_memory_stats()
         started = time.perf_counter()

@@ -25,10 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from hydra import compose, initialize_config_dir
-from hydra.core.hydra_config import HydraConfig
-from minilm_finetune import EpochClock
-from omegaconf import open_dict
+from minilm_finetune import EpochClock, clocked_config
 from scipy.stats import spearmanr
 from sentence_transformers import SentenceTransformer, losses
 from transformers import get_linear_schedule_with_warmup
@@ -75,14 +72,7 @@ def ours(folder: Path, args, out: str) -> tuple[float, int, object]:
                  "++model.scheduler.warmup=0.1", f"++trainer.max_steps={args.steps}", "++trainer.max_epochs=1",
                  "++trainer.limit_val_batches=0", "++trainer.gradient_clip_val=1.0", "++trainer.max_time=null",
                  f"paths.cache_dir={out}/cache", "trainer=gpu" if args.gpu else "trainer=default"]
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        cfg = compose("train", overrides=overrides, return_hydra_config=True)
-    HydraConfig.instance().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.output_dir = out
-        cfg.callbacks.epoch_clock = {"_target_": "minilm_finetune.EpochClock"}
-        del cfg.hydra
-    trainer, model = fit(cfg)
+    trainer, model = fit(clocked_config(overrides, out))
     clock = next(c for c in trainer.callbacks if isinstance(c, EpochClock))  # type: ignore[attr-defined]
     return clock.seconds, clock.sentences, model
 
