@@ -301,6 +301,7 @@ def test_trials_in_other_processes_report_to_the_study(launcher, tiny_corpus, se
 
 
 @pytest.mark.slow
+@pytest.mark.second_part  # two sweeps in two processes (45-50 s): the README's command stays within its minutes
 def test_two_sweeps_on_one_storage_share_the_study(tiny_corpus, senteval_root, tmp_path, storage):
     cmd = sweep_command(tiny_corpus, senteval_root, tmp_path, "[Length,WordContent]", "hparams_search=qt_optuna",
                         "hydra.sweeper.sampler.n_startup_trials=2", "encoder=bow", "trainer.max_epochs=1",
