@@ -19,10 +19,16 @@ log = logging.getLogger(__name__)
 class SkippingDataLoader(DataLoader):
     """A DataLoader whose first iteration starts ``skip_batches`` batches in (a constructor argument, so that
     Lightning's re-instantiation of loaders, e.g. with a distributed sampler, keeps it). Batches go to pinned
-    memory when a GPU is present (faster copies to it), unless ``pin_memory`` says otherwise."""
+    memory when a GPU is present (faster copies to it), unless ``pin_memory`` says otherwise.
+
+    Each iteration draws its workers' base seed from the loader's own generator, never from torch's global stream:
+    a run resumed mid-epoch builds its loader's iterator after its random streams came back from the checkpoint,
+    where the uninterrupted run built it at the epoch's start, so a draw from the global stream would shift every
+    dropout mask after a resume (nothing the workers run here is random)."""
 
     def __init__(self, *args: Any, skip_batches: int = 0, **kwargs: Any) -> None:
         kwargs.setdefault("pin_memory", torch.cuda.is_available())
+        kwargs.setdefault("generator", torch.Generator().manual_seed(0))
         super().__init__(*args, **kwargs)
         self.skip_batches = int(skip_batches)
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from sentence_lab.encoders.base import layers_of
+from sentence_lab.encoders.buckets import plan_buckets
 from sentence_lab.encoders.transformer import TransformerEncoder
 from sentence_lab.encoders.transformer.blocks import PreNormBlock, SelfAttention
 from sentence_lab.encoders.transformer.positions import sinusoids
@@ -76,6 +77,28 @@ def test_padding_never_changes_a_vector(vocab, pooling, positions):
         for row, sentence in enumerate(SENTENCES):
             alone = model(*pad_batch([sentence]))
             assert torch.allclose(together[row], alone[0], atol=1e-5), (pooling, row)
+
+
+@pytest.mark.parametrize("pooling", ["mean", "max", "cls"])
+def test_length_buckets_give_the_whole_batchs_vectors_layers_and_gradients(vocab, pooling):
+    """A batch of 40 sentences of 1 to 13 tokens in buckets of 8: the vectors, every layer and the gradient of the
+    words' projection as the batch padded whole gives them."""
+    sentences = [SENTENCES[i % 5][: 1 + (7 * i) % 13] for i in range(40)]
+    tokens, lengths = pad_batch(sentences)
+    assert plan_buckets(lengths, int(lengths.max()), 8) is not None  # the buckets do run
+    results = []
+    for bucket_rows in (None, 8):
+        torch.manual_seed(0)
+        model = encoder(vocab, pooling=pooling, embed_dim=8, bucket_rows=bucket_rows)
+        vectors = model(tokens, lengths)
+        vectors.pow(2).sum().backward()
+        with torch.no_grad():
+            layers = layers_of(model, tokens, lengths)
+        results.append((vectors.detach(), layers, model.projection.weight.grad.clone()))
+    (whole, whole_layers, whole_grad), (bucketed, bucketed_layers, bucketed_grad) = results
+    assert torch.allclose(whole, bucketed, atol=1e-5)
+    assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(whole_layers, bucketed_layers))
+    assert torch.allclose(whole_grad, bucketed_grad, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("pooling", ["mean", "max", "cls"])

@@ -14,6 +14,7 @@ from lightning.fabric.utilities.distributed import DistributedSamplerWrapper
 
 from sentence_lab.datamodules.contiguous import EpochShuffledGroups, EpochShuffledSampler
 from tests.helpers import processes
+from tests.helpers.extras import needs_extra
 
 pytestmark = pytest.mark.slow  # end-to-end: outside the fast tier (-m "not slow")
 
@@ -44,9 +45,13 @@ def ddp_env(**env: str) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", **env)
 
 
-def ddp_command(script: Path, tiny_corpus: Path, tmp_path: Path, *overrides: str) -> list[str]:
-    return [sys.executable, str(script), "trainer=ddp_cpu", "encoder=bow", "encoder.embed_dim=16",
-            "encoder.embedding_init=random", "trainer.max_epochs=2", "++trainer.val_check_interval=1.0",
+BOW = ("encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random")
+
+
+def ddp_command(script: Path, tiny_corpus: Path, tmp_path: Path, *overrides: str,
+                encoder: tuple[str, ...] = BOW) -> list[str]:
+    return [sys.executable, str(script), "trainer=ddp_cpu", *encoder, "trainer.max_epochs=2",
+            "++trainer.val_check_interval=1.0",
             "data.batch_size=8", "logger=none", "print_config=false", "callbacks=[default,epoch_checkpoints]",
             f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
             f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={tmp_path / 'logs'}", *overrides]
@@ -94,6 +99,20 @@ def test_ddp_cpu_trains_simcse_with_the_negatives_of_both_processes(tiny_corpus,
     first = torch.load(run / "checkpoints" / "epoch_000.ckpt", map_location="cpu", weights_only=True)["state_dict"]
     last = torch.load(run / "checkpoints" / "epoch_001.ckpt", map_location="cpu", weights_only=True)["state_dict"]
     assert any(not torch.equal(first[k], last[k]) for k in last if "embedding" in k)
+
+
+@pytest.mark.second_part
+@needs_extra("transformers")
+def test_ddp_cpu_fine_tunes_minilm_in_two_processes(tiny_corpus, tmp_path):
+    """encoder=pretrained (all-MiniLM-L6-v2) under trainer=ddp_cpu: both ranks load the model, join and train two
+    epochs of QT; the top block's weights moved between the two epochs' checkpoints."""
+    cmd = ddp_command(ROOT / "train.py", tiny_corpus, tmp_path, "~callbacks.eval_suite",
+                      "+trainer.limit_train_batches=3", encoder=("encoder=pretrained",))
+    _, run = run_ddp(cmd, tmp_path)
+    first = torch.load(run / "checkpoints" / "epoch_000.ckpt", map_location="cpu", weights_only=True)["state_dict"]
+    last = torch.load(run / "checkpoints" / "epoch_001.ckpt", map_location="cpu", weights_only=True)["state_dict"]
+    top = [k for k in last if "encoder.layer.5." in k]
+    assert top and any(not torch.equal(first[k], last[k]) for k in top)
 
 
 def test_a_rank_seconds_late_at_train_start_neither_hangs_nor_skips_a_collective(tiny_corpus, tmp_path):

@@ -3,12 +3,14 @@ and a final LayerNorm, pooled into the sentence vector by the mean or the max ov
 learnt first token (``cls``, BERT's [CLS])."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
 from sentence_lab.encoders.base import SentenceEncoder, length_mask, masked_max, masked_mean
+from sentence_lab.encoders.buckets import plan_buckets
 from sentence_lab.encoders.embedding import WordEmbedding, trim_to_longest
 from sentence_lab.encoders.transformer.blocks import PreNormBlock
 from sentence_lab.encoders.transformer.positions import Positions
@@ -17,6 +19,8 @@ if TYPE_CHECKING:
     from sentence_lab.text import Vocab
 
 POOLINGS = ("mean", "max", "cls")
+# Sentences per length bucket: a bucket's matrix products (rows x its longest sentence) stay large.
+BUCKET_ROWS = 64
 
 
 class TransformerEncoder(SentenceEncoder):
@@ -31,12 +35,16 @@ class TransformerEncoder(SentenceEncoder):
         positions: ``sinusoidal`` (fixed) or ``learned``, for up to ``max_positions`` positions (``cls`` takes one).
         pooling: ``mean`` or ``max`` over the top block's states of the real tokens, or ``cls`` (the state of a
             learnt first token).
+        bucket_rows: a batch of more sentences runs in length buckets of about this many (sorted by length, each
+            bucket trimmed to its longest sentence: every sentence gets the vector it gets alone, at the cost of its
+            real tokens); ``None``: the whole batch padded to its longest sentence.
     """
 
     def __init__(self, vocab: Vocab, embed_dim: int = 50, d_model: int = 256, num_layers: int = 4, num_heads: int = 4,
                  ffn_dim: int = 1024, dropout: float = 0.1, attention_dropout: float = 0.1,
                  positions: str = "sinusoidal", max_positions: int = 512, pooling: str = "mean",
-                 embedding_init: str = "random", freeze_embeddings: bool = False) -> None:
+                 embedding_init: str = "random", freeze_embeddings: bool = False,
+                 bucket_rows: int | None = BUCKET_ROWS) -> None:
         super().__init__()
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}: use one of {POOLINGS}")
@@ -52,6 +60,7 @@ class TransformerEncoder(SentenceEncoder):
                                     for _ in range(num_layers))
         self.final_norm = nn.LayerNorm(d_model)
         self.output_dim = d_model
+        self.bucket_rows = bucket_rows
 
     def _inputs(self, tokens: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The blocks' input ``[B, T', D]`` (the ``cls`` token first when pooling by it), the lengths counted in it
@@ -71,15 +80,32 @@ class TransformerEncoder(SentenceEncoder):
         return pool(states, lengths)
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        x, lengths, keys = self._inputs(tokens, lengths)
-        for block in self.blocks:
-            x = block(x, keys)
-        return self._pool(self.final_norm(x), lengths)
+        return self._in_buckets(lambda t, n: [self._top(t, n)], tokens, lengths)[0]
 
     def layer_vectors(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
         """Layer 0: the input vectors (word vectors with their positions) pooled as the top is (by their mean for
         ``cls``, whose own input is the same for every sentence); then each block's output pooled as the top is, the
         last one through the final LayerNorm (``forward``'s vector)."""
+        return self._in_buckets(self._layers, tokens, lengths)
+
+    def _in_buckets(self, run: Callable[[torch.Tensor, torch.Tensor], list[torch.Tensor]], tokens: torch.Tensor,
+                    lengths: torch.Tensor) -> list[torch.Tensor]:
+        """``run``'s vectors of the batch, computed in length buckets where they save work (``plan_buckets``)."""
+        tokens = trim_to_longest(tokens, lengths)
+        lengths = lengths.to(tokens.device)
+        plan = plan_buckets(lengths, tokens.size(1), self.bucket_rows)
+        if plan is None:
+            return run(tokens, lengths)
+        parts = [run(tokens[rows, :longest], lengths[rows]) for rows, longest in plan.groups]
+        return [plan.restore(list(layer)) for layer in zip(*parts)]
+
+    def _top(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        x, lengths, keys = self._inputs(tokens, lengths)
+        for block in self.blocks:
+            x = block(x, keys)
+        return self._pool(self.final_norm(x), lengths)
+
+    def _layers(self, tokens: torch.Tensor, lengths: torch.Tensor) -> list[torch.Tensor]:
         x, lengths, keys = self._inputs(tokens, lengths)
         out = [masked_mean(x[:, 1:], lengths - 1) if self.cls is not None else self._pool(x, lengths)]
         for k, block in enumerate(self.blocks):
