@@ -1,7 +1,8 @@
 """Length buckets: a batch of right-padded sentences run in groups of alike length, each group trimmed to its own
 longest sentence, so the cost follows the real tokens rather than ``batch x longest``. An encoder whose sentences do
 not read each other (every encoder here: padding never changes a vector) gives each sentence what it gives alone;
-the results go back to batch order. The recurrent encoders (``rnn.py``) and the transformer share this plan."""
+the results go back to batch order. The transformer runs this plan; the recurrent encoders keep the same plan inline
+in ``rnn.py``, the form torch.compile traces into one graph for every length (tests/training/test_compile.py)."""
 from __future__ import annotations
 
 import itertools

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
@@ -37,8 +38,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-
-from sentence_lab.encoders.buckets import plan_buckets
 
 
 def reversal_index(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
@@ -54,6 +53,8 @@ def _gather_time(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
 
 # Sentences per length bucket: fused-kernel products stay large enough to run near the matmul peak.
 BUCKET_ROWS = 32
+# Buckets run only when they cut the padded steps to at most this share of the whole batch's.
+SAVING_NEEDED = 0.8
 
 
 def kernel_dtype(x: torch.Tensor) -> torch.dtype | None:
@@ -191,17 +192,24 @@ class PackIndex:
 def _run_buckets(rnn: Recurrent, x: torch.Tensor, lengths: torch.Tensor, weights: list[torch.Tensor],
                  bucket_rows: int | None) -> tuple[torch.Tensor, torch.Tensor]:
     """``run_rnn`` with the layer's ``weights`` given (in the dtype the kernel runs in)."""
-    lengths = lengths.to(x.device)
-    plan = plan_buckets(lengths, x.size(1), bucket_rows)
-    if plan is None:
+    if not bucket_rows or x.size(0) <= bucket_rows:
         return _run_padded(rnn, x, lengths, weights)
+    lengths = lengths.to(x.device)
+    order = torch.argsort(lengths, stable=True)
+    buckets = order.tensor_split(-(-x.size(0) // bucket_rows))
+    sorted_lengths = lengths[order].tolist()  # one device sync; a bucket's longest sentence is its last
+    longest_of = [sorted_lengths[end - 1] for end in itertools.accumulate(len(rows) for rows in buckets)]
     max_len = x.size(1)
+    if sum(len(rows) * n for rows, n in zip(buckets, longest_of)) > SAVING_NEEDED * x.size(0) * max_len:
+        return _run_padded(rnn, x, lengths, weights)  # lengths alike (e.g. length-sorted evaluation batches): one run
     states, finals = [], []
-    for rows, longest in plan.groups:
+    for rows, longest in zip(buckets, longest_of):
         bucket_states, bucket_final = _run_padded(rnn, x[rows, :longest], lengths[rows], weights)
         states.append(F.pad(bucket_states, (0, 0, 0, max_len - longest)))
         finals.append(bucket_final)
-    return plan.restore(states), plan.restore(finals)
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(order.numel(), device=order.device)
+    return torch.cat(states)[inverse], torch.cat(finals)[inverse]
 
 
 def _run_padded(rnn: Recurrent, x: torch.Tensor, lengths: torch.Tensor,
