@@ -51,8 +51,8 @@ BOW = ("encoder=bow", "encoder.embed_dim=16", "encoder.embedding_init=random")
 def ddp_command(script: Path, tiny_corpus: Path, tmp_path: Path, *overrides: str,
                 encoder: tuple[str, ...] = BOW) -> list[str]:
     return [sys.executable, str(script), "trainer=ddp_cpu", *encoder, "trainer.max_epochs=2",
-            "++trainer.val_check_interval=1.0",
-            "data.batch_size=8", "logger=none", "print_config=false", "callbacks=[default,epoch_checkpoints]",
+            "++trainer.val_check_interval=1.0", "data.batch_size=8", "logger=none", "print_config=false",
+            "callbacks=[default,epoch_checkpoints]",
             f"data.train_dir={tiny_corpus / 'train'}", f"data.valid_dir={tiny_corpus / 'valid'}",
             f"paths.cache_dir={tmp_path / 'cache'}", f"paths.log_dir={tmp_path / 'logs'}", *overrides]
 
