@@ -59,9 +59,11 @@ CASES = [
     ("simcse_vs_st", [], {"ours", "theirs", "speed_ratio_ours_over_theirs", "stsb_test_spearman_before"},
      ("sentence-transformers",)),
 ]
-# multi-process drills of a minute or more each, and the device check's throughput runs (torch.compile, every encoder
-# family): CI's second part runs them (SENTENCE_LAB_SECOND_PART=1)
-SECOND_PART = {"pruned_sweep", "two_nodes", "train_throughput", "gpu_throughput"}
+# multi-process drills of a minute or more each, the device check's throughput runs (torch.compile, every encoder
+# family), and the smoke runs that start train.py or evaluate.py several times over (half a minute or more each, alone):
+# CI's second part runs them (SENTENCE_LAB_SECOND_PART=1)
+SECOND_PART = {"pruned_sweep", "two_nodes", "train_throughput", "gpu_throughput", "training_pays_off", "cli_startup",
+               "received_file_drills", "corpus_prep"}
 
 
 def _case(name, options, keys, extras):

@@ -52,6 +52,7 @@ def _concatenation_sweep(experiment: str, tiny_corpus: Path, tmp_path: Path,
     return run_command(cmd, cwd=tmp_path, env=env), sweep
 
 
+@pytest.mark.second_part  # two training runs and an evaluation, ~40 s alone: CI's second part
 def test_mcqt_trains_two_models_separately_then_evaluates_their_concatenation(tiny_corpus, tmp_path):
     """experiment=mcqt_logeswaran2018 (QT 4.4.1): a fixed-GloVe BiGRU and a from-scratch BiGRU, each its own run,
     then evaluate.py on their vectors side by side. Sizes shrunk for the fixtures; the rest is the recipe."""
@@ -86,6 +87,7 @@ def test_mcqt_trains_two_models_separately_then_evaluates_their_concatenation(ti
     assert (scratch_part["embedding_init"], scratch_part["freeze_embeddings"]) == ("random", False)
 
 
+@pytest.mark.second_part  # two training runs and an evaluation, ~40 s alone: CI's second part
 def test_combine_skip_trains_a_uni_and_a_bi_gru_then_scores_their_concatenation_and_its_epoch_0(tiny_corpus,
                                                                                                   tmp_path):
     """experiment=skipthought_combine (Kiros et al. 2015's combine-skip): a GRU and a bidirectional GRU, each trained
