@@ -169,3 +169,26 @@ def test_the_export_is_a_standard_sentence_transformers_folder_giving_the_runs_v
     ours = load_model(tmp_path / "run").encode(sentences)
     theirs = SentenceTransformer(str(out), device="cpu").encode(sentences)  # no trust_remote_code
     np.testing.assert_allclose(theirs, ours, atol=1e-6)
+
+
+def test_minilm_under_simcse_two_epochs_equal_one_epoch_then_resume(tiny_corpus, tiny_pairs, tmp_path):
+    """Resume of a fine-tuned MiniLM is the straight run: SimCSE's two views draw MiniLM's dropout masks from the
+    restored random state and AdamW's moments come back from the checkpoint, so every weight after epoch 2 equals the
+    uninterrupted run's; and the weights did move. (A constant rate: a schedule over the run's total steps differs
+    between a 1-epoch and a 2-epoch run by design.)"""
+    shared = ["encoder=pretrained", "+trainer.limit_train_batches=2", "++trainer.limit_val_batches=1",
+              "++trainer.val_check_interval=1.0", "model.optimizer._target_=torch.optim.AdamW",
+              "model.optimizer.lr=1e-4", "~callbacks.eval_suite", *QUIET]
+    _, straight = fit(compose_objective_cfg("simcse", tiny_corpus, tiny_pairs, tmp_path / "a",
+                                            [*shared, "trainer.max_epochs=2"]))
+    fit(compose_objective_cfg("simcse", tiny_corpus, tiny_pairs, tmp_path / "b",
+                              [*shared, "trainer.max_epochs=1"]))
+    last = tmp_path / "b" / "checkpoints" / "last.ckpt"
+    first = {k: v.clone() for k, v in torch.load(last, weights_only=False)["state_dict"].items()}
+    _, resumed = fit(compose_objective_cfg("simcse", tiny_corpus, tiny_pairs, tmp_path / "b",
+                                           [*shared, "trainer.max_epochs=2", f"ckpt_path={last}"]))
+    a, b = straight.state_dict(), resumed.state_dict()
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+    assert any(not torch.equal(first[k], b[k].cpu()) for k in first if k in b)
