@@ -1,7 +1,7 @@
 """kill -9 in the middle of an epoch, then resume: the rest of the run equals an uninterrupted one: bit for bit for
 an encoder without dropout; with dropout (a transformer) the same dropout masks (a resumed loader
 draws nothing from torch's stream), the losses and weights the same to float rounding (a mask drawn anew moves a
-step's loss by ~1e-3 here; what is left is ~1e-7, from the second step after the resume on)."""
+step's loss by ~1e-3 here; what is left is ~1e-7, float rounding between processes)."""
 from __future__ import annotations
 
 import json
@@ -90,7 +90,9 @@ def test_kill_9_mid_epoch_then_resume_equals_the_straight_run(encoder, tiny_corp
             x, y = key_bias_out(k, a[k]), key_bias_out(k, b[k])
             assert torch.allclose(x.float(), y.float(), rtol=0, atol=WEIGHTS_ATOL), k
         assert after == pytest.approx(before, rel=1e-5, abs=0)
-        assert after[6] == before[6]  # the step after the resume: the same dropout mask and batch, to the bit
+        # the step after the resume: the same dropout mask and batch (another mask or batch moves this loss by 1e-3 or
+        # more); a float32 reduction in another process may round its last bit otherwise (2.4e-7 seen in CI)
+        assert after[6] == pytest.approx(before[6], rel=1e-6, abs=0)
     for epoch in ("epoch_001.json", "epoch_002.json"):  # the per-epoch scores after the resume
         want = json.loads((straight / "eval" / epoch).read_text())["results"]
         got = json.loads((resumed / "eval" / epoch).read_text())["results"]
