@@ -184,11 +184,11 @@ def test_minilm_under_simcse_two_epochs_equal_one_epoch_then_resume(tiny_corpus,
     fit(compose_objective_cfg("simcse", tiny_corpus, tiny_pairs, tmp_path / "b",
                               [*shared, "trainer.max_epochs=1"]))
     last = tmp_path / "b" / "checkpoints" / "last.ckpt"
-    first = {k: v.clone() for k, v in torch.load(last, weights_only=False)["state_dict"].items()}
+    first = torch.load(last, weights_only=False)["state_dict"]  # read before the resumed run overwrites the file
     _, resumed = fit(compose_objective_cfg("simcse", tiny_corpus, tiny_pairs, tmp_path / "b",
                                            [*shared, "trainer.max_epochs=2", f"ckpt_path={last}"]))
     a, b = straight.state_dict(), resumed.state_dict()
     assert a.keys() == b.keys()
     for key in a:
         assert torch.equal(a[key], b[key]), key
-    assert any(not torch.equal(first[k], b[k].cpu()) for k in first if k in b)
+    assert any(not torch.equal(first[k], b[k].cpu()) for k in first)
